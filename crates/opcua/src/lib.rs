@@ -1,0 +1,1 @@
+//! placeholder while the first layer is written
