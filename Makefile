@@ -1,0 +1,81 @@
+# buildwire: the two commands are `make demo` and `make test`; each installs what it needs.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+PYTHON ?= python3
+CARGO ?= cargo
+VENV := $(CURDIR)/.venv
+VPY := $(VENV)/bin/python
+TARGET_DIR := $(or $(CARGO_TARGET_DIR),$(CURDIR)/target)
+BIN := $(TARGET_DIR)/release/buildwire
+# Debian packages the tests need, installed with apt-get only when missing (none yet;
+# the storage and network issues add redis-server, postgresql and iproute2).
+DEBIAN_PACKAGES :=
+# Protocol crates with cargo-fuzz targets (each has its own fuzz/ workspace).
+FUZZ_CRATES := bacnet haystack opcua
+FUZZ_SECONDS ?= 600
+
+.PHONY: help demo test bench fuzz fmt lint venv develop system-deps release
+
+help:
+	@echo "make demo   build in release and run the demo on embedded defaults"
+	@echo "make test   install what is missing, then lints and every Rust and Python test"
+	@echo "make bench  run the benchmarks (results go to bench-results/)"
+	@echo "make fuzz   run every cargo-fuzz target for FUZZ_SECONDS each (needs nightly)"
+	@echo "make fmt    format Rust and Python code"
+
+$(VENV)/.deps-installed: requirements-dev.txt
+	$(PYTHON) -m venv $(VENV)
+	$(VPY) -m pip install -q --upgrade pip
+	$(VPY) -m pip install -q -r requirements-dev.txt
+	touch $@
+
+venv: $(VENV)/.deps-installed
+
+system-deps:
+	@scripts/ensure-debian-packages.sh $(DEBIAN_PACKAGES)
+
+# Builds the extension in place into .venv (debug profile: quick to build, fine for tests).
+develop: venv
+	VIRTUAL_ENV=$(VENV) $(VENV)/bin/maturin develop -q
+
+release:
+	$(CARGO) build --release -p buildwire-cli
+
+demo: release venv
+	BUILDWIRE=$(BIN) scripts/demo.sh
+
+test: venv system-deps
+	@scripts/run-checks.sh \
+	  "cargo fmt::$(CARGO) fmt --all -- --check" \
+	  "cargo clippy::$(CARGO) clippy --workspace --all-targets -- -D warnings" \
+	  "cargo test::$(CARGO) test --workspace --exclude buildwire-python" \
+	  "python build (maturin)::VIRTUAL_ENV=$(VENV) $(VENV)/bin/maturin develop -q" \
+	  "ruff::$(VENV)/bin/ruff check python tests && $(VENV)/bin/ruff format --check python tests" \
+	  "pytest::$(VPY) -m pytest -q"
+
+bench: release
+	mkdir -p bench-results
+	$(BIN) bench limit udp --in-flight 7 --seconds 5 --json --plot bench-results/limit-udp.svg > bench-results/limit-udp.json
+	$(BIN) bench limit tcp --request-size 64 --response-size 1024 --seconds 5 --json > bench-results/limit-tcp-1k.json
+	$(BIN) bench limit tcp --request-size 64 --response-size 1048576 --seconds 5 --json > bench-results/limit-tcp-1m.json
+
+fuzz:
+	@rustup toolchain list | grep -q nightly || rustup toolchain install nightly --profile minimal
+	@command -v cargo-fuzz >/dev/null || $(CARGO) install cargo-fuzz --locked
+	@set -e; for crate in $(FUZZ_CRATES); do \
+	  for target in $$(cd crates/$$crate && cargo +nightly fuzz list); do \
+	    echo "=== fuzz $$crate/$$target for $(FUZZ_SECONDS)s"; \
+	    (cd crates/$$crate && cargo +nightly fuzz run $$target -- -max_total_time=$(FUZZ_SECONDS)); \
+	  done; \
+	done
+
+fmt: venv
+	$(CARGO) fmt --all
+	$(VENV)/bin/ruff format python tests
+	$(VENV)/bin/ruff check --fix python tests
+
+lint: venv
+	$(CARGO) fmt --all -- --check
+	$(CARGO) clippy --workspace --all-targets -- -D warnings
+	$(VENV)/bin/ruff check python tests

@@ -1,0 +1,195 @@
+//! UDP request/response limit: one datagram out, one datagram back.
+
+use std::net::UdpSocket;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use super::{LimitConfig, LimitError, LimitOutcome, MAX_UDP_PAYLOAD, Phase, ProgressFn, Tally};
+use crate::placement::Side;
+
+/// How long the client waits for a reply before it counts the request lost and resends.
+const LOSS_TIMEOUT: Duration = Duration::from_millis(200);
+
+/// Runs the UDP limit loop on 127.0.0.1 and returns what the client measured.
+///
+/// Each of the `in_flight` slots carries its own sequence number in the first 8 bytes; the
+/// server echoes it at the head of a response of `response_size` bytes.
+pub fn run_udp_limit(
+    config: &LimitConfig,
+    progress: ProgressFn<'_>,
+) -> Result<LimitOutcome, LimitError> {
+    config.validate(MAX_UDP_PAYLOAD)?;
+    let server = UdpSocket::bind("127.0.0.1:0")?;
+    server.set_read_timeout(Some(Duration::from_millis(50)))?;
+    let server_addr = server.local_addr()?;
+    let stop = Arc::new(AtomicBool::new(false));
+
+    let server_stop = Arc::clone(&stop);
+    let response_size = config.response_size;
+    let placement = config.placement;
+    let server_thread = std::thread::spawn(move || -> std::io::Result<()> {
+        placement.apply(Side::Server);
+        let mut buf = vec![0u8; MAX_UDP_PAYLOAD];
+        let mut response = vec![0x5au8; response_size];
+        while !server_stop.load(Ordering::Relaxed) {
+            match server.recv_from(&mut buf) {
+                Ok((n, peer)) if n >= 8 => {
+                    response[..8].copy_from_slice(&buf[..8]);
+                    server.send_to(&response, peer)?;
+                }
+                Ok(_) => {}
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                    ) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    });
+
+    let result = udp_client(config, server_addr, progress);
+    stop.store(true, Ordering::Relaxed);
+    let served = server_thread
+        .join()
+        .map_err(|_| LimitError::Config("the UDP server thread panicked".into()))?;
+    served?;
+    result
+}
+
+fn udp_client(
+    config: &LimitConfig,
+    server: std::net::SocketAddr,
+    progress: ProgressFn<'_>,
+) -> Result<LimitOutcome, LimitError> {
+    config.placement.apply(Side::Client);
+    let socket = UdpSocket::bind("127.0.0.1:0")?;
+    socket.connect(server)?;
+    socket.set_read_timeout(Some(LOSS_TIMEOUT))?;
+
+    let slots = config.in_flight;
+    let mut request = vec![0xa5u8; config.request_size];
+    let mut reply = vec![0u8; MAX_UDP_PAYLOAD];
+    // Sequence numbers: slot index in the low bits, a counter above, so a reply names its slot.
+    let slot_bits = usize::BITS - (slots - 1).leading_zeros();
+    let mut outstanding: Vec<(u64, Instant)> = Vec::with_capacity(slots);
+    let mut counter = 0u64;
+    let mut next_seq = |slot: usize| {
+        counter += 1;
+        (counter << slot_bits) | slot as u64
+    };
+    for slot in 0..slots {
+        let seq = next_seq(slot);
+        request[..8].copy_from_slice(&seq.to_be_bytes());
+        socket.send(&request)?;
+        outstanding.push((seq, Instant::now()));
+    }
+
+    let mask = (1u64 << slot_bits) - 1;
+    let mut tally = Tally::default();
+    let start = Instant::now();
+    let mut phase = Phase::Warmup;
+    let mut phase_start = start;
+    let mut last_report = start;
+    loop {
+        let now = Instant::now();
+        if phase == Phase::Warmup && now >= start + config.warmup {
+            phase = Phase::Sustain;
+            phase_start = now;
+            tally = Tally::default();
+        }
+        if phase == Phase::Sustain && now >= phase_start + config.duration {
+            break;
+        }
+        if now.duration_since(last_report) >= Duration::from_millis(250) {
+            progress(
+                phase,
+                tally.answered,
+                now.duration_since(phase_start).as_secs_f64(),
+            );
+            last_report = now;
+        }
+        match socket.recv(&mut reply) {
+            Ok(n) => {
+                let seq = match reply.get(..8).filter(|_| n == config.response_size) {
+                    Some(head) => u64::from_be_bytes(head.try_into().unwrap_or_default()),
+                    None => {
+                        tally.errors += 1;
+                        continue;
+                    }
+                };
+                let slot = (seq & mask) as usize;
+                match outstanding.get(slot) {
+                    Some(&(expected, sent_at)) if expected == seq => {
+                        tally.answered += 1;
+                        tally.histogram.record(sent_at.elapsed());
+                        let seq = next_seq(slot);
+                        request[..8].copy_from_slice(&seq.to_be_bytes());
+                        socket.send(&request)?;
+                        tally.sent += 1;
+                        outstanding[slot] = (seq, Instant::now());
+                    }
+                    _ => tally.errors += 1,
+                }
+            }
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) =>
+            {
+                // Every outstanding request is overdue: count each as lost and resend.
+                for (slot, entry) in outstanding.iter_mut().enumerate() {
+                    tally.errors += 1;
+                    let seq = next_seq(slot);
+                    request[..8].copy_from_slice(&seq.to_be_bytes());
+                    socket.send(&request)?;
+                    tally.sent += 1;
+                    *entry = (seq, Instant::now());
+                }
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+    let seconds = phase_start.elapsed().as_secs_f64();
+    progress(Phase::Sustain, tally.answered, seconds);
+    Ok(tally.into_outcome("udp-limit", config, seconds))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_reply_is_checked_and_counted() {
+        let config = LimitConfig {
+            in_flight: 4,
+            request_size: 25,
+            response_size: 300,
+            warmup: Duration::from_millis(50),
+            duration: Duration::from_millis(300),
+            ..LimitConfig::default()
+        };
+        let out = run_udp_limit(&config, &|_, _, _| {}).unwrap();
+        let m = &out.measurement;
+        assert!(m.answered > 0, "{m:?}");
+        assert_eq!(m.errors, 0, "{m:?}");
+        assert_eq!(m.latency_ms.count, m.answered);
+        // Replies answered in the sustain phase were sent in it or were in flight at its start.
+        assert!(m.answered <= m.sent + config.in_flight as u64);
+    }
+
+    #[test]
+    fn rejects_messages_too_small_for_a_sequence_number() {
+        let config = LimitConfig {
+            request_size: 4,
+            ..LimitConfig::default()
+        };
+        assert!(matches!(
+            run_udp_limit(&config, &|_, _, _| {}),
+            Err(LimitError::Config(_))
+        ));
+    }
+}

@@ -1,0 +1,5 @@
+//! Latency and throughput statistics.
+
+mod latency;
+
+pub use latency::{LatencyHistogram, LatencySummary};

@@ -1,0 +1,33 @@
+//! The `buildwire` command line: clap over the protocol crates and the bench crate.
+//!
+//! [`run`] is the whole program; `src/main.rs` calls it with the process arguments, and the
+//! Python package calls the same function for its `buildwire` entry point, so both commands
+//! behave identically.
+
+mod commands;
+mod progress;
+
+use clap::Parser;
+
+pub use commands::Cli;
+
+/// Runs the command line with `args` (the first element is the program name) and returns the
+/// process exit status: 0 on success, 1 on a failed command, 2 on a usage error.
+pub fn run(args: Vec<String>) -> i32 {
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(e) => {
+            // --help and --version are "errors" to clap but exit 0.
+            let code = if e.use_stderr() { 2 } else { 0 };
+            let _ = e.print();
+            return code;
+        }
+    };
+    match commands::execute(cli) {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            1
+        }
+    }
+}

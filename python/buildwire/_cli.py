@@ -1,0 +1,21 @@
+"""Entry point of the ``buildwire`` command installed with the Python package.
+
+It runs the same Rust command line as the standalone binary.
+"""
+
+import signal
+import sys
+
+from buildwire._native import run_cli
+
+
+def main() -> None:
+    """Run ``buildwire`` with the process arguments and exit with its status."""
+    # The Rust code runs with the GIL released and never returns to Python while a benchmark
+    # or server runs, so Python's own Ctrl-C handler would never fire: restore the default.
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    sys.exit(run_cli(["buildwire", *sys.argv[1:]]))
+
+
+if __name__ == "__main__":
+    main()
