@@ -8,7 +8,7 @@
 mod tcp;
 mod udp;
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
@@ -144,6 +144,63 @@ impl Tally {
         }
     }
 }
+
+/// Moves a client loop from warmup to the measured phase, reports progress, and says when the
+/// measured phase is over.
+struct PhaseClock<'a> {
+    start: Instant,
+    warmup: Duration,
+    duration: Duration,
+    phase: Phase,
+    phase_start: Instant,
+    last_report: Instant,
+    progress: ProgressFn<'a>,
+}
+
+impl<'a> PhaseClock<'a> {
+    fn new(config: &LimitConfig, progress: ProgressFn<'a>) -> Self {
+        let now = Instant::now();
+        Self {
+            start: now,
+            warmup: config.warmup,
+            duration: config.duration,
+            phase: Phase::Warmup,
+            phase_start: now,
+            last_report: now,
+            progress,
+        }
+    }
+
+    /// Called before each request/response step: clears `tally` when measuring starts and
+    /// returns false once the measured phase has run its duration.
+    fn keep_going(&mut self, tally: &mut Tally) -> bool {
+        let now = Instant::now();
+        if self.phase == Phase::Warmup && now >= self.start + self.warmup {
+            self.phase = Phase::Sustain;
+            self.phase_start = now;
+            *tally = Tally::default();
+        }
+        if self.phase == Phase::Sustain && now >= self.phase_start + self.duration {
+            return false;
+        }
+        if now.duration_since(self.last_report) >= PROGRESS_INTERVAL {
+            let secs = now.duration_since(self.phase_start).as_secs_f64();
+            (self.progress)(self.phase, tally.answered, secs);
+            self.last_report = now;
+        }
+        true
+    }
+
+    /// Ends the run: reports the final count and returns the measured seconds.
+    fn finish(&self, tally: &Tally) -> f64 {
+        let seconds = self.phase_start.elapsed().as_secs_f64();
+        (self.progress)(Phase::Sustain, tally.answered, seconds);
+        seconds
+    }
+}
+
+/// How often a running loop reports progress.
+const PROGRESS_INTERVAL: Duration = Duration::from_millis(250);
 
 mod secs {
     use serde::{Deserialize, Deserializer, Serializer};

@@ -6,7 +6,9 @@ use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::time::{Duration, Instant};
 
-use super::{LimitConfig, LimitError, LimitOutcome, MAX_TCP_MESSAGE, Phase, ProgressFn, Tally};
+use super::{
+    LimitConfig, LimitError, LimitOutcome, MAX_TCP_MESSAGE, PhaseClock, ProgressFn, Tally,
+};
 use crate::placement::Side;
 
 /// Runs the TCP limit loop on 127.0.0.1 over one connection.
@@ -77,28 +79,8 @@ fn tcp_client(
     }
 
     let mut tally = Tally::default();
-    let start = Instant::now();
-    let mut phase = Phase::Warmup;
-    let mut phase_start = start;
-    let mut last_report = start;
-    loop {
-        let now = Instant::now();
-        if phase == Phase::Warmup && now >= start + config.warmup {
-            phase = Phase::Sustain;
-            phase_start = now;
-            tally = Tally::default();
-        }
-        if phase == Phase::Sustain && now >= phase_start + config.duration {
-            break;
-        }
-        if now.duration_since(last_report) >= Duration::from_millis(250) {
-            progress(
-                phase,
-                tally.answered,
-                now.duration_since(phase_start).as_secs_f64(),
-            );
-            last_report = now;
-        }
+    let mut clock = PhaseClock::new(config, progress);
+    while clock.keep_going(&mut tally) {
         stream.read_exact(&mut response)?;
         let got = u64::from_be_bytes(response[..8].try_into().unwrap_or_default());
         match outstanding.pop_front() {
@@ -111,8 +93,7 @@ fn tcp_client(
         send(&mut stream, &mut outstanding)?;
         tally.sent += 1;
     }
-    let seconds = phase_start.elapsed().as_secs_f64();
-    progress(Phase::Sustain, tally.answered, seconds);
+    let seconds = clock.finish(&tally);
     // Closing our side tells the server to stop; drain what is still in flight first so the
     // server's last writes do not fail with a reset.
     stream.shutdown(std::net::Shutdown::Write)?;

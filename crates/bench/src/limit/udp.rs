@@ -5,7 +5,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use super::{LimitConfig, LimitError, LimitOutcome, MAX_UDP_PAYLOAD, Phase, ProgressFn, Tally};
+use super::{
+    LimitConfig, LimitError, LimitOutcome, MAX_UDP_PAYLOAD, PhaseClock, ProgressFn, Tally,
+};
 use crate::placement::Side;
 
 /// How long the client waits for a reply before it counts the request lost and resends.
@@ -89,28 +91,8 @@ fn udp_client(
 
     let mask = (1u64 << slot_bits) - 1;
     let mut tally = Tally::default();
-    let start = Instant::now();
-    let mut phase = Phase::Warmup;
-    let mut phase_start = start;
-    let mut last_report = start;
-    loop {
-        let now = Instant::now();
-        if phase == Phase::Warmup && now >= start + config.warmup {
-            phase = Phase::Sustain;
-            phase_start = now;
-            tally = Tally::default();
-        }
-        if phase == Phase::Sustain && now >= phase_start + config.duration {
-            break;
-        }
-        if now.duration_since(last_report) >= Duration::from_millis(250) {
-            progress(
-                phase,
-                tally.answered,
-                now.duration_since(phase_start).as_secs_f64(),
-            );
-            last_report = now;
-        }
+    let mut clock = PhaseClock::new(config, progress);
+    while clock.keep_going(&mut tally) {
         match socket.recv(&mut reply) {
             Ok(n) => {
                 let seq = match reply.get(..8).filter(|_| n == config.response_size) {
@@ -153,8 +135,7 @@ fn udp_client(
             Err(e) => return Err(e.into()),
         }
     }
-    let seconds = phase_start.elapsed().as_secs_f64();
-    progress(Phase::Sustain, tally.answered, seconds);
+    let seconds = clock.finish(&tally);
     Ok(tally.into_outcome("udp-limit", config, seconds))
 }
 
