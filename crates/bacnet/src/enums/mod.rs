@@ -1,0 +1,21 @@
+//! Typed BACnet enumerations (Clause 21), each generated from one table with `bacnet_enum!`.
+//!
+//! Every enumeration converts losslessly to and from its wire number (unlisted numbers are kept
+//! in an `Other(u32)` / `Unknown(u32)` variant), prints its standard hyphenated name and parses
+//! that name, common aliases (`"ai"`, `"pv"`) or a decimal number.
+
+mod engineering_units;
+pub(crate) mod enum_table;
+mod error;
+mod object_type;
+mod property_identifier;
+mod reasons;
+mod status;
+
+pub use engineering_units::EngineeringUnits;
+pub use enum_table::ParseEnumError;
+pub use error::{ErrorClass, ErrorCode};
+pub use object_type::ObjectType;
+pub use property_identifier::PropertyIdentifier;
+pub use reasons::{AbortReason, RejectReason};
+pub use status::{BinaryPv, EventState, Polarity, Reliability, Segmentation};
