@@ -1,5 +1,6 @@
 //! Command definitions (clap) and their dispatch.
 
+mod bacnet;
 mod bench;
 
 use clap::{Parser, Subcommand};
@@ -16,6 +17,7 @@ pub type CommandResult = Result<(), Box<dyn std::error::Error>>;
     long_about = "buildwire: BACnet, Project Haystack and OPC UA in one fast, safe stack.\n\n\
         Every command prints a human summary; add --json where offered for output a script can read.",
     after_help = "Examples:\n  \
+        buildwire bacnet decode 810b000801001008\n  \
         buildwire bench limit udp --in-flight 7 --seconds 3\n  \
         buildwire bench limit tcp --response-size 1048576 --json\n\n\
         Run `buildwire <command> --help` for the options of each command."
@@ -27,6 +29,9 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// BACnet: decode datagrams, look up names (clients and servers are coming).
+    #[command(subcommand)]
+    Bacnet(bacnet::BacnetCommand),
     /// Measure: raw-socket limits now; protocol benchmarks as they land.
     #[command(subcommand)]
     Bench(bench::BenchCommand),
@@ -35,6 +40,7 @@ enum Command {
 /// Runs the parsed command.
 pub fn execute(cli: Cli) -> CommandResult {
     match cli.command {
+        Command::Bacnet(cmd) => bacnet::execute(cmd),
         Command::Bench(cmd) => bench::execute(cmd),
     }
 }
