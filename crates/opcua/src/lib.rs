@@ -1,1 +1,22 @@
-//! placeholder while the first layer is written
+//! OPC UA protocol core for buildwire: sans-IO codecs, from the bottom layer up.
+//!
+//! - [`types`]: table-generated shared types ([`StatusCode`]).
+//! - [`encoding`]: UA Binary (OPC 10000-6 §5.2) for every built-in type, with limits.
+//! - [`transport`]: UA TCP connection protocol (OPC 10000-6 §7.1): headers, Hello/Acknowledge
+//!   negotiation and a frame decoder for partial reads.
+//! - [`secure_channel`]: security, sequence headers for SecurityPolicy None (OPC 10000-6 §6.7).
+//!
+//! Nothing here opens sockets, sleeps or reads the clock.
+
+pub mod encoding;
+pub mod secure_channel;
+pub mod transport;
+pub mod types;
+
+pub use encoding::{
+    BinaryEncodable, ByteString, DataValue, DateTime, DecodeError, DecodeErrorKind, DecodingLimits,
+    DiagnosticInfo, ExpandedNodeId, ExtensionObject, Guid, LocalizedText, NodeId, QualifiedName,
+    Reader, UaString, Variant, VariantType, XmlElement,
+};
+pub use transport::{FrameDecoder, TransportError};
+pub use types::StatusCode;

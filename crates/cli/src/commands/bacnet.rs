@@ -121,7 +121,7 @@ pub fn parse_hex(text: &str) -> Result<Vec<u8>, String> {
         .flat_map(|word| word.split([':', '-', ',']))
         .map(|w| w.trim_start_matches("0x").trim_start_matches("0X"))
         .collect();
-    if digits.len() % 2 != 0 {
+    if !digits.len().is_multiple_of(2) {
         return Err(format!(
             "odd number of hex digits ({}): each byte needs two",
             digits.len()
