@@ -7,6 +7,19 @@
 //! - [`secure_channel`]: security, sequence headers for SecurityPolicy None (OPC 10000-6 §6.7).
 //!
 //! Nothing here opens sockets, sleeps or reads the clock.
+//!
+//! ```
+//! use buildwire_opcua::{BinaryEncodable, DecodeErrorKind, StatusCode, Variant};
+//!
+//! let bytes = Variant::Int32(-1).to_bytes();
+//! assert_eq!(bytes, [0x06, 0xFF, 0xFF, 0xFF, 0xFF]);
+//! assert_eq!(Variant::from_bytes(&bytes).unwrap(), Variant::Int32(-1));
+//!
+//! // Malformed input reports where it went wrong and which StatusCode to send.
+//! let error = Variant::from_bytes(&[0x1A]).unwrap_err();
+//! assert_eq!((error.offset, error.kind.clone()), (0, DecodeErrorKind::UnknownVariantType(26)));
+//! assert_eq!(error.status_code(), StatusCode::BAD_DECODING_ERROR);
+//! ```
 
 pub mod encoding;
 pub mod secure_channel;
