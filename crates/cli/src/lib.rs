@@ -5,6 +5,7 @@
 //! behave identically.
 
 mod commands;
+mod hex_input;
 mod progress;
 
 use clap::Parser;

@@ -22,6 +22,7 @@
 //! ```
 
 pub mod encoding;
+pub mod inspect;
 pub mod secure_channel;
 pub mod transport;
 pub mod types;

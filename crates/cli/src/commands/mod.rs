@@ -2,6 +2,7 @@
 
 mod bacnet;
 mod bench;
+mod opcua;
 
 use clap::{Parser, Subcommand};
 
@@ -32,6 +33,10 @@ enum Command {
     /// BACnet: decode datagrams, look up names (clients and servers are coming).
     #[command(subcommand)]
     Bacnet(bacnet::BacnetCommand),
+    /// OPC UA: decode captured UA TCP bytes, look up status codes (clients and servers are
+    /// coming).
+    #[command(subcommand)]
+    Opcua(opcua::OpcuaCommand),
     /// Measure: raw-socket limits now; protocol benchmarks as they land.
     #[command(subcommand)]
     Bench(bench::BenchCommand),
@@ -42,5 +47,6 @@ pub fn execute(cli: Cli) -> CommandResult {
     match cli.command {
         Command::Bacnet(cmd) => bacnet::execute(cmd),
         Command::Bench(cmd) => bench::execute(cmd),
+        Command::Opcua(cmd) => opcua::execute(cmd),
     }
 }
