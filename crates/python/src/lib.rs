@@ -2,8 +2,9 @@
 //!
 //! Protocol logic never lives here; each function converts arguments, calls the Rust API
 //! one to one and converts the result. The Pythonic layer (names, docstrings, type stubs) is
-//! in `python/buildwire/`.
+//! in `python/buildwire/`. Structured results cross as JSON text, decoded by the Python layer.
 
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
 /// Runs the `buildwire` command line with `argv` (program name first) and returns its exit
@@ -13,9 +14,57 @@ fn run_cli(py: Python<'_>, argv: Vec<String>) -> i32 {
     py.detach(|| buildwire_cli::run(argv))
 }
 
+/// BACnet/IP datagram dissection as JSON text.
+#[pyfunction]
+fn bacnet_dissect(datagram: &[u8]) -> String {
+    buildwire_bacnet::inspect::dissect_bip(datagram)
+        .to_json()
+        .to_string()
+}
+
+/// Parses `ai,1` / `analog-input:1` into (object type name, type number, instance).
+#[pyfunction]
+fn bacnet_parse_object_identifier(text: &str) -> PyResult<(String, u32, u32)> {
+    let id: buildwire_bacnet::ObjectIdentifier = text
+        .parse()
+        .map_err(|e| PyValueError::new_err(format!("{e}")))?;
+    Ok((
+        id.object_type().to_string(),
+        id.object_type().to_u32(),
+        id.instance(),
+    ))
+}
+
+/// Resolves a property name or alias (`pv`, `present-value`) to (name, number).
+#[pyfunction]
+fn bacnet_property(text: &str) -> PyResult<(String, u32)> {
+    let p: buildwire_bacnet::PropertyIdentifier = text
+        .parse()
+        .map_err(|e| PyValueError::new_err(format!("{e}")))?;
+    Ok((p.to_string(), p.to_u32()))
+}
+
+/// UA TCP stream dissection as JSON text: `{"chunks": [...], "error": ...}`.
+#[pyfunction]
+fn opcua_dissect(stream: &[u8]) -> String {
+    let d = buildwire_opcua::inspect::dissect_stream(stream);
+    serde_json::json!({"chunks": d.chunks, "error": d.error}).to_string()
+}
+
+/// The name of a StatusCode (None when the table has no such code).
+#[pyfunction]
+fn opcua_status_name(code: u32) -> Option<&'static str> {
+    buildwire_opcua::StatusCode::from_u32(code).name()
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_function(wrap_pyfunction!(run_cli, m)?)?;
+    m.add_function(wrap_pyfunction!(bacnet_dissect, m)?)?;
+    m.add_function(wrap_pyfunction!(bacnet_parse_object_identifier, m)?)?;
+    m.add_function(wrap_pyfunction!(bacnet_property, m)?)?;
+    m.add_function(wrap_pyfunction!(opcua_dissect, m)?)?;
+    m.add_function(wrap_pyfunction!(opcua_status_name, m)?)?;
     Ok(())
 }
