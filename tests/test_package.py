@@ -6,8 +6,9 @@ import json
 import re
 import subprocess
 
-import buildwire
 from conftest import REPO
+
+import buildwire
 
 
 def cargo_version() -> str:
