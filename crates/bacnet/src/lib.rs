@@ -33,7 +33,10 @@ pub mod encoding;
 pub mod enums;
 pub mod inspect;
 pub mod network;
+pub mod objects;
+pub mod services;
 pub mod transport;
+pub mod tsm;
 
 pub use encoding::{
     ApplicationValue, DecodeError, DecodeErrorKind, ObjectIdentifier, PropertyValue, Reader,

@@ -1,0 +1,1 @@
+//! Objects (Clause 12): the object database a device serves.

@@ -1,0 +1,1 @@
+//! Part 4 service request and response structures and their UA Binary encodings.
