@@ -2,6 +2,8 @@
 //! encodings ([`codec`]: Zinc, JSON v4/v3, Trio). Sans-IO: strings and bytes in,
 //! values out, and back.
 
+#![warn(missing_docs)]
+
 pub mod codec;
 pub mod value;
 
