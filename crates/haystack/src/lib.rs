@@ -1,9 +1,10 @@
-//! Project Haystack core for buildwire: the value model ([`value`]) and its
-//! encodings ([`codec`]: Zinc, JSON v4/v3, Trio). Sans-IO: strings and bytes in,
-//! values out, and back.
+//! Project Haystack core for buildwire: the value model ([`value`]), its
+//! encodings ([`codec`]: Zinc, JSON v4/v3, Trio) and HTTP authentication ([`auth`]:
+//! HELLO / SCRAM-SHA-256 / BEARER). Sans-IO: strings and bytes in, values out, and back.
 
 #![warn(missing_docs)]
 
+pub mod auth;
 pub mod codec;
 pub mod value;
 
