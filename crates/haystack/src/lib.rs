@@ -6,6 +6,11 @@
 
 pub mod auth;
 pub mod codec;
+pub mod defs;
+pub mod filter;
+pub mod store;
+pub mod timezone;
+pub mod units;
 pub mod value;
 
 pub use codec::{DecodeError, DecodeErrorKind, Location};

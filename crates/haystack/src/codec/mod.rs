@@ -1,5 +1,6 @@
 //! Wire encodings of the value model: Zinc, JSON (Hayson v4 and v3) and Trio.
 
+pub mod csv;
 mod error;
 pub mod json;
 pub mod trio;

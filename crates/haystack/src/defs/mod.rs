@@ -1,0 +1,1 @@
+//! The Haystack 4 standard defs (ph, phScience, phIoT, phIct) as data, and taxonomy queries.

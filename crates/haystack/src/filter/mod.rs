@@ -1,0 +1,1 @@
+//! Haystack filters: grammar, parser and evaluation.

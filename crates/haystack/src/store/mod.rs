@@ -1,0 +1,1 @@
+//! The in-memory entity store: tag indexes, ref graph, filter evaluation, histories.

@@ -1,0 +1,1 @@
+//! Haystack timezone names and their IANA zones.

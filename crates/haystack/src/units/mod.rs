@@ -1,0 +1,1 @@
+//! The standard Haystack unit database.
