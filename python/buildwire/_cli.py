@@ -14,6 +14,9 @@ def main() -> None:
     # The Rust code runs with the GIL released and never returns to Python while a benchmark
     # or server runs, so Python's own Ctrl-C handler would never fire: restore the default.
     signal.signal(signal.SIGINT, signal.SIG_DFL)
+    # Like other command-line tools, end quietly when the reader of a pipe goes away.
+    if hasattr(signal, "SIGPIPE"):
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     sys.exit(run_cli(["buildwire", *sys.argv[1:]]))
 
 

@@ -19,3 +19,9 @@ def opcua_dissect(stream: bytes) -> str:
 
 def opcua_status_name(code: int) -> str | None:
     """Name of a StatusCode, or None."""
+
+def haystack_convert(text: str, from_: str, to: str) -> str:
+    """Convert a grid between ``zinc``, ``json``, ``json3`` and ``trio``."""
+
+def haystack_convert_value(text: str, from_: str, to: str) -> str:
+    """Convert one value between ``zinc`` and ``json`` (Hayson)."""

@@ -57,6 +57,43 @@ fn opcua_status_name(code: u32) -> Option<&'static str> {
     buildwire_opcua::StatusCode::from_u32(code).name()
 }
 
+/// Converts a grid between formats (`zinc`, `json`, `json3`, `trio`); decode errors carry the
+/// line and column.
+#[pyfunction]
+fn haystack_convert(py: Python<'_>, text: &str, from: &str, to: &str) -> PyResult<String> {
+    use buildwire_haystack::codec::Format;
+    let from: Format = from.parse().map_err(PyValueError::new_err)?;
+    let to: Format = to.parse().map_err(PyValueError::new_err)?;
+    py.detach(|| {
+        from.decode_grid(text)
+            .map(|grid| to.encode_grid(&grid))
+            .map_err(|e| PyValueError::new_err(format!("invalid {from}: {e}")))
+    })
+}
+
+/// Converts a single value between `zinc` and `json` (Hayson).
+#[pyfunction]
+fn haystack_convert_value(text: &str, from: &str, to: &str) -> PyResult<String> {
+    use buildwire_haystack::codec::{json, zinc};
+    let value = match from {
+        "zinc" => zinc::decode_value(text),
+        "json" => json::hayson::decode_value(text),
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "unknown value format `{other}`: use zinc or json"
+            )));
+        }
+    }
+    .map_err(|e| PyValueError::new_err(format!("invalid {from} value: {e}")))?;
+    match to {
+        "zinc" => Ok(zinc::encode_value(&value)),
+        "json" => Ok(json::hayson::encode_value(&value)),
+        other => Err(PyValueError::new_err(format!(
+            "unknown value format `{other}`: use zinc or json"
+        ))),
+    }
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
@@ -64,6 +101,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(bacnet_dissect, m)?)?;
     m.add_function(wrap_pyfunction!(bacnet_parse_object_identifier, m)?)?;
     m.add_function(wrap_pyfunction!(bacnet_property, m)?)?;
+    m.add_function(wrap_pyfunction!(haystack_convert, m)?)?;
+    m.add_function(wrap_pyfunction!(haystack_convert_value, m)?)?;
     m.add_function(wrap_pyfunction!(opcua_dissect, m)?)?;
     m.add_function(wrap_pyfunction!(opcua_status_name, m)?)?;
     Ok(())

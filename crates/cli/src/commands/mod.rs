@@ -2,6 +2,7 @@
 
 mod bacnet;
 mod bench;
+mod haystack;
 mod opcua;
 
 use clap::{Parser, Subcommand};
@@ -19,6 +20,7 @@ pub type CommandResult = Result<(), Box<dyn std::error::Error>>;
         Every command prints a human summary; add --json where offered for output a script can read.",
     after_help = "Examples:\n  \
         buildwire bacnet decode 810b000801001008\n  \
+        buildwire haystack convert alpha.zinc alpha.json\n  \
         buildwire bench limit udp --in-flight 7 --seconds 3\n  \
         buildwire bench limit tcp --response-size 1048576 --json\n\n\
         Run `buildwire <command> --help` for the options of each command."
@@ -33,6 +35,9 @@ enum Command {
     /// BACnet: decode datagrams, look up names (clients and servers are coming).
     #[command(subcommand)]
     Bacnet(bacnet::BacnetCommand),
+    /// Project Haystack: convert and check grids (server and client are coming).
+    #[command(subcommand)]
+    Haystack(haystack::HaystackCommand),
     /// OPC UA: decode captured UA TCP bytes, look up status codes (clients and servers are
     /// coming).
     #[command(subcommand)]
@@ -47,6 +52,7 @@ pub fn execute(cli: Cli) -> CommandResult {
     match cli.command {
         Command::Bacnet(cmd) => bacnet::execute(cmd),
         Command::Bench(cmd) => bench::execute(cmd),
+        Command::Haystack(cmd) => haystack::execute(cmd),
         Command::Opcua(cmd) => opcua::execute(cmd),
     }
 }

@@ -2,11 +2,13 @@
 
 pub mod csv;
 mod error;
+mod format;
 pub mod json;
 pub mod trio;
 pub mod zinc;
 
 pub use error::{DecodeError, DecodeErrorKind, Location};
+pub use format::Format;
 
 /// Deepest nesting of lists, dicts and grids any decoder accepts.
 pub const MAX_DEPTH: usize = 64;

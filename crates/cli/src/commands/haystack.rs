@@ -1,0 +1,139 @@
+//! `buildwire haystack ...`: Haystack tools.
+
+use std::io::{Read, Write};
+use std::path::PathBuf;
+use std::time::Instant;
+
+use buildwire_haystack::codec::Format;
+use buildwire_haystack::value::Grid;
+use clap::{Args, Subcommand};
+use serde_json::json;
+
+use super::CommandResult;
+
+#[derive(Debug, Subcommand)]
+pub enum HaystackCommand {
+    /// Convert a grid between Zinc, JSON (v4 Hayson or v3) and Trio.
+    #[command(
+        after_help = "Formats come from the file extensions (.zinc, .json, .trio) unless \
+        --from/--to say otherwise; `-` is stdin or stdout.\n\nExamples:\n  \
+        buildwire haystack convert ../shared/data/haystack/alpha.zinc alpha.json\n  \
+        buildwire haystack convert bravo.trio - --to json3 | head"
+    )]
+    Convert(ConvertArgs),
+    /// Decode a file, check it, and report its shape and the decode time.
+    #[command(
+        after_help = "Example:\n  buildwire haystack decode ../shared/data/haystack/bravo.zinc --json"
+    )]
+    Decode(DecodeArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ConvertArgs {
+    /// Input file, or `-` for stdin.
+    input: String,
+    /// Output file, or `-` for stdout.
+    output: String,
+    /// Input format: zinc, json, json3 or trio (default: from the input's extension).
+    #[arg(long)]
+    from: Option<Format>,
+    /// Output format: zinc, json, json3 or trio (default: from the output's extension).
+    #[arg(long)]
+    to: Option<Format>,
+}
+
+#[derive(Debug, Args)]
+pub struct DecodeArgs {
+    /// The file to decode.
+    input: PathBuf,
+    /// Its format (default: from the extension).
+    #[arg(long)]
+    from: Option<Format>,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn execute(cmd: HaystackCommand) -> CommandResult {
+    match cmd {
+        HaystackCommand::Convert(args) => convert(args),
+        HaystackCommand::Decode(args) => decode(args),
+    }
+}
+
+fn format_of(explicit: Option<Format>, path: &str, flag: &str) -> Result<Format, String> {
+    explicit.or_else(|| Format::from_path(path)).ok_or_else(|| {
+        format!(
+            "cannot tell the format of `{path}` from its extension: add {flag} zinc|json|json3|trio"
+        )
+    })
+}
+
+fn read_input(path: &str) -> Result<String, String> {
+    if path == "-" {
+        let mut text = String::new();
+        std::io::stdin()
+            .read_to_string(&mut text)
+            .map_err(|e| format!("cannot read stdin: {e}"))?;
+        Ok(text)
+    } else {
+        std::fs::read_to_string(path).map_err(|e| format!("cannot read {path}: {e}"))
+    }
+}
+
+fn decode_file(path: &str, format: Format) -> Result<Grid, String> {
+    let text = read_input(path)?;
+    format
+        .decode_grid(&text)
+        .map_err(|e| format!("{path} is not valid {format}: {e}"))
+}
+
+fn convert(args: ConvertArgs) -> CommandResult {
+    let from = format_of(args.from, &args.input, "--from")?;
+    let to = format_of(args.to, &args.output, "--to")?;
+    let grid = decode_file(&args.input, from)?;
+    let text = to.encode_grid(&grid);
+    if args.output == "-" {
+        std::io::stdout().write_all(text.as_bytes())?;
+    } else {
+        std::fs::write(&args.output, text)
+            .map_err(|e| format!("cannot write {}: {e}", args.output))?;
+        eprintln!(
+            "{} rows: {} ({from}) -> {} ({to})",
+            grid.row_count(),
+            args.input,
+            args.output
+        );
+    }
+    Ok(())
+}
+
+fn decode(args: DecodeArgs) -> CommandResult {
+    let path = args.input.display().to_string();
+    let format = format_of(args.from, &path, "--from")?;
+    let text = read_input(&path)?;
+    let start = Instant::now();
+    let grid = format
+        .decode_grid(&text)
+        .map_err(|e| format!("{path} is not valid {format}: {e}"))?;
+    let millis = start.elapsed().as_secs_f64() * 1e3;
+    let out = json!({
+        "file": path,
+        "format": format.name(),
+        "bytes": text.len(),
+        "rows": grid.row_count(),
+        "columns": grid.columns().len(),
+        "decode_ms": millis,
+    });
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&out)?);
+    } else {
+        println!(
+            "{path}: {format}, {} bytes, {} rows, {} columns, decoded in {millis:.1} ms",
+            text.len(),
+            grid.row_count(),
+            grid.columns().len()
+        );
+    }
+    Ok(())
+}

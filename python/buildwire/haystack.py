@@ -1,0 +1,362 @@
+r"""Project Haystack values and grids in Python, decoded and encoded by the Rust codecs.
+
+Formats: ``zinc`` (the default), ``json`` (JSON v4, Hayson), ``json3`` (JSON v3) and ``trio``.
+Values map to Python as follows: Marker, NA and Remove to the singletons :data:`MARKER`,
+:data:`NA` and :data:`REMOVE`; Bool and Str to ``bool`` and ``str``; Number to :class:`Number`
+(value and unit); Ref, Uri, Symbol, Coord and XStr to their classes here; Date, Time and
+DateTime to :mod:`datetime` objects (a DateTime's Haystack timezone name is kept in
+:class:`DateTime`); List and Dict to ``list`` and ``dict``; Grid to :class:`Grid`.
+
+Example:
+    >>> from buildwire import haystack
+    >>> grid = haystack.decode('ver:"3.0"\nid,dis,area\n@s1 "HQ","Main site",1200ft²\n')
+    >>> grid.rows[0]["area"]
+    Number(val=1200.0, unit='ft²')
+    >>> grid.rows[0]["id"]
+    Ref(id='s1', dis='HQ')
+    >>> print(haystack.encode(grid, "trio"))
+    id:@s1 "HQ"
+    dis:Main site
+    area:1200ft²
+    <BLANKLINE>
+
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any, Union
+
+from buildwire import _native
+
+__all__ = [
+    "MARKER",
+    "NA",
+    "REMOVE",
+    "Coord",
+    "DateTime",
+    "Grid",
+    "Number",
+    "Ref",
+    "Symbol",
+    "Uri",
+    "XStr",
+    "convert",
+    "decode",
+    "decode_value",
+    "encode",
+    "encode_value",
+]
+
+FORMATS = ("zinc", "json", "json3", "trio")
+
+
+class _Singleton:
+    __slots__ = ("_name",)
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __repr__(self) -> str:
+        return self._name
+
+    def __reduce__(self) -> str:
+        return self._name
+
+
+MARKER = _Singleton("MARKER")
+"""The Marker value (a tag that is simply present)."""
+NA = _Singleton("NA")
+"""The NA value (not available)."""
+REMOVE = _Singleton("REMOVE")
+"""The Remove value (removes a tag in an update)."""
+
+
+@dataclass(frozen=True)
+class Number:
+    """A number with an optional unit. ``inf``, ``-inf`` and ``nan`` are allowed."""
+
+    val: float
+    unit: str | None = None
+
+
+@dataclass(frozen=True)
+class Ref:
+    """A reference to an entity, with an optional display name (ignored by equality)."""
+
+    id: str
+    dis: str | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True)
+class Uri:
+    """A URI."""
+
+    val: str
+
+
+@dataclass(frozen=True)
+class Symbol:
+    """A symbol (a def name such as ``^site``)."""
+
+    val: str
+
+
+@dataclass(frozen=True)
+class Coord:
+    """A geographic coordinate in decimal degrees."""
+
+    lat: float
+    lng: float
+
+
+@dataclass(frozen=True)
+class XStr:
+    """A value of a type not built into Haystack: its type name and string encoding."""
+
+    type: str
+    val: str
+
+
+class DateTime(_dt.datetime):
+    """A :class:`datetime.datetime` with a UTC offset that also keeps its Haystack timezone name.
+
+    ``tz_name`` is the Haystack name (``New_York``, ``UTC``), or None when the wire had none.
+    """
+
+    tz_name: str | None = None
+
+
+@dataclass
+class Grid:
+    """A Haystack grid: meta, columns (name and meta) and rows (dicts without empty cells)."""
+
+    meta: dict[str, Any] = field(default_factory=dict)
+    columns: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    rows: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def column_names(self) -> list[str]:
+        """The column names in order."""
+        return [name for name, _ in self.columns]
+
+    def to_dataframe(self) -> Any:
+        """Return the rows as a :class:`pandas.DataFrame`, one column per grid column.
+
+        Numbers become floats (their units are kept in ``DataFrame.attrs["units"]``), markers
+        become True, and missing cells become None.
+
+        Raises:
+            ImportError: when pandas is not installed (``pip install pandas``).
+
+        """
+        import pandas as pd
+
+        units: dict[str, str] = {}
+
+        def cell(name: str, value: Any) -> Any:
+            if isinstance(value, Number):
+                if value.unit:
+                    units.setdefault(name, value.unit)
+                return value.val
+            if value is MARKER:
+                return True
+            return value
+
+        data = {
+            name: [cell(name, row.get(name)) for row in self.rows] for name in self.column_names
+        }
+        frame = pd.DataFrame(data, columns=self.column_names)
+        frame.attrs["units"] = units
+        return frame
+
+
+Value = Union[
+    _Singleton, bool, str, Number, Ref, Uri, Symbol, Coord, XStr, _dt.date, _dt.time, DateTime,
+    list, dict, Grid, None,
+]  # fmt: skip
+
+
+def decode(text: str, format: str = "zinc") -> Grid:
+    """Decode a grid from ``zinc``, ``json``, ``json3`` or ``trio`` text.
+
+    Raises:
+        ValueError: with the line and column of the first error.
+
+    """
+    hayson = _native.haystack_convert(text, _check(format), "json")
+    return _from_hayson(json.loads(hayson))
+
+
+def encode(grid: Grid, format: str = "zinc") -> str:
+    """Encode a grid as ``zinc``, ``json``, ``json3`` or ``trio`` text, canonically."""
+    hayson = json.dumps(_to_hayson(grid), ensure_ascii=False, allow_nan=False)
+    return _native.haystack_convert(hayson, "json", _check(format))
+
+
+def convert(text: str, source: str, target: str) -> str:
+    """Convert grid text between formats without building Python objects (fast path)."""
+    return _native.haystack_convert(text, _check(source), _check(target))
+
+
+def decode_value(text: str) -> Value:
+    """Decode one Zinc scalar or collection, e.g. ``'72.5°F'`` or ``'[1, 2, M]'``."""
+    return _from_hayson(json.loads(_native.haystack_convert_value(text, "zinc", "json")))
+
+
+def encode_value(value: Value) -> str:
+    """Encode one value as Zinc."""
+    hayson = json.dumps(_to_hayson(value), ensure_ascii=False, allow_nan=False)
+    return _native.haystack_convert_value(hayson, "json", "zinc")
+
+
+def _check(format: str) -> str:
+    if format not in FORMATS:
+        raise ValueError(f"unknown format {format!r}: use one of {', '.join(FORMATS)}")
+    return format
+
+
+def _number_from_hayson(obj: dict[str, Any]) -> Number:
+    raw = obj["val"]
+    val = (
+        {"INF": math.inf, "-INF": -math.inf, "NaN": math.nan}.get(raw, raw)
+        if isinstance(raw, str)
+        else raw
+    )
+    return Number(float(val), obj.get("unit"))
+
+
+_FRACTION = re.compile(r"\.(\d+)")
+
+
+def _iso(text: str) -> str:
+    """Make Haystack's ISO text readable by every supported Python's ``fromisoformat``.
+
+    Haystack allows any number of fraction digits and ``Z``; Python before 3.11 wants 3 or 6
+    digits and an explicit offset.
+    """
+    text = _FRACTION.sub(lambda m: "." + (m.group(1) + "000000")[:6], text, count=1)
+    return text[:-1] + "+00:00" if text.endswith("Z") else text
+
+
+def _datetime_from_hayson(obj: dict[str, Any]) -> DateTime:
+    parsed = _dt.datetime.fromisoformat(_iso(obj["val"]))
+    result = DateTime(
+        parsed.year, parsed.month, parsed.day, parsed.hour, parsed.minute, parsed.second,
+        parsed.microsecond, tzinfo=parsed.tzinfo,
+    )  # fmt: skip
+    result.tz_name = obj.get("tz")
+    return result
+
+
+def _from_hayson(obj: Any) -> Any:
+    if isinstance(obj, list):
+        return [_from_hayson(v) for v in obj]
+    if isinstance(obj, (int, float)) and not isinstance(obj, bool):
+        # Hayson writes unitless numbers as bare JSON numbers.
+        return Number(float(obj))
+    if not isinstance(obj, dict):
+        return obj
+    kind = obj.get("_kind")
+    if kind is None or kind == "dict":
+        return {k: _from_hayson(v) for k, v in obj.items() if k != "_kind"}
+    simple = {"marker": MARKER, "na": NA, "remove": REMOVE}
+    if kind in simple:
+        return simple[kind]
+    if kind == "number":
+        return _number_from_hayson(obj)
+    if kind == "ref":
+        return Ref(obj["val"], obj.get("dis"))
+    if kind == "uri":
+        return Uri(obj["val"])
+    if kind == "symbol":
+        return Symbol(obj["val"])
+    if kind == "coord":
+        return Coord(float(obj["lat"]), float(obj["lng"]))
+    if kind == "xstr":
+        return XStr(obj["type"], obj["val"])
+    if kind == "date":
+        return _dt.date.fromisoformat(obj["val"])
+    if kind == "time":
+        return _dt.time.fromisoformat(_iso(obj["val"]))
+    if kind == "dateTime":
+        return _datetime_from_hayson(obj)
+    if kind == "grid":
+        return Grid(
+            meta=_from_hayson({k: v for k, v in obj.get("meta", {}).items() if k != "ver"}),
+            columns=[(c["name"], _from_hayson(c.get("meta", {}))) for c in obj.get("cols", [])],
+            rows=[_from_hayson(r) for r in obj.get("rows", [])],
+        )
+    raise ValueError(f"unknown Hayson kind {kind!r}")
+
+
+def _number_to_hayson(n: Number) -> dict[str, Any]:
+    if math.isnan(n.val):
+        val: Any = "NaN"
+    elif math.isinf(n.val):
+        val = "INF" if n.val > 0 else "-INF"
+    else:
+        val = n.val
+    out: dict[str, Any] = {"_kind": "number", "val": val}
+    if n.unit:
+        out["unit"] = n.unit
+    return out
+
+
+def _temporal_to_hayson(value: _dt.date | _dt.time) -> dict[str, Any]:
+    if isinstance(value, _dt.datetime):
+        if value.tzinfo is None:
+            raise ValueError(f"{value!r} has no UTC offset: Haystack DateTimes need one")
+        text = value.isoformat()
+        out: dict[str, Any] = {"_kind": "dateTime", "val": text}
+        tz_name = getattr(value, "tz_name", None)
+        if tz_name:
+            out["tz"] = tz_name
+        return out
+    if isinstance(value, _dt.date):
+        return {"_kind": "date", "val": value.isoformat()}
+    return {"_kind": "time", "val": value.isoformat()}
+
+
+def _to_hayson(value: Any) -> Any:
+    simple = {id(MARKER): "marker", id(NA): "na", id(REMOVE): "remove"}
+    if id(value) in simple:
+        return {"_kind": simple[id(value)]}
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, (int, float)):
+        return _number_to_hayson(Number(float(value)))
+    if isinstance(value, Number):
+        return _number_to_hayson(value)
+    if isinstance(value, Ref):
+        ref: dict[str, Any] = {"_kind": "ref", "val": value.id}
+        if value.dis is not None:
+            ref["dis"] = value.dis
+        return ref
+    if isinstance(value, (Uri, Symbol)):
+        return {"_kind": type(value).__name__.lower(), "val": value.val}
+    if isinstance(value, Coord):
+        return {"_kind": "coord", "lat": value.lat, "lng": value.lng}
+    if isinstance(value, XStr):
+        return {"_kind": "xstr", "type": value.type, "val": value.val}
+    if isinstance(value, (_dt.date, _dt.time)):
+        return _temporal_to_hayson(value)
+    if isinstance(value, (list, tuple)):
+        return [_to_hayson(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _to_hayson(v) for k, v in value.items()}
+    if isinstance(value, Grid):
+        return {
+            "_kind": "grid",
+            "meta": {"ver": "3.0", **{k: _to_hayson(v) for k, v in value.meta.items()}},
+            "cols": [
+                {"name": name, **({"meta": _to_hayson(meta)} if meta else {})}
+                for name, meta in value.columns
+            ],
+            "rows": [_to_hayson(r) for r in value.rows],
+        }
+    raise TypeError(f"{type(value).__name__} is not a Haystack value")
