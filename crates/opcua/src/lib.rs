@@ -24,6 +24,7 @@
 pub mod encoding;
 pub mod inspect;
 pub mod secure_channel;
+pub mod server;
 pub mod services;
 pub mod transport;
 pub mod types;
