@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import REPO
 
 from buildwire import haystack
-from conftest import REPO
 
 ORACLE = REPO / "tests" / "oracles" / "haystack_core_decode.mjs"
 
@@ -32,7 +32,7 @@ def node_peer() -> dict[str, str]:
     return {**os.environ, "NODE_PATH": str(peers / "node" / "node_modules")}
 
 
-def normalize(value: Any) -> Any:  # noqa: ANN401
+def normalize(value: Any) -> Any:
     """Canonical form for comparison: the only liberty Hayson allows that the two encoders
     take differently is how a unitless number is written (bare, or as a number kind), and
     float formatting of integral values; both are folded here.
@@ -53,7 +53,7 @@ def normalize(value: Any) -> Any:  # noqa: ANN401
     return {k: normalize(v) for k, v in value.items() if k != "_kind" or v != "dict"}
 
 
-def same(a: Any, b: Any) -> bool:  # noqa: ANN401
+def same(a: Any, b: Any) -> bool:
     """Equality that treats NaN as equal to NaN."""
     if isinstance(a, float) and isinstance(b, float):
         return a == b or (math.isnan(a) and math.isnan(b))
