@@ -1,1 +1,19 @@
 //! Objects (Clause 12): the object database a device serves.
+//!
+//! Layers, bottom to top: [`value`] (stored property data and array-index reads),
+//! [`object`] (one object and the read/write/command rules), [`object_types`] and
+//! [`device`] (the Clause 12 object types), [`database`] (the device's collection of
+//! objects) and [`profile`] (JSON device descriptions and the benchmark profiles).
+//! Nothing here reads a clock: the caller passes the local date and time in.
+
+pub mod database;
+pub mod device;
+pub mod error;
+pub mod object;
+pub mod object_types;
+pub mod profile;
+pub mod value;
+
+pub use error::PropertyError;
+pub use object::{Object, PropertySelection, WriteOutcome};
+pub use value::PropertyData;
