@@ -20,7 +20,7 @@ from conftest import REPO
 
 from buildwire import haystack
 
-ORACLE = REPO / "tests" / "oracles" / "haystack_core_decode.mjs"
+ORACLE = REPO / "crates" / "bench" / "peers" / "haystack_core_decode.mjs"
 
 
 @pytest.fixture(scope="module")

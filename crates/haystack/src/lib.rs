@@ -1,6 +1,13 @@
-//! Project Haystack core for buildwire: the value model ([`value`]), its
-//! encodings ([`codec`]: Zinc, JSON v4/v3, Trio) and HTTP authentication ([`auth`]:
-//! HELLO / SCRAM-SHA-256 / BEARER). Sans-IO: strings and bytes in, values out, and back.
+//! Project Haystack core for buildwire, sans-IO (strings and bytes in, values out, and back):
+//!
+//! - [`value`]: the value model (every kind, Dict, Grid);
+//! - [`codec`]: Zinc, JSON v4 (Hayson) and v3, Trio, CSV export, and [`codec::Format`];
+//! - [`units`], [`timezone`], [`defs`]: the standard unit database, timezone names, and the
+//!   Haystack 4 defs (ph, phScience, phIoT, phIct) with taxonomy and reflection queries;
+//! - [`filter`]: the filter language (parse, print, evaluate);
+//! - [`store`]: the in-memory entity store with tag and value indexes, the ref graph,
+//!   histories, and the `Storage` trait servers talk to;
+//! - [`auth`]: HTTP authentication (HELLO / SCRAM-SHA-256 / BEARER).
 
 #![warn(missing_docs)]
 
