@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use buildwire_bench::haystack::decode;
 use buildwire_bench::limit::{self, LimitConfig, LimitOutcome, Phase};
 use buildwire_bench::placement::Placement;
 use buildwire_bench::report::{MachineInfo, Report, render_table, write_latency_cdf_svg};
@@ -16,6 +17,52 @@ pub enum BenchCommand {
     /// The physical limit: raw request/response loops on 127.0.0.1 with no protocol at all.
     #[command(subcommand)]
     Limit(LimitCommand),
+    /// Project Haystack benchmarks.
+    #[command(subcommand)]
+    Haystack(HaystackBench),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum HaystackBench {
+    /// Decode times of Alpha and Bravo in every format: buildwire beside libhaystack,
+    /// haystack-core and haystack-py, each in its own process (peak memory per process).
+    #[command(
+        after_help = "Peers come from scripts/peers.sh (node, py313); a missing one is \
+        reported and skipped.\n\nExample:\n  buildwire bench haystack decode --iterations 20 --json"
+    )]
+    Decode(HaystackDecodeArgs),
+    /// (internal) one decoder in a child process; prints timings as JSON.
+    #[command(hide = true)]
+    DecodeWorker(DecodeWorkerArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct HaystackDecodeArgs {
+    /// Folder holding alpha.* and bravo.*.
+    #[arg(long, default_value = "../shared/data/haystack")]
+    data: PathBuf,
+    /// Decodes per file and decoder (the first is a warm-up and not counted).
+    #[arg(long, default_value_t = 10)]
+    iterations: usize,
+    /// Where scripts/peers.sh installed the peers (default: $BUILDWIRE_PEERS or ./.peers).
+    #[arg(long)]
+    peers: Option<PathBuf>,
+    /// Decoders to run (default: all).
+    #[arg(long, value_delimiter = ',')]
+    decoders: Option<Vec<String>>,
+    /// Print the report as JSON on stdout (the table goes to stderr).
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct DecodeWorkerArgs {
+    #[arg(long)]
+    decoder: String,
+    #[arg(long)]
+    file: PathBuf,
+    #[arg(long, default_value_t = 10)]
+    iterations: usize,
 }
 
 #[derive(Debug, Subcommand)]
@@ -67,7 +114,135 @@ pub fn execute(cmd: BenchCommand) -> CommandResult {
         BenchCommand::Limit(LimitCommand::Tcp(args)) => {
             run_limit("limit tcp", args, limit::run_tcp_limit)
         }
+        BenchCommand::Haystack(HaystackBench::Decode(args)) => haystack_decode(args),
+        BenchCommand::Haystack(HaystackBench::DecodeWorker(args)) => {
+            let decoder = parse_decoder(&args.decoder)?;
+            let out = decode::worker(decoder, &args.file, args.iterations);
+            println!("{out}");
+            Ok(())
+        }
     }
+}
+
+fn parse_decoder(name: &str) -> Result<decode::Decoder, String> {
+    decode::Decoder::ALL
+        .into_iter()
+        .find(|d| d.name() == name)
+        .ok_or_else(|| {
+            format!(
+                "unknown decoder `{name}`: use buildwire, libhaystack, haystack-core or haystack-py"
+            )
+        })
+}
+
+fn haystack_decode(args: HaystackDecodeArgs) -> CommandResult {
+    if !args.data.join("alpha.zinc").is_file() {
+        return Err(format!(
+            "{} has no alpha.zinc: pass --data DIR with the Alpha and Bravo files",
+            args.data.display()
+        )
+        .into());
+    }
+    let decoders = match &args.decoders {
+        Some(names) => names
+            .iter()
+            .map(|n| parse_decoder(n))
+            .collect::<Result<Vec<_>, _>>()?,
+        None => decode::Decoder::ALL.to_vec(),
+    };
+    let peers = args.peers.clone().unwrap_or_else(|| {
+        std::env::var_os("BUILDWIRE_PEERS").map_or_else(|| PathBuf::from(".peers"), PathBuf::from)
+    });
+    // The worker is this same command line: the binary, or the Python console script.
+    let worker_program = std::env::args_os()
+        .next()
+        .map(PathBuf::from)
+        .filter(|p| p.components().count() > 1 || p.is_file())
+        .or_else(|| std::env::current_exe().ok())
+        .ok_or("cannot tell how this program was started, to run its decode worker")?;
+    let config = decode::DecodeConfig {
+        data_dir: args.data.clone(),
+        iterations: args.iterations.max(2),
+        peers_dir: peers,
+        worker_program,
+        decoders,
+    };
+    let progress = ProgressLine::new(args.json);
+    let results = decode::run(&config, &|what: &str| {
+        progress.set(format!("decoding {what}"))
+    });
+    progress.finish();
+    let table = decode_table(&results);
+    let report = serde_json::json!({
+        "benchmark": "haystack decode",
+        "machine": MachineInfo::detect(),
+        "config": config,
+        "results": results,
+    });
+    if args.json {
+        eprint!("{table}");
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print!("{table}");
+    }
+    Ok(())
+}
+
+/// The first line of an error, cut to fit a table cell (the JSON report has it whole).
+fn short_note(error: &str) -> String {
+    let line = error
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or_default();
+    let mut note: String = line.chars().take(70).collect();
+    if line.chars().count() > 70 {
+        note.push('…');
+    }
+    note
+}
+
+fn decode_table(results: &[decode::DecodeResult]) -> String {
+    use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
+    let mut table = Table::new();
+    table.load_preset(UTF8_FULL_CONDENSED).set_header(vec![
+        "file",
+        "decoder",
+        "median ms",
+        "min ms",
+        "vs buildwire",
+        "encode ms",
+        "peak RSS MiB",
+        "note",
+    ]);
+    let ours = |file: &str| {
+        results
+            .iter()
+            .find(|r| r.file == file && r.decoder == "buildwire")
+            .and_then(|r| r.median_ms)
+    };
+    let num = |v: Option<f64>, digits: usize| {
+        v.map_or_else(|| "-".to_owned(), |v| format!("{v:.digits$}"))
+    };
+    for r in results {
+        let ratio = match (r.median_ms, ours(&r.file)) {
+            (Some(theirs), Some(mine)) if mine > 0.0 => format!("{:.1}x", theirs / mine),
+            _ => "-".to_owned(),
+        };
+        table.add_row(vec![
+            r.file.clone(),
+            r.decoder.clone(),
+            num(r.median_ms, 2),
+            num(r.min_ms, 2),
+            ratio,
+            num(r.encode_median_ms, 2),
+            num(r.peak_rss_mib, 1),
+            r.error.as_deref().map_or_else(String::new, short_note),
+        ]);
+    }
+    format!(
+        "haystack decode (each decoder in its own process)\nmachine: {}\n{table}\n",
+        MachineInfo::detect().one_line()
+    )
 }
 
 type LimitRunner =

@@ -23,7 +23,7 @@ mod token;
 mod users;
 
 pub use client::{ClientError, ScramClient};
-pub use header::{AuthHeader, HeaderError};
+pub use header::{AuthHeader, HeaderError, MAX_HEADER_LEN, MAX_PARAMS};
 pub use scram::{ScramCredentials, ScramError};
 pub use server::{AuthConfig, AuthResponse, AuthServer, Session};
 pub use users::{Role, User, UserFileError, parse_user_file};

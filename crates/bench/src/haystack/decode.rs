@@ -1,0 +1,366 @@
+//! `buildwire bench haystack decode`: decode times of the example buildings in every format,
+//! ours beside the independent decoders, each decoder in its own process so that peak memory
+//! (the child's maximum resident set) is measured the same way for all of them.
+//!
+//! Decoders: buildwire and libhaystack run in a child `buildwire bench haystack decode-worker`;
+//! haystack-core runs under node and haystack-py under Python 3.13, both from the peers that
+//! `scripts/peers.sh` installs (skipped, with the reason, when not installed).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+use buildwire_haystack::codec::Format;
+use serde::{Deserialize, Serialize};
+
+/// The haystack-core timing script, embedded so the binary needs no source tree.
+const HAYSTACK_CORE_SCRIPT: &str = include_str!("../../peers/haystack_core_decode.mjs");
+/// The haystack-py timing script.
+const HAYSTACK_PY_SCRIPT: &str = include_str!("../../peers/haystack_py_decode.py");
+
+/// A decoder under test.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Decoder {
+    /// This project.
+    Buildwire,
+    /// The Rust crate libhaystack.
+    Libhaystack,
+    /// The npm package haystack-core.
+    HaystackCore,
+    /// The Python package haystack-py.
+    HaystackPy,
+}
+
+impl Decoder {
+    /// All decoders, ours first.
+    pub const ALL: [Decoder; 4] = [
+        Decoder::Buildwire,
+        Decoder::Libhaystack,
+        Decoder::HaystackCore,
+        Decoder::HaystackPy,
+    ];
+
+    /// The name used in reports and on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Decoder::Buildwire => "buildwire",
+            Decoder::Libhaystack => "libhaystack",
+            Decoder::HaystackCore => "haystack-core",
+            Decoder::HaystackPy => "haystack-py",
+        }
+    }
+}
+
+/// What one child reports.
+#[derive(Debug, Deserialize)]
+struct WorkerOutput {
+    rows: Option<usize>,
+    ms: Option<Vec<f64>>,
+    encode_ms: Option<Vec<f64>>,
+    error: Option<String>,
+}
+
+/// One measured (file, decoder) pair.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct DecodeResult {
+    /// File name, e.g. `alpha.zinc`.
+    pub file: String,
+    /// Format name.
+    pub format: String,
+    /// Decoder name.
+    pub decoder: String,
+    /// Rows decoded (checked against the expected count).
+    pub rows: Option<usize>,
+    /// Median decode time, ms (first iteration excluded as warm-up when there are several).
+    pub median_ms: Option<f64>,
+    /// Fastest decode, ms.
+    pub min_ms: Option<f64>,
+    /// Median encode time back to the same format, ms (ours only).
+    pub encode_median_ms: Option<f64>,
+    /// Peak resident memory of the decoding process, MiB (includes the runtime's baseline).
+    pub peak_rss_mib: Option<f64>,
+    /// Why there is no number: a decode failure, a wrong row count, or a missing peer.
+    pub error: Option<String>,
+}
+
+/// Options of a run.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct DecodeConfig {
+    /// Folder with alpha.* and bravo.*.
+    pub data_dir: PathBuf,
+    /// Decode iterations per (file, decoder).
+    pub iterations: usize,
+    /// Where scripts/peers.sh installed the peers.
+    pub peers_dir: PathBuf,
+    /// How to start `buildwire` for the in-house worker (the running program).
+    pub worker_program: PathBuf,
+    /// Decoders to run.
+    pub decoders: Vec<Decoder>,
+}
+
+/// The files measured and their expected row counts.
+pub const FILES: [(&str, usize); 6] = [
+    ("alpha.zinc", 2032),
+    ("alpha.json", 2032),
+    ("alpha.trio", 2032),
+    ("bravo.zinc", 1077),
+    ("bravo.json", 1077),
+    ("bravo.trio", 1077),
+];
+
+/// Runs every decoder on every file; `progress` is told what runs next.
+pub fn run(config: &DecodeConfig, progress: &dyn Fn(&str)) -> Vec<DecodeResult> {
+    let scripts = match write_scripts() {
+        Ok(dir) => Some(dir),
+        Err(e) => {
+            progress(&format!("cannot write peer scripts: {e}"));
+            None
+        }
+    };
+    let mut results = Vec::new();
+    for (file, expected_rows) in FILES {
+        let path = config.data_dir.join(file);
+        for &decoder in &config.decoders {
+            progress(&format!("{file}: {}", decoder.name()));
+            let command = scripts
+                .as_deref()
+                .ok_or_else(|| "peer scripts unavailable".to_owned())
+                .and_then(|dir| worker_command(config, decoder, &path, dir));
+            let format = file.rsplit('.').next().unwrap_or_default().to_owned();
+            let mut result = DecodeResult {
+                file: file.to_owned(),
+                format,
+                decoder: decoder.name().to_owned(),
+                rows: None,
+                median_ms: None,
+                min_ms: None,
+                encode_median_ms: None,
+                peak_rss_mib: None,
+                error: None,
+            };
+            match command.and_then(run_child) {
+                Ok((out, rss)) => fill(&mut result, out, rss, expected_rows),
+                Err(e) => result.error = Some(e),
+            }
+            results.push(result);
+        }
+    }
+    results
+}
+
+fn fill(result: &mut DecodeResult, out: WorkerOutput, rss_kib: u64, expected_rows: usize) {
+    result.peak_rss_mib = Some(rss_kib as f64 / 1024.0);
+    if let Some(error) = out.error {
+        result.error = Some(error);
+        return;
+    }
+    result.rows = out.rows;
+    if out.rows != Some(expected_rows) {
+        result.error = Some(format!(
+            "decoded {:?} rows, expected {expected_rows}",
+            out.rows
+        ));
+        return;
+    }
+    let (median, min) = summarize(out.ms.unwrap_or_default());
+    result.median_ms = median;
+    result.min_ms = min;
+    result.encode_median_ms = summarize(out.encode_ms.unwrap_or_default()).0;
+}
+
+/// Median and minimum, leaving out the first (cold) iteration when there are several.
+fn summarize(mut ms: Vec<f64>) -> (Option<f64>, Option<f64>) {
+    if ms.len() > 1 {
+        ms.remove(0);
+    }
+    ms.sort_by(f64::total_cmp);
+    let median = ms.get(ms.len() / 2).copied();
+    (median, ms.first().copied())
+}
+
+fn write_scripts() -> std::io::Result<PathBuf> {
+    let dir = std::env::temp_dir().join(format!("buildwire-bench-peers-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    std::fs::write(dir.join("haystack_core_decode.mjs"), HAYSTACK_CORE_SCRIPT)?;
+    std::fs::write(dir.join("haystack_py_decode.py"), HAYSTACK_PY_SCRIPT)?;
+    Ok(dir)
+}
+
+fn worker_command(
+    config: &DecodeConfig,
+    decoder: Decoder,
+    path: &Path,
+    scripts: &Path,
+) -> Result<Command, String> {
+    let iterations = config.iterations.to_string();
+    let file = path.display().to_string();
+    match decoder {
+        Decoder::Buildwire | Decoder::Libhaystack => {
+            let mut c = Command::new(&config.worker_program);
+            c.args([
+                "bench",
+                "haystack",
+                "decode-worker",
+                "--decoder",
+                decoder.name(),
+            ]);
+            c.args(["--file", &file, "--iterations", &iterations]);
+            Ok(c)
+        }
+        Decoder::HaystackCore => {
+            let modules = std::path::absolute(config.peers_dir.join("node").join("node_modules"))
+                .map_err(|e| e.to_string())?;
+            if !modules.join("haystack-core").is_dir() {
+                return Err("not installed: run scripts/peers.sh node".into());
+            }
+            let mut c = Command::new("node");
+            c.env("NODE_PATH", &modules);
+            c.arg(scripts.join("haystack_core_decode.mjs"));
+            c.args([file.as_str(), "--time", iterations.as_str()]);
+            Ok(c)
+        }
+        Decoder::HaystackPy => {
+            let python = config.peers_dir.join("py313").join("bin").join("python");
+            if !python.is_file() {
+                return Err("not installed: run scripts/peers.sh py313".into());
+            }
+            let mut c = Command::new(python);
+            c.arg(scripts.join("haystack_py_decode.py"));
+            c.args([file.as_str(), "--time", iterations.as_str()]);
+            Ok(c)
+        }
+    }
+}
+
+/// Runs a child to the end and returns its JSON output and peak RSS in KiB.
+fn run_child(mut command: Command) -> Result<(WorkerOutput, u64), String> {
+    use std::io::Read;
+    let mut child = command
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot start {command:?}: {e}"))?;
+    let read_all = |pipe: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut text = String::new();
+            if let Some(mut pipe) = pipe {
+                let _ = pipe.read_to_string(&mut text);
+            }
+            text
+        })
+    };
+    let stdout = read_all(
+        child
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let stderr = read_all(
+        child
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let rss = reap(&mut child)?;
+    let stdout = stdout.join().unwrap_or_default();
+    let stderr = stderr.join().unwrap_or_default();
+    let parsed: WorkerOutput = serde_json::from_str(stdout.trim()).map_err(|e| {
+        format!(
+            "unreadable output ({e}): {} {}",
+            stdout.trim(),
+            stderr.trim()
+        )
+    })?;
+    Ok((parsed, rss))
+}
+
+/// Waits for the child and returns its own peak RSS in KiB (0 where the OS cannot tell).
+#[cfg(target_os = "linux")]
+fn reap(child: &mut std::process::Child) -> Result<u64, String> {
+    let pid = i32::try_from(child.id()).map_err(|e| e.to_string())?;
+    let mut status = 0;
+    // SAFETY: rusage is plain data that wait4 fills for this child, which we own and which
+    // nothing else waits for (the std handle is never waited on after this).
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let waited = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    if waited != pid {
+        return Err(format!("wait4 failed: {}", std::io::Error::last_os_error()));
+    }
+    Ok(u64::try_from(usage.ru_maxrss).unwrap_or(0))
+}
+
+#[cfg(not(target_os = "linux"))]
+fn reap(child: &mut std::process::Child) -> Result<u64, String> {
+    child.wait().map_err(|e| e.to_string())?;
+    Ok(0)
+}
+
+/// The worker: decodes `file` `iterations` times with `decoder` (buildwire or libhaystack)
+/// and returns the JSON line the parent reads.
+pub fn worker(decoder: Decoder, file: &Path, iterations: usize) -> serde_json::Value {
+    let text = match std::fs::read_to_string(file) {
+        Ok(t) => t,
+        Err(e) => {
+            return serde_json::json!({"error": format!("cannot read {}: {e}", file.display())});
+        }
+    };
+    let Some(format) = Format::from_path(&file.display().to_string()) else {
+        return serde_json::json!({"error": "unknown format"});
+    };
+    let mut ms = Vec::with_capacity(iterations);
+    let mut encode_ms = Vec::new();
+    let mut rows = 0;
+    for _ in 0..iterations.max(1) {
+        let start = Instant::now();
+        let decoded = match decoder {
+            Decoder::Buildwire => format.decode_grid(&text).map(|g| {
+                rows = g.row_count();
+                Some(g)
+            }),
+            Decoder::Libhaystack => match libhaystack_rows(format, &text) {
+                Ok(r) => {
+                    rows = r;
+                    Ok(None)
+                }
+                Err(e) => return serde_json::json!({"error": e}),
+            },
+            _ => return serde_json::json!({"error": "peer decoders run in their own runtime"}),
+        };
+        ms.push(start.elapsed().as_secs_f64() * 1e3);
+        match decoded {
+            Ok(Some(grid)) => {
+                let start = Instant::now();
+                let encoded = format.encode_grid(&grid);
+                encode_ms.push(start.elapsed().as_secs_f64() * 1e3);
+                std::hint::black_box(encoded);
+            }
+            Ok(None) => {}
+            Err(e) => return serde_json::json!({"error": e.to_string()}),
+        }
+    }
+    serde_json::json!({"rows": rows, "ms": ms, "encode_ms": encode_ms})
+}
+
+/// Decodes with libhaystack and returns the row count.
+pub fn libhaystack_rows(format: Format, text: &str) -> Result<usize, String> {
+    libhaystack_grid(format, text).map(|value| match value {
+        libhaystack::val::Value::Grid(grid) => grid.rows.len(),
+        _ => 0,
+    })
+}
+
+/// Decodes with libhaystack (Zinc, Hayson JSON or Trio) into its own value model.
+pub fn libhaystack_grid(format: Format, text: &str) -> Result<libhaystack::val::Value, String> {
+    use libhaystack::encoding::trio::decode::TrioReader;
+    use libhaystack::encoding::zinc::decode::from_str;
+    match format {
+        Format::Zinc => from_str(text).map_err(|e| e.to_string()),
+        Format::Json => serde_json::from_str(text).map_err(|e| e.to_string()),
+        Format::Trio => TrioReader::from_str(text)
+            .read_grid()
+            .map(libhaystack::val::Value::from)
+            .map_err(|e| e.to_string()),
+        Format::JsonV3 => Err("libhaystack reads JSON v4 only".into()),
+    }
+}

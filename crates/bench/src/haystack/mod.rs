@@ -1,0 +1,3 @@
+//! Haystack benchmarks.
+
+pub mod decode;
