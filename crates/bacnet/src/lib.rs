@@ -29,6 +29,7 @@
 #![warn(missing_docs)]
 
 pub mod apdu;
+pub mod app;
 pub mod driver;
 pub mod encoding;
 pub mod enums;

@@ -1,0 +1,1 @@
+//! The BACnet application layer: the device server and the client, sans-IO where possible.
