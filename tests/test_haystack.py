@@ -107,3 +107,34 @@ def test_cli_convert_round_trip(
         text=True,
     )
     assert json.loads(report.stdout)["rows"] == 1077
+
+
+def test_cli_query_counts_and_errors(buildwire_cmd: list[str], haystack_data: Path) -> None:
+    alpha, bravo = str(haystack_data / "alpha.zinc"), str(haystack_data / "bravo.zinc")
+
+    def count(*args: str) -> int:
+        out = subprocess.run(
+            [*buildwire_cmd, "haystack", "query", *args, "--count"],
+            check=True,
+            capture_output=True,
+            text=True,
+        )
+        return int(out.stdout)
+
+    assert count(alpha, "site") == 1
+    assert count(alpha, bravo, 'point and his and kind=="Number"') == 1632 + 815
+    assert count(bravo, 'equipRef->siteRef->geoCity=="Fort Wayne"') == 913
+    out = subprocess.run(
+        [*buildwire_cmd, "haystack", "query", bravo, "ahu", "--json", "--limit", "2"],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    assert len(json.loads(out.stdout)["rows"]) == 2
+    bad = subprocess.run(
+        [*buildwire_cmd, "haystack", "query", alpha, "point and ("],
+        capture_output=True,
+        text=True,
+    )
+    assert bad.returncode == 1
+    assert "column 12" in bad.stderr

@@ -21,6 +21,12 @@ pub enum HaystackCommand {
         buildwire haystack convert bravo.trio - --to json3 | head"
     )]
     Convert(ConvertArgs),
+    /// Run a Haystack filter over the entities of one or more files (Zinc out, or JSON).
+    #[command(after_help = "Examples:\n  \
+        buildwire haystack query ../shared/data/haystack/alpha.zinc 'ahu'\n  \
+        buildwire haystack query alpha.zinc bravo.zinc 'point and his and kind==\"Number\"' --count\n  \
+        buildwire haystack query bravo.zinc 'equipRef->siteRef->geoCity==\"Fort Wayne\"' --json --limit 5")]
+    Query(QueryArgs),
     /// Decode a file, check it, and report its shape and the decode time.
     #[command(
         after_help = "Example:\n  buildwire haystack decode ../shared/data/haystack/bravo.zinc --json"
@@ -54,9 +60,26 @@ pub struct DecodeArgs {
     json: bool,
 }
 
+#[derive(Debug, Args)]
+pub struct QueryArgs {
+    /// One or more files (their entities are loaded into one store), then the filter.
+    #[arg(required = true, num_args = 2..)]
+    inputs: Vec<String>,
+    /// Print at most this many entities.
+    #[arg(long)]
+    limit: Option<usize>,
+    /// Print only the number of matches.
+    #[arg(long)]
+    count: bool,
+    /// Print JSON (Hayson) instead of Zinc.
+    #[arg(long)]
+    json: bool,
+}
+
 pub fn execute(cmd: HaystackCommand) -> CommandResult {
     match cmd {
         HaystackCommand::Convert(args) => convert(args),
+        HaystackCommand::Query(args) => query(args),
         HaystackCommand::Decode(args) => decode(args),
     }
 }
@@ -134,6 +157,37 @@ fn decode(args: DecodeArgs) -> CommandResult {
             grid.row_count(),
             grid.columns().len()
         );
+    }
+    Ok(())
+}
+
+fn query(mut args: QueryArgs) -> CommandResult {
+    use buildwire_haystack::filter;
+    use buildwire_haystack::store::EntityStore;
+    let text = args.inputs.pop().ok_or("give the files, then the filter")?;
+    let filter = filter::parse(&text).map_err(|e| format!("invalid filter `{text}`: {e}"))?;
+    let mut store = EntityStore::new();
+    for path in &args.inputs {
+        let grid = decode_file(path, format_of(None, path, "a .zinc/.json/.trio name")?)?;
+        store
+            .load_grid(&grid)
+            .map_err(|e| format!("cannot load {path} into the store: {e}"))?;
+    }
+    let found = store.read(&filter, args.limit);
+    if args.count {
+        println!("{}", found.len());
+        return Ok(());
+    }
+    let rows: Vec<_> = found.into_iter().cloned().collect();
+    let grid = Grid::from_dicts(&rows).map_err(|e| format!("cannot build the result grid: {e}"))?;
+    let format = if args.json {
+        Format::Json
+    } else {
+        Format::Zinc
+    };
+    std::io::stdout().write_all(format.encode_grid(&grid).as_bytes())?;
+    if args.json {
+        println!();
     }
     Ok(())
 }
