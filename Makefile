@@ -34,6 +34,7 @@ venv: $(VENV)/.deps-installed
 
 system-deps:
 	@scripts/ensure-debian-packages.sh $(DEBIAN_PACKAGES)
+	@command -v node >/dev/null || scripts/ensure-debian-packages.sh nodejs npm
 
 # Builds the extension in place into .venv (debug profile: quick to build, fine for tests).
 develop: venv
@@ -55,10 +56,12 @@ test: venv system-deps
 	  "pytest::$(VPY) -m pytest -q"
 
 bench: release
+	scripts/peers.sh
 	mkdir -p bench-results
 	$(BIN) bench limit udp --in-flight 7 --seconds 5 --json --plot bench-results/limit-udp.svg > bench-results/limit-udp.json
 	$(BIN) bench limit tcp --request-size 64 --response-size 1024 --seconds 5 --json > bench-results/limit-tcp-1k.json
 	$(BIN) bench limit tcp --request-size 64 --response-size 1048576 --seconds 5 --json > bench-results/limit-tcp-1m.json
+	$(BIN) bench haystack decode --iterations 15 --json > bench-results/haystack-decode.json
 
 # cargo-fuzz needs nightly-only compiler flags. Use the nightly toolchain when rustup has one;
 # otherwise let the stable compiler accept them (RUSTC_BOOTSTRAP=1), since a toolchain
