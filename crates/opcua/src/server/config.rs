@@ -1,0 +1,141 @@
+//! `ServerConfig`: everything a deployment chooses about the server (identity, endpoint, user
+//! accounts, connection and operation limits), with defaults suited to the benchmarks.
+
+use crate::encoding::DateTime;
+use crate::transport::ConnectionLimits;
+
+/// Default largest message (request or response body) in bytes: 100 MiB plus room for the
+/// headers around a 100 MiB ByteString.
+pub const DEFAULT_MAX_MESSAGE_SIZE: u32 = 100 * 1024 * 1024 + 64 * 1024;
+/// Default most chunks per message we accept (100 MiB in 65535-byte chunks needs ~1602).
+pub const DEFAULT_MAX_CHUNK_COUNT: u32 = 4096;
+/// Default send and receive buffer size (largest chunk) in bytes.
+pub const DEFAULT_BUFFER_SIZE: u32 = 65_535;
+/// Shortest and longest secure channel token lifetime granted, in milliseconds.
+pub const TOKEN_LIFETIME_RANGE_MS: (u32, u32) = (10_000, 3_600_000);
+/// Shortest and longest session timeout granted, in milliseconds.
+pub const SESSION_TIMEOUT_RANGE_MS: (f64, f64) = (10_000.0, 3_600_000.0);
+
+/// A user name and its password, checked by ActivateSession.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UserAccount {
+    /// The user name.
+    pub user_name: String,
+    /// The password (compared in plain text under SecurityPolicy None).
+    pub password: String,
+}
+
+/// Limits on the number of operations per service call and of per-session resources.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OperationLimits {
+    /// Most nodes in one Read.
+    pub max_nodes_per_read: u32,
+    /// Most nodes in one Write.
+    pub max_nodes_per_write: u32,
+    /// Most nodes in one Browse or BrowseNext.
+    pub max_nodes_per_browse: u32,
+    /// Most methods in one Call.
+    pub max_nodes_per_method_call: u32,
+    /// Most paths in one TranslateBrowsePathsToNodeIds.
+    pub max_nodes_per_translate: u32,
+    /// Most references returned per node when the client sets no lower limit.
+    pub max_references_per_node: u32,
+    /// Most browse continuation points a session holds at once.
+    pub max_browse_continuation_points: usize,
+}
+
+impl Default for OperationLimits {
+    fn default() -> Self {
+        Self {
+            max_nodes_per_read: 10_000,
+            max_nodes_per_write: 10_000,
+            max_nodes_per_browse: 1_000,
+            max_nodes_per_method_call: 1_000,
+            max_nodes_per_translate: 1_000,
+            max_references_per_node: 1_000,
+            max_browse_continuation_points: 16,
+        }
+    }
+}
+
+/// The server's build information, reported in ServerStatus.BuildInfo.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BuildInfo {
+    /// URI of the product.
+    pub product_uri: String,
+    /// Who made it.
+    pub manufacturer_name: String,
+    /// Its name.
+    pub product_name: String,
+    /// Its version.
+    pub software_version: String,
+    /// The build number.
+    pub build_number: String,
+    /// When it was built.
+    pub build_date: DateTime,
+}
+
+impl Default for BuildInfo {
+    fn default() -> Self {
+        Self {
+            product_uri: "urn:buildwire:opcua".into(),
+            manufacturer_name: "buildwire".into(),
+            product_name: "buildwire OPC UA server".into(),
+            software_version: env!("CARGO_PKG_VERSION").into(),
+            build_number: "0".into(),
+            build_date: DateTime::MIN,
+        }
+    }
+}
+
+/// The configuration of a [`Server`](super::Server).
+#[derive(Clone, Debug)]
+pub struct ServerConfig {
+    /// URL clients connect to (`opc.tcp://host:port/path`).
+    pub endpoint_url: String,
+    /// Globally unique URI of this server instance.
+    pub application_uri: String,
+    /// Human-readable server name.
+    pub application_name: String,
+    /// Build information.
+    pub build_info: BuildInfo,
+    /// Accepted user names and passwords (UserName identity tokens).
+    pub users: Vec<UserAccount>,
+    /// Whether the Anonymous identity token is offered.
+    pub allow_anonymous: bool,
+    /// Our side of the Hello / Acknowledge negotiation.
+    pub connection_limits: ConnectionLimits,
+    /// Operation limits.
+    pub operation_limits: OperationLimits,
+    /// Most sessions on the whole server.
+    pub max_sessions: usize,
+    /// Most sessions created through one connection.
+    pub max_sessions_per_connection: usize,
+    /// Wall-clock time (UTC) at the `Instant` the server was created with: CurrentTime is
+    /// this plus the time elapsed since.
+    pub start_time: DateTime,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        Self {
+            endpoint_url: "opc.tcp://localhost:4840/".into(),
+            application_uri: "urn:buildwire:opcua:server".into(),
+            application_name: "buildwire OPC UA server".into(),
+            build_info: BuildInfo::default(),
+            users: Vec::new(),
+            allow_anonymous: true,
+            connection_limits: ConnectionLimits {
+                receive_buffer_size: DEFAULT_BUFFER_SIZE,
+                send_buffer_size: DEFAULT_BUFFER_SIZE,
+                max_message_size: DEFAULT_MAX_MESSAGE_SIZE,
+                max_chunk_count: DEFAULT_MAX_CHUNK_COUNT,
+                ..ConnectionLimits::default()
+            },
+            operation_limits: OperationLimits::default(),
+            max_sessions: 100,
+            max_sessions_per_connection: 10,
+            start_time: DateTime::MIN,
+        }
+    }
+}

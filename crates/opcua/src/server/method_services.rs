@@ -1,0 +1,191 @@
+//! The Call service (OPC 10000-4 §5.11.2): argument count and type checks against the declared
+//! InputArguments, dispatch to the method's implementation, and the encoding of a CallResponse
+//! whose ByteString outputs may be shared buffers (written once, straight into the chunks).
+
+use std::sync::Arc;
+
+use super::address_space::{MethodHandler, NodeAttributes};
+use super::outgoing::{BodySegment, OutgoingBody};
+use super::server_state::Server;
+use crate::encoding::{BinaryEncodable, NodeId, Variant, VariantType};
+use crate::services::{
+    BinaryEncodingId, CallMethodRequest, CallMethodResult, CallResponse, ResponseHeader,
+};
+use crate::types::StatusCode;
+
+/// The outcome of one method call: the result, and possibly a shared ByteString that is the
+/// (single) output argument.
+#[derive(Debug)]
+pub struct CallOutcome {
+    /// Status, argument results and (non-shared) outputs.
+    pub result: CallMethodResult,
+    /// A shared ByteString output, written after `result.output_arguments` (which is empty).
+    pub shared_output: Option<Arc<[u8]>>,
+}
+
+impl CallOutcome {
+    fn status(status_code: StatusCode) -> Self {
+        Self {
+            result: CallMethodResult {
+                status_code,
+                ..CallMethodResult::default()
+            },
+            shared_output: None,
+        }
+    }
+}
+
+/// Calls one method.
+pub fn call_one(server: &mut Server, request: &CallMethodRequest) -> CallOutcome {
+    if server.address_space.node(&request.object_id).is_none() {
+        return CallOutcome::status(StatusCode::BAD_NODE_ID_UNKNOWN);
+    }
+    // The method must be a component of the object.
+    let is_component = server
+        .address_space
+        .node(&request.object_id)
+        .is_some_and(|object| {
+            object
+                .references
+                .iter()
+                .any(|r| r.is_forward && r.target == request.method_id)
+        });
+    let Some(method_node) = server.address_space.node_mut(&request.method_id) else {
+        return CallOutcome::status(StatusCode::BAD_METHOD_INVALID);
+    };
+    let NodeAttributes::Method(method) = &mut method_node.attributes else {
+        return CallOutcome::status(StatusCode::BAD_METHOD_INVALID);
+    };
+    if !is_component {
+        return CallOutcome::status(StatusCode::BAD_METHOD_INVALID);
+    }
+    let inputs = &request.input_arguments;
+    let declared = &method.input_arguments;
+    if inputs.len() < declared.len() {
+        return CallOutcome::status(StatusCode::BAD_ARGUMENTS_MISSING);
+    }
+    if inputs.len() > declared.len() {
+        return CallOutcome::status(StatusCode::BAD_TOO_MANY_ARGUMENTS);
+    }
+    let argument_results: Vec<StatusCode> = inputs
+        .iter()
+        .zip(declared)
+        .map(|(value, argument)| {
+            if value.scalar_type() == Some(argument.data_type) {
+                StatusCode::GOOD
+            } else {
+                StatusCode::BAD_TYPE_MISMATCH
+            }
+        })
+        .collect();
+    if argument_results.iter().any(|s| s.is_bad()) {
+        return CallOutcome {
+            result: CallMethodResult {
+                status_code: StatusCode::BAD_INVALID_ARGUMENT,
+                input_argument_results: argument_results,
+                ..CallMethodResult::default()
+            },
+            shared_output: None,
+        };
+    }
+    let outcome = match &mut method.handler {
+        MethodHandler::Callback(callback) => callback(inputs).map(|outputs| (outputs, None)),
+        MethodHandler::ThroughputSetSize => match inputs.first() {
+            Some(Variant::UInt32(kib)) => server
+                .throughput
+                .set_size(*kib)
+                .map(|()| (Vec::new(), None)),
+            _ => Err(StatusCode::BAD_TYPE_MISMATCH),
+        },
+        MethodHandler::ThroughputGetData => Ok((Vec::new(), Some(server.throughput.data()))),
+    };
+    match outcome {
+        Ok((output_arguments, shared_output)) => CallOutcome {
+            result: CallMethodResult {
+                status_code: StatusCode::GOOD,
+                output_arguments,
+                ..CallMethodResult::default()
+            },
+            shared_output,
+        },
+        Err(status) => CallOutcome::status(status),
+    }
+}
+
+/// Encodes a CallResponse message body (type id then structure) whose shared outputs become
+/// shared segments of the body.
+pub fn encode_call_response(header: &ResponseHeader, outcomes: Vec<CallOutcome>) -> OutgoingBody {
+    let mut body = OutgoingBody::default();
+    let mut buf = Vec::new();
+    NodeId::numeric(0, CallResponse::BINARY_ENCODING_ID).encode(&mut buf);
+    header.encode(&mut buf);
+    encode_count(outcomes.len(), &mut buf);
+    for outcome in outcomes {
+        let result = &outcome.result;
+        result.status_code.encode(&mut buf);
+        result.input_argument_results.encode(&mut buf);
+        result.input_argument_diagnostic_infos.encode(&mut buf);
+        match outcome.shared_output {
+            None => result.output_arguments.encode(&mut buf),
+            Some(shared) => {
+                encode_count(result.output_arguments.len() + 1, &mut buf);
+                for output in &result.output_arguments {
+                    output.encode(&mut buf);
+                }
+                // Variant mask for a ByteString scalar, then the Int32 length.
+                buf.push(VariantType::ByteString.id());
+                encode_count(shared.len(), &mut buf);
+                body.push(BodySegment::Owned(std::mem::take(&mut buf)));
+                body.push(BodySegment::Shared(shared));
+            }
+        }
+    }
+    encode_count(0, &mut buf); // diagnostic infos
+    body.push(BodySegment::Owned(buf));
+    body
+}
+
+fn encode_count(count: usize, buf: &mut Vec<u8>) {
+    i32::try_from(count).unwrap_or(i32::MAX).encode(buf);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::encoding::{ByteString, DateTime};
+    use crate::services::ServiceResponse;
+
+    #[test]
+    fn shared_encoding_equals_generic_encoding() {
+        let header = ResponseHeader {
+            timestamp: DateTime(77),
+            request_handle: 5,
+            ..ResponseHeader::default()
+        };
+        let payload: Arc<[u8]> = Arc::from(vec![1u8, 2, 3, 4, 5]);
+        let outcomes = vec![
+            CallOutcome::status(StatusCode::BAD_METHOD_INVALID),
+            CallOutcome {
+                result: CallMethodResult::default(),
+                shared_output: Some(Arc::clone(&payload)),
+            },
+        ];
+        let body = encode_call_response(&header, outcomes).to_vec();
+        let generic = ServiceResponse::from(CallResponse {
+            response_header: header,
+            results: vec![
+                CallMethodResult {
+                    status_code: StatusCode::BAD_METHOD_INVALID,
+                    ..CallMethodResult::default()
+                },
+                CallMethodResult {
+                    output_arguments: vec![Variant::ByteString(ByteString::from(payload.to_vec()))],
+                    ..CallMethodResult::default()
+                },
+            ],
+            diagnostic_infos: Vec::new(),
+        });
+        assert_eq!(body, generic.encode_message());
+        assert_eq!(ServiceResponse::decode_message(&body).unwrap(), generic);
+    }
+}

@@ -1,0 +1,172 @@
+//! `Server`: the state shared by every connection of one server (configuration, address space,
+//! sessions, the benchmark buffer, id and nonce sources). Connections borrow it mutably while
+//! they handle bytes, so there is no lock inside the core: a driver keeps the `Server` in one
+//! task (or behind its own mutex) and passes `&mut Server` into each
+//! [`ServerConnection`](super::ServerConnection) call.
+
+use std::time::Instant;
+
+use super::address_space::{AddNodeError, AddressSpace};
+use super::bench_methods::{ThroughputBuffer, add_throughput_nodes};
+use super::config::ServerConfig;
+use super::namespace_zero;
+use super::session::SessionTable;
+use crate::encoding::{DateTime, NodeId, Variant};
+use crate::services::well_known_nodes as ids;
+
+/// Ticks (100 ns) per millisecond.
+const TICKS_PER_MILLISECOND: i64 = 10_000;
+
+/// The shared server state.
+#[derive(Debug)]
+pub struct Server {
+    /// The configuration.
+    pub config: ServerConfig,
+    /// The nodes.
+    pub address_space: AddressSpace,
+    /// Open sessions.
+    pub sessions: SessionTable,
+    /// The payload of the throughput benchmark.
+    pub throughput: ThroughputBuffer,
+    epoch: Instant,
+    next_channel_id: u32,
+    next_session_number: u32,
+    random_state: u64,
+}
+
+impl Server {
+    /// A server with the namespace-0 nodes and the benchmark nodes; `now` is the instant at
+    /// which the wall clock read `config.start_time`.
+    pub fn new(config: ServerConfig, now: Instant) -> Result<Self, AddNodeError> {
+        let mut address_space = namespace_zero::build(&config)?;
+        add_throughput_nodes(&mut address_space)?;
+        let seed = 0x2545_F491_4F6C_DD1D ^ config.start_time.ticks().unsigned_abs();
+        let mut server = Self {
+            config,
+            address_space,
+            sessions: SessionTable::default(),
+            throughput: ThroughputBuffer::default(),
+            epoch: now,
+            next_channel_id: 1,
+            next_session_number: 1,
+            random_state: seed.max(1),
+        };
+        server.refresh_namespace_array();
+        Ok(server)
+    }
+
+    /// Registers a namespace URI and updates Server.NamespaceArray; returns its index.
+    pub fn add_namespace(&mut self, uri: &str) -> u16 {
+        let index = self.address_space.add_namespace(uri);
+        self.refresh_namespace_array();
+        index
+    }
+
+    fn refresh_namespace_array(&mut self) {
+        let elements = self
+            .address_space
+            .namespaces()
+            .iter()
+            .map(|uri| Variant::from(uri.as_str()))
+            .collect();
+        let value =
+            Variant::array(crate::encoding::VariantType::String, elements).unwrap_or_default();
+        let at = self.config.start_time;
+        let _ = self
+            .address_space
+            .set_value(&ids::SERVER_NAMESPACE_ARRAY, value, at);
+    }
+
+    /// The wall-clock time at `now`: `config.start_time` plus the time since creation.
+    pub fn wall_clock(&self, now: Instant) -> DateTime {
+        let elapsed = now.saturating_duration_since(self.epoch);
+        let millis = i64::try_from(elapsed.as_millis()).unwrap_or(i64::MAX);
+        let ticks = millis
+            .saturating_mul(TICKS_PER_MILLISECOND)
+            .saturating_add(i64::from(elapsed.subsec_micros() % 1000) * 10);
+        DateTime(self.config.start_time.ticks().saturating_add(ticks))
+    }
+
+    /// A fresh secure channel id.
+    pub fn allocate_channel_id(&mut self) -> u32 {
+        let id = self.next_channel_id;
+        self.next_channel_id = self.next_channel_id.wrapping_add(1).max(1);
+        id
+    }
+
+    /// A fresh numeric session id, in namespace 1 (the server's first own namespace).
+    pub fn allocate_session_id(&mut self) -> NodeId {
+        let number = self.next_session_number;
+        self.next_session_number = self.next_session_number.wrapping_add(1).max(1);
+        NodeId::numeric(1, number)
+    }
+
+    /// `length` pseudo-random bytes (xorshift64*; SecurityPolicy None needs no secrecy, only
+    /// uniqueness of authentication tokens and nonces).
+    pub fn random_bytes(&mut self, length: usize) -> Vec<u8> {
+        let mut out = Vec::with_capacity(length + 8);
+        while out.len() < length {
+            let mut x = self.random_state;
+            x ^= x >> 12;
+            x ^= x << 25;
+            x ^= x >> 27;
+            self.random_state = x;
+            out.extend_from_slice(&x.wrapping_mul(0x2545_F491_4F6C_DD1D).to_le_bytes());
+        }
+        out.truncate(length);
+        out
+    }
+
+    /// The earliest session deadline, for the driver's timer.
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        self.sessions.next_deadline()
+    }
+
+    /// Drops the sessions that timed out by `now`.
+    pub fn handle_timeout(&mut self, now: Instant) {
+        self.sessions.expire(now);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn wall_clock_is_start_time_plus_elapsed() {
+        let now = Instant::now();
+        let config = ServerConfig {
+            start_time: DateTime(1_000),
+            ..ServerConfig::default()
+        };
+        let server = Server::new(config, now).unwrap();
+        assert_eq!(server.wall_clock(now), DateTime(1_000));
+        // 1.5 ms and 2 µs later: 15 020 ticks of 100 ns.
+        let later = now + Duration::from_micros(1_502);
+        assert_eq!(server.wall_clock(later), DateTime(1_000 + 15_020));
+        // An instant before creation reads as the start time.
+        assert_eq!(
+            server.wall_clock(now.checked_sub(Duration::from_secs(1)).unwrap_or(now)),
+            DateTime(1_000)
+        );
+    }
+
+    #[test]
+    fn ids_and_nonces_are_fresh() {
+        let mut server = Server::new(ServerConfig::default(), Instant::now()).unwrap();
+        assert_eq!(server.allocate_channel_id(), 1);
+        assert_eq!(server.allocate_channel_id(), 2);
+        assert_ne!(server.allocate_session_id(), server.allocate_session_id());
+        let (a, b) = (server.random_bytes(32), server.random_bytes(32));
+        assert_eq!(a.len(), 32);
+        assert_ne!(a, b);
+    }
+
+    #[test]
+    fn server_and_connections_can_move_between_threads() {
+        fn assert_send<T: Send>() {}
+        assert_send::<Server>();
+        assert_send::<super::super::ServerConnection>();
+    }
+}
