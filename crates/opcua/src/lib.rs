@@ -21,6 +21,8 @@
 //! assert_eq!(error.status_code(), StatusCode::BAD_DECODING_ERROR);
 //! ```
 
+pub mod client;
+pub mod driver;
 pub mod encoding;
 pub mod inspect;
 pub mod secure_channel;

@@ -1,0 +1,1 @@
+//! The sans-IO OPC UA client core: channel, session and request correlation.

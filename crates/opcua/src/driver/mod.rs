@@ -1,0 +1,1 @@
+//! Thin tokio drivers around the sans-IO server and client cores.
