@@ -1,9 +1,22 @@
-//! `buildwire bacnet ...`: BACnet tools.
+//! `buildwire bacnet ...`: BACnet tools: decode datagrams, look up names, serve a device,
+//! and a client (whois, read, write, rpm, wpm) over BACnet/IP.
 
-use buildwire_bacnet::inspect::dissect_bip;
-use buildwire_bacnet::{ObjectIdentifier, ObjectType, PropertyIdentifier};
+use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4, ToSocketAddrs};
+use std::time::Duration;
+
+use buildwire_bacnet::apdu::{BacnetError, MaxApdu};
+use buildwire_bacnet::app::Destination;
+use buildwire_bacnet::driver::{BacnetClient, BacnetServer, ClientConfig, ServerConfig};
+use buildwire_bacnet::encoding::{ApplicationValue, Element};
+use buildwire_bacnet::inspect::{application_json, dissect_bip};
+use buildwire_bacnet::objects::profile::{DeviceProfile, stress_profile};
+use buildwire_bacnet::services::{
+    InstanceRange, PropertyReference, ReadAccessSpecification, ReadResult, WriteAccessSpecification,
+};
+use buildwire_bacnet::tsm::TsmConfig;
+use buildwire_bacnet::{ObjectIdentifier, ObjectType, PropertyIdentifier, PropertyValue};
 use clap::{Args, Subcommand};
-use serde_json::json;
+use serde_json::{Value, json};
 
 use super::CommandResult;
 use crate::hex_input::read_hex_argument;
@@ -22,6 +35,39 @@ pub enum BacnetCommand {
         buildwire bacnet name pv\n  \
         buildwire bacnet name 85 --property")]
     Name(NameArgs),
+    /// Serve a BACnet/IP device (the `stress` objects or a JSON profile) until Ctrl-C.
+    #[command(after_help = "Examples:\n  \
+        buildwire bacnet serve\n  \
+        buildwire bacnet serve --bind 127.0.0.1:47809 --broadcast 127.255.255.255 --device-id 1234\n  \
+        buildwire bacnet serve --objects site.json")]
+    Serve(ServeArgs),
+    /// Broadcast a Who-Is and list the devices that answer.
+    #[command(after_help = "Examples:\n  \
+        buildwire bacnet whois\n  \
+        buildwire bacnet whois --low 100 --high 200 --json\n  \
+        buildwire bacnet whois --to 192.168.1.20:47808   # ask one device")]
+    Whois(WhoisArgs),
+    /// Read one property (ReadProperty).
+    #[command(after_help = "Examples:\n  \
+        buildwire bacnet read 192.168.1.20:47808 ai,1 pv\n  \
+        buildwire bacnet read 192.168.1.20:47808 device,1234 object-list --index 0 --json")]
+    Read(ReadArgs),
+    /// Write one property (WriteProperty).
+    #[command(after_help = "Examples:\n  \
+        buildwire bacnet write 192.168.1.20:47808 av,1 pv 72.5 --priority 8\n  \
+        buildwire bacnet write 192.168.1.20:47808 av,1 pv null --priority 8   # relinquish\n  \
+        buildwire bacnet write 192.168.1.20:47808 bv,1 pv active")]
+    Write(WriteArgs),
+    /// Read several properties of several objects (ReadPropertyMultiple).
+    #[command(after_help = "Examples:\n  \
+        buildwire bacnet rpm 192.168.1.20:47808 ai,1:pv,units av,2:all\n  \
+        buildwire bacnet rpm 192.168.1.20:47808 'ai,1:priority-array[8]' --json")]
+    Rpm(RpmArgs),
+    /// Write several properties (WritePropertyMultiple).
+    #[command(after_help = "Examples:\n  \
+        buildwire bacnet wpm 192.168.1.20:47808 av,1:pv=70 av,2:pv=71.5 --priority 9\n  \
+        buildwire bacnet wpm 192.168.1.20:47808 'av,1:description=\"north zone\"'")]
+    Wpm(WpmArgs),
 }
 
 #[derive(Debug, Args)]
@@ -50,6 +96,12 @@ pub fn execute(cmd: BacnetCommand) -> CommandResult {
     match cmd {
         BacnetCommand::Decode(args) => decode(args),
         BacnetCommand::Name(args) => name(args),
+        BacnetCommand::Serve(args) => serve(args),
+        BacnetCommand::Whois(args) => whois(args),
+        BacnetCommand::Read(args) => read(args),
+        BacnetCommand::Write(args) => write(args),
+        BacnetCommand::Rpm(args) => rpm(args),
+        BacnetCommand::Wpm(args) => wpm(args),
     }
 }
 
@@ -104,4 +156,658 @@ fn name(args: NameArgs) -> CommandResult {
         }
     }
     Ok(())
+}
+
+// ---- network commands: a device server and a client over BACnet/IP ----
+
+/// Default BACnet/IP port (Annex J, X'BAC0').
+const BACNET_PORT: u16 = 47808;
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Local address to serve on.
+    #[arg(long, default_value = "0.0.0.0:47808")]
+    bind: String,
+    /// Device instance (overrides the profile's).
+    #[arg(long)]
+    device_id: Option<u32>,
+    /// The objects: `stress` (40 objects of every common type) or a JSON profile file.
+    #[arg(long, default_value = "stress")]
+    objects: String,
+    /// The subnet's broadcast address (default: 127.255.255.255 on loopback, x.y.z.255
+    /// otherwise).
+    #[arg(long)]
+    broadcast: Option<Ipv4Addr>,
+    /// Largest APDU this device sends and accepts (50..1476); longer answers are segmented.
+    #[arg(long, default_value_t = 1476)]
+    max_apdu: u16,
+}
+
+#[derive(Debug, Args)]
+pub struct WhoisArgs {
+    /// Local address; broadcasts go to the broadcast address on this port, so keep 47808
+    /// (or the port of the devices you look for).
+    #[arg(long, default_value = "0.0.0.0:47808")]
+    bind: String,
+    /// Broadcast address (default: 255.255.255.255, or 127.255.255.255 on loopback).
+    #[arg(long)]
+    broadcast: Option<Ipv4Addr>,
+    /// Ask one device (HOST:PORT) instead of broadcasting.
+    #[arg(long)]
+    to: Option<String>,
+    /// Seconds to wait for answers.
+    #[arg(long, default_value_t = 3.0)]
+    timeout: f64,
+    /// Lowest device instance to ask for (with --high).
+    #[arg(long, requires = "high")]
+    low: Option<u32>,
+    /// Highest device instance to ask for (with --low).
+    #[arg(long, requires = "low")]
+    high: Option<u32>,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Options shared by the client commands.
+#[derive(Debug, Args)]
+pub struct ClientArgs {
+    /// Local address of the client (port 0 picks a free one).
+    #[arg(long, default_value = "0.0.0.0:0")]
+    bind: String,
+    /// Seconds to wait for each attempt (3 retries follow a silent attempt).
+    #[arg(long, default_value_t = 3.0)]
+    timeout: f64,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ReadArgs {
+    /// The device, HOST:PORT (the port is 47808 when left out).
+    address: String,
+    /// The object: `ai,1`, `analog-input:1`, `device,1234`.
+    object: String,
+    /// The property: `pv`, `present-value`, `object-list`, or a number.
+    property: String,
+    /// Array index (0 reads the length).
+    #[arg(long)]
+    index: Option<u32>,
+    #[command(flatten)]
+    client: ClientArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct WriteArgs {
+    /// The device, HOST:PORT.
+    address: String,
+    /// The object: `av,1`.
+    object: String,
+    /// The property: `pv`.
+    property: String,
+    /// The value: a number, `null` (relinquish), `active`/`inactive`, `true`/`false`, text.
+    value: String,
+    /// Write priority 1..16 (commandable properties).
+    #[arg(long)]
+    priority: Option<u8>,
+    /// Array index.
+    #[arg(long)]
+    index: Option<u32>,
+    /// Datatype of the value (default: guessed from the object type and the text).
+    #[arg(long = "type", value_name = "TYPE")]
+    value_type: Option<ValueType>,
+    #[command(flatten)]
+    client: ClientArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct RpmArgs {
+    /// The device, HOST:PORT.
+    address: String,
+    /// `OBJECT:PROP,PROP...` per object; a property may carry `[index]`; `all`,
+    /// `required`, `optional` select groups.
+    #[arg(required = true)]
+    specs: Vec<String>,
+    #[command(flatten)]
+    client: ClientArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct WpmArgs {
+    /// The device, HOST:PORT.
+    address: String,
+    /// `OBJECT:PROP=VALUE` (or `OBJECT:PROP[index]=VALUE`), one or more.
+    #[arg(required = true)]
+    writes: Vec<String>,
+    /// Write priority 1..16 for every write.
+    #[arg(long)]
+    priority: Option<u8>,
+    /// Datatype of every value (default: guessed per value).
+    #[arg(long = "type", value_name = "TYPE")]
+    value_type: Option<ValueType>,
+    #[command(flatten)]
+    client: ClientArgs,
+}
+
+/// The datatype of a value given on the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ValueType {
+    /// REAL (single precision).
+    Real,
+    /// Double.
+    Double,
+    /// Unsigned Integer.
+    Unsigned,
+    /// Signed Integer.
+    Signed,
+    /// Enumerated (a number, or active/inactive).
+    Enumerated,
+    /// BOOLEAN.
+    Boolean,
+    /// NULL (relinquishes a commandable priority).
+    Null,
+    /// CharacterString.
+    String,
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime, Box<dyn std::error::Error>> {
+    Ok(tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?)
+}
+
+/// `HOST:PORT` (or `HOST`, port 47808) to an IPv4 socket address.
+fn parse_address(text: &str) -> Result<SocketAddrV4, Box<dyn std::error::Error>> {
+    let with_port = if text.contains(':') {
+        text.to_owned()
+    } else {
+        format!("{text}:{BACNET_PORT}")
+    };
+    let found = with_port
+        .to_socket_addrs()
+        .map_err(|e| format!("`{text}` is not a HOST:PORT address: {e}"))?
+        .find_map(|a| match a {
+            SocketAddr::V4(v4) => Some(v4),
+            SocketAddr::V6(_) => None,
+        });
+    found.ok_or_else(|| format!("`{text}` has no IPv4 address (BACnet/IP is IPv4)").into())
+}
+
+fn parse_object(text: &str) -> Result<ObjectIdentifier, Box<dyn std::error::Error>> {
+    text.trim().parse::<ObjectIdentifier>().map_err(|e| {
+        format!("`{text}` is not an object identifier like ai,1 or analog-value:3 ({e})").into()
+    })
+}
+
+fn parse_property(text: &str) -> Result<PropertyIdentifier, Box<dyn std::error::Error>> {
+    let text = text.trim();
+    if let Ok(n) = text.parse::<u32>() {
+        return Ok(PropertyIdentifier::from_u32(n));
+    }
+    text.parse::<PropertyIdentifier>().map_err(|_| {
+        format!("`{text}` is not a property (present-value, pv, object-list, 85...)").into()
+    })
+}
+
+/// `name` or `name[index]`.
+fn parse_property_index(
+    text: &str,
+) -> Result<(PropertyIdentifier, Option<u32>), Box<dyn std::error::Error>> {
+    match text
+        .trim()
+        .strip_suffix(']')
+        .and_then(|t| t.split_once('['))
+    {
+        Some((name, index)) => Ok((
+            parse_property(name)?,
+            Some(
+                index
+                    .parse()
+                    .map_err(|_| format!("`{index}` is not an array index"))?,
+            ),
+        )),
+        None => Ok((parse_property(text)?, None)),
+    }
+}
+
+fn tsm_config(timeout: f64) -> Result<TsmConfig, Box<dyn std::error::Error>> {
+    let apdu_timeout = Duration::try_from_secs_f64(timeout)
+        .map_err(|_| format!("--timeout {timeout} is not a number of seconds"))?;
+    Ok(TsmConfig {
+        apdu_timeout,
+        ..TsmConfig::default()
+    })
+}
+
+async fn start_client(
+    args: &ClientArgs,
+    broadcast: Option<Ipv4Addr>,
+) -> Result<BacnetClient, Box<dyn std::error::Error>> {
+    let mut config = ClientConfig::new(parse_address(&args.bind)?, broadcast);
+    config.tsm = tsm_config(args.timeout)?;
+    BacnetClient::start(config)
+        .await
+        .map_err(|e| format!("cannot bind {}: {e}", args.bind).into())
+}
+
+/// Parses a value typed on the command line; without `--type`, guesses from the object
+/// type (binary → enumerated, multi-state → unsigned, analog → real) and the text.
+fn parse_value(
+    text: &str,
+    value_type: Option<ValueType>,
+    object: ObjectIdentifier,
+    property: PropertyIdentifier,
+) -> Result<Vec<Element>, Box<dyn std::error::Error>> {
+    let bad = |kind: &str| format!("`{text}` is not a valid {kind} value");
+    let text = text.trim();
+    let lower = text.to_ascii_lowercase();
+    let guessed = value_type.unwrap_or_else(|| {
+        if lower == "null" {
+            ValueType::Null
+        } else if lower == "true" || lower == "false" {
+            ValueType::Boolean
+        } else if lower == "active" || lower == "inactive" {
+            ValueType::Enumerated
+        } else if property == PropertyIdentifier::PresentValue
+            || property == PropertyIdentifier::RelinquishDefault
+        {
+            match object.object_type() {
+                ObjectType::BinaryInput | ObjectType::BinaryOutput | ObjectType::BinaryValue => {
+                    ValueType::Enumerated
+                }
+                ObjectType::MultiStateInput
+                | ObjectType::MultiStateOutput
+                | ObjectType::MultiStateValue => ValueType::Unsigned,
+                _ if text.parse::<f64>().is_ok() => ValueType::Real,
+                _ => ValueType::String,
+            }
+        } else if text.parse::<u64>().is_ok() {
+            ValueType::Unsigned
+        } else if text.parse::<f64>().is_ok() {
+            ValueType::Real
+        } else {
+            ValueType::String
+        }
+    });
+    let value = match guessed {
+        ValueType::Null => ApplicationValue::Null,
+        ValueType::Boolean => match lower.as_str() {
+            "true" | "1" => ApplicationValue::Boolean(true),
+            "false" | "0" => ApplicationValue::Boolean(false),
+            _ => return Err(bad("boolean").into()),
+        },
+        ValueType::Enumerated => match lower.as_str() {
+            "active" => ApplicationValue::Enumerated(1),
+            "inactive" => ApplicationValue::Enumerated(0),
+            _ => ApplicationValue::Enumerated(text.parse().map_err(|_| bad("enumerated"))?),
+        },
+        ValueType::Unsigned => {
+            ApplicationValue::Unsigned(text.parse().map_err(|_| bad("unsigned"))?)
+        }
+        ValueType::Signed => ApplicationValue::Signed(text.parse().map_err(|_| bad("signed"))?),
+        ValueType::Real => ApplicationValue::Real(text.parse().map_err(|_| bad("real"))?),
+        ValueType::Double => ApplicationValue::Double(text.parse().map_err(|_| bad("double"))?),
+        ValueType::String => ApplicationValue::CharacterString(
+            text.strip_prefix('"')
+                .and_then(|t| t.strip_suffix('"'))
+                .unwrap_or(text)
+                .to_owned(),
+        ),
+    };
+    Ok(vec![Element::Application(value)])
+}
+
+fn element_json(element: &Element) -> Value {
+    match element {
+        Element::Application(value) => application_json(value),
+        Element::Context { tag, data } => {
+            let hex: String = data.iter().map(|b| format!("{b:02x}")).collect();
+            json!({"context": tag, "hex": hex})
+        }
+        Element::Constructed { tag, children } => {
+            json!({"context": tag, "children": children.iter().map(element_json).collect::<Vec<_>>()})
+        }
+    }
+}
+
+fn elements_json(elements: &[Element]) -> Value {
+    Value::Array(elements.iter().map(element_json).collect())
+}
+
+/// A one-line human rendering of tagged values.
+fn elements_text(elements: &[Element]) -> String {
+    let parts: Vec<String> = elements
+        .iter()
+        .map(|element| match element {
+            Element::Application(ApplicationValue::CharacterString(s)) => format!("{s:?}"),
+            Element::Application(ApplicationValue::Enumerated(e)) => format!("{e} (enumerated)"),
+            Element::Application(value) => {
+                let json = application_json(value);
+                match json.get("value") {
+                    Some(Value::String(s)) => s.clone(),
+                    Some(other) => other.to_string(),
+                    None => json.to_string(),
+                }
+            }
+            other => element_json(other).to_string(),
+        })
+        .collect();
+    match parts.len() {
+        1 => parts.join(""),
+        _ => format!("[{}]", parts.join(", ")),
+    }
+}
+
+fn error_json(error: &BacnetError) -> Value {
+    json!({"class": error.class.to_string(), "code": error.code.to_string()})
+}
+
+fn print_json(value: &Value) -> CommandResult {
+    println!("{}", serde_json::to_string_pretty(value)?);
+    Ok(())
+}
+
+fn serve(args: ServeArgs) -> CommandResult {
+    let bind = parse_address(&args.bind)?;
+    let mut profile = if args.objects == "stress" {
+        stress_profile()
+    } else {
+        let text = std::fs::read_to_string(&args.objects)
+            .map_err(|e| format!("cannot read {}: {e}", args.objects))?;
+        DeviceProfile::from_json(&text).map_err(|e| format!("{}: {e}", args.objects))?
+    };
+    if let Some(instance) = args.device_id {
+        profile.device.instance = instance;
+    }
+    let database = profile
+        .build()
+        .map_err(|e| format!("{}: {e}", args.objects))?;
+    let objects = database.len();
+    let device = database.device_identifier();
+    let mut config = ServerConfig::new(bind, database);
+    if args.broadcast.is_some() {
+        config.broadcast = args.broadcast;
+    }
+    config.tsm.max_apdu = MaxApdu::for_length(args.max_apdu);
+    runtime()?.block_on(async move {
+        let server = BacnetServer::start(config)
+            .await
+            .map_err(|e| format!("cannot bind {bind}: {e} (is another BACnet device on it?)"))?;
+        println!(
+            "serving {device} with {objects} objects on {} (Ctrl-C stops)",
+            server.local_addr()
+        );
+        std::future::pending::<()>().await;
+        Ok(())
+    })
+}
+
+fn whois(args: WhoisArgs) -> CommandResult {
+    let bind = parse_address(&args.bind)?;
+    let broadcast = args.broadcast.or_else(|| {
+        if bind.ip().is_loopback() {
+            Some(Ipv4Addr::new(127, 255, 255, 255))
+        } else {
+            Some(Ipv4Addr::BROADCAST)
+        }
+    });
+    let range = match (args.low, args.high) {
+        (Some(low), Some(high)) => Some(
+            InstanceRange::new(low, high)
+                .ok_or_else(|| format!("--low {low} --high {high}: need low <= high <= 4194303"))?,
+        ),
+        _ => None,
+    };
+    let destination = match &args.to {
+        Some(to) => Destination::Unicast(parse_address(to)?),
+        None => Destination::Broadcast,
+    };
+    let wait = Duration::try_from_secs_f64(args.timeout)
+        .map_err(|_| format!("--timeout {} is not a number of seconds", args.timeout))?;
+    let found = runtime()?.block_on(async move {
+        let client = BacnetClient::bind(bind, broadcast)
+            .await
+            .map_err(|e| format!("cannot bind {bind}: {e}"))?;
+        client
+            .who_is_at(destination, range, wait)
+            .await
+            .map_err(Box::<dyn std::error::Error>::from)
+    })?;
+    if args.json {
+        let list: Vec<Value> = found
+            .iter()
+            .map(|(address, i_am)| {
+                json!({
+                    "address": address.to_string(),
+                    "device": i_am.device.to_string(),
+                    "instance": i_am.device.instance(),
+                    "max_apdu": i_am.max_apdu_length_accepted,
+                    "segmentation": i_am.segmentation_supported.to_string(),
+                    "vendor_id": i_am.vendor_id,
+                })
+            })
+            .collect();
+        return print_json(&Value::Array(list));
+    }
+    for (address, i_am) in &found {
+        println!(
+            "{} at {address}: max-apdu {}, {}, vendor {}",
+            i_am.device, i_am.max_apdu_length_accepted, i_am.segmentation_supported, i_am.vendor_id
+        );
+    }
+    println!("{} device(s) answered", found.len());
+    Ok(())
+}
+
+fn read(args: ReadArgs) -> CommandResult {
+    let to = parse_address(&args.address)?;
+    let object = parse_object(&args.object)?;
+    let property = parse_property(&args.property)?;
+    let value = runtime()?.block_on(async {
+        let client = start_client(&args.client, None).await?;
+        client
+            .read(to, object, property, args.index)
+            .await
+            .map_err(Box::<dyn std::error::Error>::from)
+    })?;
+    if args.client.json {
+        return print_json(&json!({
+            "address": to.to_string(),
+            "object": object.to_string(),
+            "property": property.to_string(),
+            "index": args.index,
+            "value": elements_json(&value),
+        }));
+    }
+    let index = args.index.map(|i| format!("[{i}]")).unwrap_or_default();
+    println!("{object} {property}{index}: {}", elements_text(&value));
+    Ok(())
+}
+
+fn write(args: WriteArgs) -> CommandResult {
+    let to = parse_address(&args.address)?;
+    let object = parse_object(&args.object)?;
+    let property = parse_property(&args.property)?;
+    let value = parse_value(&args.value, args.value_type, object, property)?;
+    runtime()?.block_on(async {
+        let client = start_client(&args.client, None).await?;
+        client
+            .write(to, object, property, value, args.priority, args.index)
+            .await
+            .map_err(Box::<dyn std::error::Error>::from)
+    })?;
+    if args.client.json {
+        return print_json(&json!({"ok": true, "object": object.to_string(),
+                                  "property": property.to_string()}));
+    }
+    println!("ok: wrote {object} {property}");
+    Ok(())
+}
+
+fn rpm(args: RpmArgs) -> CommandResult {
+    let to = parse_address(&args.address)?;
+    let mut specifications = Vec::new();
+    for spec in &args.specs {
+        let (object, properties) = spec
+            .rsplit_once(':')
+            .filter(|(_, p)| !p.is_empty() && !p.chars().all(|c| c.is_ascii_digit()))
+            .ok_or_else(|| format!("`{spec}` is not OBJECT:PROP,PROP (e.g. ai,1:pv,units)"))?;
+        let properties = properties
+            .split(',')
+            .map(|p| {
+                parse_property_index(p).map(|(property, array_index)| PropertyReference {
+                    property,
+                    array_index,
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        specifications.push(ReadAccessSpecification {
+            object: parse_object(object)?,
+            properties,
+        });
+    }
+    let results = runtime()?.block_on(async {
+        let client = start_client(&args.client, None).await?;
+        client
+            .read_multiple(to, specifications)
+            .await
+            .map_err(Box::<dyn std::error::Error>::from)
+    })?;
+    if args.client.json {
+        let list: Vec<Value> = results
+            .iter()
+            .map(|object| {
+                let properties: Vec<Value> = object
+                    .results
+                    .iter()
+                    .map(|r| {
+                        let mut entry = json!({"property": r.property.to_string(),
+                                               "index": r.array_index});
+                        match &r.result {
+                            ReadResult::Value(value) => entry["value"] = elements_json(value),
+                            ReadResult::Error(error) => entry["error"] = error_json(error),
+                        }
+                        entry
+                    })
+                    .collect();
+                json!({"object": object.object.to_string(), "results": properties})
+            })
+            .collect();
+        return print_json(&Value::Array(list));
+    }
+    for object in &results {
+        println!("{}", object.object);
+        for r in &object.results {
+            let index = r.array_index.map(|i| format!("[{i}]")).unwrap_or_default();
+            match &r.result {
+                ReadResult::Value(value) => {
+                    println!("  {}{index}: {}", r.property, elements_text(value));
+                }
+                ReadResult::Error(error) => {
+                    println!(
+                        "  {}{index}: error {}:{}",
+                        r.property, error.class, error.code
+                    );
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn wpm(args: WpmArgs) -> CommandResult {
+    let to = parse_address(&args.address)?;
+    let mut specifications: Vec<WriteAccessSpecification> = Vec::new();
+    for write in &args.writes {
+        let (target, text) = write
+            .split_once('=')
+            .ok_or_else(|| format!("`{write}` is not OBJECT:PROP=VALUE (e.g. av,1:pv=72)"))?;
+        let (object, property) = target
+            .rsplit_once(':')
+            .ok_or_else(|| format!("`{write}` is not OBJECT:PROP=VALUE (e.g. av,1:pv=72)"))?;
+        let object = parse_object(object)?;
+        let (property, array_index) = parse_property_index(property)?;
+        let value = parse_value(text, args.value_type, object, property)?;
+        let entry = PropertyValue {
+            property,
+            array_index,
+            value,
+            priority: args.priority,
+        };
+        match specifications.last_mut() {
+            Some(last) if last.object == object => last.properties.push(entry),
+            _ => specifications.push(WriteAccessSpecification {
+                object,
+                properties: vec![entry],
+            }),
+        }
+    }
+    let count = args.writes.len();
+    runtime()?.block_on(async {
+        let client = start_client(&args.client, None).await?;
+        client
+            .write_multiple(to, specifications)
+            .await
+            .map_err(Box::<dyn std::error::Error>::from)
+    })?;
+    if args.client.json {
+        return print_json(&json!({"ok": true, "writes": count}));
+    }
+    println!("ok: {count} write(s) done");
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn one(value: ApplicationValue) -> Vec<Element> {
+        vec![Element::Application(value)]
+    }
+
+    #[test]
+    fn values_are_typed_from_the_object_and_the_text() {
+        let av: ObjectIdentifier = "av,1".parse().unwrap();
+        let bv: ObjectIdentifier = "bv,1".parse().unwrap();
+        let msv: ObjectIdentifier = "msv,1".parse().unwrap();
+        let pv = PropertyIdentifier::PresentValue;
+        let guess = |text, object| parse_value(text, None, object, pv).unwrap();
+        assert_eq!(guess("72.5", av), one(ApplicationValue::Real(72.5)));
+        assert_eq!(guess("null", av), one(ApplicationValue::Null));
+        assert_eq!(guess("active", bv), one(ApplicationValue::Enumerated(1)));
+        assert_eq!(guess("0", bv), one(ApplicationValue::Enumerated(0)));
+        assert_eq!(guess("2", msv), one(ApplicationValue::Unsigned(2)));
+        let description = PropertyIdentifier::Description;
+        assert_eq!(
+            parse_value("\"north zone\"", None, av, description).unwrap(),
+            one(ApplicationValue::CharacterString("north zone".to_owned()))
+        );
+        assert_eq!(
+            parse_value("-3", Some(ValueType::Signed), av, pv).unwrap(),
+            one(ApplicationValue::Signed(-3))
+        );
+        let error = parse_value("warm", Some(ValueType::Real), av, pv).unwrap_err();
+        assert_eq!(error.to_string(), "`warm` is not a valid real value");
+    }
+
+    #[test]
+    fn addresses_and_property_indexes_parse() {
+        assert_eq!(
+            parse_address("127.0.0.1:47809").unwrap(),
+            SocketAddrV4::new(Ipv4Addr::LOCALHOST, 47809)
+        );
+        assert_eq!(parse_address("127.0.0.1").unwrap().port(), BACNET_PORT);
+        assert!(parse_address("not an address:1").is_err());
+        assert_eq!(
+            parse_property_index("priority-array[8]").unwrap(),
+            (PropertyIdentifier::PriorityArray, Some(8))
+        );
+        assert_eq!(
+            parse_property_index("pv").unwrap(),
+            (PropertyIdentifier::PresentValue, None)
+        );
+        assert!(parse_property_index("pv[x]").is_err());
+    }
 }

@@ -2,6 +2,7 @@
 
 mod bacnet;
 mod bench;
+mod bench_opcua;
 mod haystack;
 mod opcua;
 
@@ -32,7 +33,7 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// BACnet: decode datagrams, look up names (clients and servers are coming).
+    /// BACnet/IP: serve a simulated device, discover, read and write, decode datagrams.
     #[command(subcommand)]
     Bacnet(bacnet::BacnetCommand),
     /// Project Haystack: convert and check grids (server and client are coming).

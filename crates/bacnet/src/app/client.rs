@@ -1,0 +1,476 @@
+//! `ClientCore`: the sans-IO BACnet client. It turns typed requests into NPDUs through a
+//! [`ClientTsm`], matches the answers to the requests by peer and invoke id, decodes the
+//! ACKs into [`ComplexAckParameters`] and maps Error, Reject, Abort and timeouts to a typed
+//! [`ClientError`]. I-Am and I-Have answers are queued for the application and teach the
+//! TSM each peer's APDU and segmentation limits.
+
+use std::collections::VecDeque;
+use std::fmt;
+use std::net::SocketAddrV4;
+use std::time::Instant;
+
+use super::server::{Destination, Transmit};
+use crate::apdu::{
+    Apdu, BacnetError, ConfirmedServiceChoice, MaxApdu, MaxSegments, UnconfirmedServiceChoice,
+};
+use crate::encoding::{Element, ObjectIdentifier, ObjectPropertyReference, Reader};
+use crate::enums::{AbortReason, PropertyIdentifier, RejectReason};
+use crate::network::npdu::{Npdu, NpduBody};
+use crate::services::{
+    ComplexAckParameters, ConfirmedRequest, IAm, IHave, InstanceRange, ReadAccessSpecification,
+    ReadPropertyMultipleRequest, ReadPropertyRequest, UnconfirmedRequest, WhoHas, WhoHasObject,
+    WhoIs, WriteAccessSpecification, WritePropertyMultipleError, WritePropertyMultipleRequest,
+    WritePropertyRequest,
+};
+use crate::tsm::{ClientEvent, ClientTsm, SendError, TsmConfig};
+
+/// Most I-Am / I-Have answers kept until the application takes them; the oldest are
+/// dropped past this.
+pub const MAX_QUEUED_ANNOUNCEMENTS: usize = 4096;
+/// Most completions kept until the application takes them.
+pub const MAX_QUEUED_COMPLETIONS: usize = 4096;
+
+/// Why a request did not succeed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ClientError {
+    /// The device answered with an Error PDU.
+    Error {
+        /// The failed service.
+        service: ConfirmedServiceChoice,
+        /// Error class and code.
+        error: BacnetError,
+    },
+    /// WritePropertyMultiple failed: the writes before `first_failed` were done.
+    WriteMultipleFailed {
+        /// Error class and code.
+        error: BacnetError,
+        /// The first write that failed.
+        first_failed: ObjectPropertyReference,
+    },
+    /// The device rejected the request (it could not parse or does not offer it).
+    Reject(RejectReason),
+    /// The transaction was aborted.
+    Abort {
+        /// Why.
+        reason: AbortReason,
+        /// True when the device aborted, false when this side did.
+        by_server: bool,
+    },
+    /// No answer after every retry.
+    Timeout,
+    /// The request could not be sent (no invoke id free, too long for the peer).
+    Send(SendError),
+    /// The answer did not decode.
+    BadReply(String),
+    /// The socket failed or the client is shut down (drivers only).
+    Io(String),
+    /// An argument could not be used (a shorthand that does not parse...).
+    InvalidArgument(String),
+}
+
+impl fmt::Display for ClientError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Error { service, error } => write!(
+                f,
+                "{service} failed: {}:{}; check the object, property, index and value type",
+                error.class, error.code
+            ),
+            Self::WriteMultipleFailed {
+                error,
+                first_failed,
+            } => {
+                write!(
+                    f,
+                    "write-property-multiple failed at {} {}",
+                    first_failed.object, first_failed.property
+                )?;
+                if let Some(index) = first_failed.array_index {
+                    write!(f, "[{index}]")?;
+                }
+                write!(
+                    f,
+                    ": {}:{}; the writes before it were done",
+                    error.class, error.code
+                )
+            }
+            Self::Reject(reason) => write!(
+                f,
+                "request rejected: {reason}; the device does not support or cannot parse it"
+            ),
+            Self::Abort { reason, by_server } => {
+                let who = if *by_server {
+                    "the device"
+                } else {
+                    "this client"
+                };
+                write!(f, "transaction aborted by {who}: {reason}")?;
+                if *reason == AbortReason::SegmentationNotSupported
+                    || *reason == AbortReason::BufferOverflow
+                {
+                    write!(f, "; ask for less (an array index, fewer properties)")?;
+                }
+                Ok(())
+            }
+            Self::Timeout => write!(
+                f,
+                "no answer from the device; check its address, port and that it is running"
+            ),
+            Self::Send(error) => write!(f, "request not sent: {error}"),
+            Self::BadReply(detail) => write!(f, "the device's answer does not decode: {detail}"),
+            Self::Io(detail) => write!(f, "network error: {detail}"),
+            Self::InvalidArgument(detail) => write!(f, "invalid argument: {detail}"),
+        }
+    }
+}
+
+impl std::error::Error for ClientError {}
+
+/// A successful answer.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Reply {
+    /// SimpleACK (writes).
+    SimpleAck,
+    /// ComplexACK with its decoded parameters (reads).
+    ComplexAck(ComplexAckParameters),
+}
+
+/// The end of one request, drained from [`ClientCore::poll_completion`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Completion {
+    /// The device asked.
+    pub peer: SocketAddrV4,
+    /// The invoke id [`ClientCore::send`] returned.
+    pub invoke_id: u8,
+    /// The answer.
+    pub result: Result<Reply, ClientError>,
+}
+
+/// An unconfirmed answer received: I-Am or I-Have.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Announcement {
+    /// An I-Am and the address it came from.
+    IAm(SocketAddrV4, IAm),
+    /// An I-Have and the address it came from.
+    IHave(SocketAddrV4, IHave),
+}
+
+/// A sans-IO BACnet client for devices on the local B/IP network.
+#[derive(Debug)]
+pub struct ClientCore {
+    tsm: ClientTsm<SocketAddrV4>,
+    transmits: VecDeque<Transmit>,
+    completions: VecDeque<Completion>,
+    announcements: VecDeque<Announcement>,
+    malformed: u64,
+}
+
+impl ClientCore {
+    /// A client with the TSM timeouts, retries and limits of `config`.
+    pub fn new(config: TsmConfig) -> Self {
+        Self {
+            tsm: ClientTsm::new(config),
+            transmits: VecDeque::new(),
+            completions: VecDeque::new(),
+            announcements: VecDeque::new(),
+            malformed: 0,
+        }
+    }
+
+    /// The TSM configuration.
+    pub fn config(&self) -> &TsmConfig {
+        self.tsm.config()
+    }
+
+    /// Datagrams that did not decode.
+    pub fn malformed(&self) -> u64 {
+        self.malformed
+    }
+
+    /// Records a peer's limits (also learnt from every I-Am received).
+    pub fn set_peer_limits(&mut self, peer: SocketAddrV4, i_am: &IAm) {
+        let octets = u16::try_from(i_am.max_apdu_length_accepted).unwrap_or(u16::MAX);
+        self.tsm.set_peer_limits(
+            peer,
+            MaxApdu::for_length(octets),
+            i_am.segmentation_supported,
+            MaxSegments::Unspecified,
+        );
+    }
+
+    /// Sends a confirmed request; returns the invoke id its [`Completion`] will carry.
+    pub fn send(
+        &mut self,
+        now: Instant,
+        to: SocketAddrV4,
+        request: &ConfirmedRequest,
+    ) -> Result<u8, ClientError> {
+        let mut payload = Vec::new();
+        request.encode(&mut payload);
+        let invoke_id = self
+            .tsm
+            .send_request(now, to, request.service_choice(), payload)
+            .map_err(ClientError::Send)?;
+        self.drain_tsm();
+        Ok(invoke_id)
+    }
+
+    /// ReadProperty of `property` (one element when `array_index` is given; 0 reads the
+    /// array's length).
+    pub fn read_property(
+        &mut self,
+        now: Instant,
+        to: SocketAddrV4,
+        object: ObjectIdentifier,
+        property: PropertyIdentifier,
+        array_index: Option<u32>,
+    ) -> Result<u8, ClientError> {
+        let request = ConfirmedRequest::ReadProperty(ReadPropertyRequest {
+            object,
+            property,
+            array_index,
+        });
+        self.send(now, to, &request)
+    }
+
+    /// WriteProperty of `value` (tagged elements) with an optional priority (1..=16) and
+    /// array index.
+    #[allow(clippy::too_many_arguments)]
+    pub fn write_property(
+        &mut self,
+        now: Instant,
+        to: SocketAddrV4,
+        object: ObjectIdentifier,
+        property: PropertyIdentifier,
+        value: Vec<Element>,
+        priority: Option<u8>,
+        array_index: Option<u32>,
+    ) -> Result<u8, ClientError> {
+        let request = ConfirmedRequest::WriteProperty(WritePropertyRequest {
+            object,
+            property,
+            array_index,
+            value,
+            priority,
+        });
+        self.send(now, to, &request)
+    }
+
+    /// ReadPropertyMultiple.
+    pub fn read_property_multiple(
+        &mut self,
+        now: Instant,
+        to: SocketAddrV4,
+        specifications: Vec<ReadAccessSpecification>,
+    ) -> Result<u8, ClientError> {
+        let request =
+            ConfirmedRequest::ReadPropertyMultiple(ReadPropertyMultipleRequest { specifications });
+        self.send(now, to, &request)
+    }
+
+    /// WritePropertyMultiple.
+    pub fn write_property_multiple(
+        &mut self,
+        now: Instant,
+        to: SocketAddrV4,
+        specifications: Vec<WriteAccessSpecification>,
+    ) -> Result<u8, ClientError> {
+        let request = ConfirmedRequest::WritePropertyMultiple(WritePropertyMultipleRequest {
+            specifications,
+        });
+        self.send(now, to, &request)
+    }
+
+    /// Queues a Who-Is (for devices in `range`, or all) to `destination`.
+    pub fn who_is(&mut self, range: Option<InstanceRange>, destination: Destination) {
+        self.queue_unconfirmed(&UnconfirmedRequest::WhoIs(WhoIs { range }), destination);
+    }
+
+    /// Queues a Who-Has for an object by identifier or name.
+    pub fn who_has(
+        &mut self,
+        range: Option<InstanceRange>,
+        object: WhoHasObject,
+        destination: Destination,
+    ) {
+        let request = UnconfirmedRequest::WhoHas(WhoHas { range, object });
+        self.queue_unconfirmed(&request, destination);
+    }
+
+    fn queue_unconfirmed(&mut self, request: &UnconfirmedRequest, destination: Destination) {
+        let mut payload = Vec::new();
+        request.encode(&mut payload);
+        let mut apdu = Vec::with_capacity(payload.len() + 2);
+        Apdu::UnconfirmedRequest {
+            service: request.service_choice(),
+            payload: &payload,
+        }
+        .encode(&mut apdu);
+        let mut npdu = Vec::with_capacity(apdu.len() + 2);
+        Npdu::local_apdu(&apdu, false).encode(&mut npdu);
+        self.transmits.push_back(Transmit { destination, npdu });
+    }
+
+    /// Handles one NPDU received from `from`.
+    pub fn handle_npdu(&mut self, now: Instant, from: SocketAddrV4, npdu: &[u8]) {
+        let Ok(decoded) = Npdu::decode(&mut Reader::new(npdu)) else {
+            self.malformed += 1;
+            return;
+        };
+        let NpduBody::Apdu(apdu) = decoded.body else {
+            return;
+        };
+        if decoded.destination.is_some() || decoded.source.is_some() {
+            // Routed traffic is not handled yet: only local devices are addressed.
+            return;
+        }
+        match Apdu::decode(&mut Reader::new(apdu)) {
+            Ok(Apdu::UnconfirmedRequest { service, payload }) => {
+                self.handle_unconfirmed(from, service, payload);
+            }
+            Ok(Apdu::ConfirmedRequest { .. }) => {}
+            Ok(_) => {
+                self.tsm.handle_datagram(now, from, apdu);
+                self.drain_tsm();
+            }
+            Err(_) => self.malformed += 1,
+        }
+    }
+
+    fn handle_unconfirmed(
+        &mut self,
+        from: SocketAddrV4,
+        service: UnconfirmedServiceChoice,
+        payload: &[u8],
+    ) {
+        let announcement = match UnconfirmedRequest::decode(service, &mut Reader::new(payload)) {
+            Ok(UnconfirmedRequest::IAm(i_am)) => {
+                self.set_peer_limits(from, &i_am);
+                Announcement::IAm(from, i_am)
+            }
+            Ok(UnconfirmedRequest::IHave(i_have)) => Announcement::IHave(from, i_have),
+            Ok(_) => return,
+            Err(_) => {
+                self.malformed += 1;
+                return;
+            }
+        };
+        if self.announcements.len() >= MAX_QUEUED_ANNOUNCEMENTS {
+            self.announcements.pop_front();
+        }
+        self.announcements.push_back(announcement);
+    }
+
+    /// Handles the deadlines due at `now` (retries, timeouts).
+    pub fn handle_timeout(&mut self, now: Instant) {
+        self.tsm.handle_timeout(now);
+        self.drain_tsm();
+    }
+
+    /// When [`Self::handle_timeout`] should next be called.
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        self.tsm.poll_timeout()
+    }
+
+    /// The next NPDU to send.
+    pub fn poll_transmit(&mut self) -> Option<Transmit> {
+        self.transmits.pop_front()
+    }
+
+    /// The next finished request.
+    pub fn poll_completion(&mut self) -> Option<Completion> {
+        self.completions.pop_front()
+    }
+
+    /// The next I-Am or I-Have received.
+    pub fn poll_announcement(&mut self) -> Option<Announcement> {
+        self.announcements.pop_front()
+    }
+
+    /// Gives up on a request (its Completion never comes).
+    pub fn cancel(&mut self, peer: SocketAddrV4, invoke_id: u8) -> bool {
+        self.tsm.cancel(&peer, invoke_id)
+    }
+
+    fn drain_tsm(&mut self) {
+        while let Some((peer, apdu)) = self.tsm.poll_transmit() {
+            let mut npdu = Vec::with_capacity(apdu.len() + 2);
+            Npdu::local_apdu(&apdu, true).encode(&mut npdu);
+            self.transmits.push_back(Transmit {
+                destination: Destination::Unicast(peer),
+                npdu,
+            });
+        }
+        while let Some(event) = self.tsm.poll_event() {
+            let completion = completion_of(event);
+            if self.completions.len() >= MAX_QUEUED_COMPLETIONS {
+                self.completions.pop_front();
+            }
+            self.completions.push_back(completion);
+        }
+    }
+}
+
+/// Turns a TSM event into the typed result of the request it ends.
+fn completion_of(event: ClientEvent<SocketAddrV4>) -> Completion {
+    let (peer, invoke_id, result) = match event {
+        ClientEvent::SimpleAck {
+            peer, invoke_id, ..
+        } => (peer, invoke_id, Ok(Reply::SimpleAck)),
+        ClientEvent::ComplexAck {
+            peer,
+            invoke_id,
+            service,
+            payload,
+        } => {
+            let result = ComplexAckParameters::decode(service, &mut Reader::new(&payload))
+                .map(Reply::ComplexAck)
+                .map_err(|e| ClientError::BadReply(e.to_string()));
+            (peer, invoke_id, result)
+        }
+        ClientEvent::Error {
+            peer,
+            invoke_id,
+            service,
+            payload,
+        } => (peer, invoke_id, Err(decode_error(service, &payload))),
+        ClientEvent::Reject {
+            peer,
+            invoke_id,
+            reason,
+        } => (peer, invoke_id, Err(ClientError::Reject(reason))),
+        ClientEvent::Abort {
+            peer,
+            invoke_id,
+            reason,
+            by_server,
+        } => (
+            peer,
+            invoke_id,
+            Err(ClientError::Abort { reason, by_server }),
+        ),
+        ClientEvent::Timeout { peer, invoke_id } => (peer, invoke_id, Err(ClientError::Timeout)),
+    };
+    Completion {
+        peer,
+        invoke_id,
+        result,
+    }
+}
+
+/// Decodes Error-PDU parameters: the WritePropertyMultiple error type, or the plain pair.
+fn decode_error(service: ConfirmedServiceChoice, payload: &[u8]) -> ClientError {
+    if service == ConfirmedServiceChoice::WritePropertyMultiple {
+        let mut reader = Reader::new(payload);
+        if let Ok(wpm) = WritePropertyMultipleError::decode(&mut reader) {
+            return ClientError::WriteMultipleFailed {
+                error: wpm.error,
+                first_failed: wpm.first_failed_write_attempt,
+            };
+        }
+    }
+    match BacnetError::decode_payload(&mut Reader::new(payload)) {
+        Ok(error) => ClientError::Error { service, error },
+        Err(e) => ClientError::BadReply(e.to_string()),
+    }
+}

@@ -1,0 +1,564 @@
+//! `DeviceServer`: the sans-IO BACnet device. It takes NPDUs in, answers confirmed requests
+//! from its [`ObjectDatabase`] through a [`ServerTsm`] (so long answers are segmented and
+//! repeated requests are answered from the response cache) and answers Who-Is and Who-Has;
+//! the NPDUs to send come out of [`DeviceServer::poll_transmit`].
+//!
+//! Routing: this device is not a router. NPDUs carrying a DNET other than the global
+//! broadcast are dropped, as are network-layer messages. A request that came through a
+//! router (SNET/SADR present) is answered with DNET/DADR set to that SNET/SADR, sent to the
+//! router's B/IP address (Clause 6.5.2).
+
+use std::collections::VecDeque;
+use std::net::SocketAddrV4;
+use std::time::Instant;
+
+use crate::apdu::{Apdu, BacnetError, UnconfirmedServiceChoice};
+use crate::encoding::{ApplicationValue, Element, ObjectPropertyReference, Reader};
+use crate::enums::PropertyIdentifier;
+use crate::network::npdu::{
+    DEFAULT_HOP_COUNT, GLOBAL_BROADCAST_NETWORK, NetworkPriority, Npdu, NpduBody, RemoteAddress,
+};
+use crate::objects::database::ObjectDatabase;
+use crate::objects::value::PropertyData;
+use crate::objects::{PropertyError, PropertySelection};
+use crate::services::{
+    ConfirmedRequest, IAm, IHave, PropertyReadResult, ReadAccessResult, ReadPropertyAck,
+    ReadPropertyMultipleAck, ReadPropertyMultipleRequest, ReadResult, UnconfirmedRequest, WhoHas,
+    WhoHasObject, WhoIs, WritePropertyMultipleError, WritePropertyMultipleRequest,
+    WritePropertyRequest, reject_reason_for,
+};
+use crate::tsm::{Response, ServerEvent, ServerTsm, TsmConfig};
+
+/// Most NPDUs waiting in the transmit queue; older unsent ones are dropped past this so a
+/// flood of Who-Is cannot grow memory without bound.
+pub const MAX_QUEUED_TRANSMITS: usize = 4096;
+
+/// Where a request came from: the B/IP address of the sender (the device itself, or the
+/// router that forwarded it) and, for routed messages, the originator's network address.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct PeerAddress {
+    /// The UDP address the NPDU came from (or that a Forwarded-NPDU names).
+    pub link: SocketAddrV4,
+    /// SNET/SADR of a routed request; the answer goes back with this as DNET/DADR.
+    pub remote: Option<RemoteAddress>,
+}
+
+impl PeerAddress {
+    /// A device on the local B/IP network.
+    pub const fn local(link: SocketAddrV4) -> Self {
+        Self { link, remote: None }
+    }
+}
+
+/// Where an outgoing NPDU goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Destination {
+    /// One B/IP address (Original-Unicast-NPDU).
+    Unicast(SocketAddrV4),
+    /// The local broadcast address (Original-Broadcast-NPDU).
+    Broadcast,
+}
+
+/// One NPDU to send.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Transmit {
+    /// Where to send it.
+    pub destination: Destination,
+    /// The encoded NPDU (without BVLL).
+    pub npdu: Vec<u8>,
+}
+
+impl Transmit {
+    /// True when the NPDU goes to the local broadcast address.
+    pub const fn is_broadcast(&self) -> bool {
+        matches!(self.destination, Destination::Broadcast)
+    }
+}
+
+/// Counters of what the server did with its input, beyond the TSM's own.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ServerStats {
+    /// NPDUs or APDUs that did not decode.
+    pub malformed: u64,
+    /// Network-layer messages dropped (this device is not a router).
+    pub network_messages: u64,
+    /// NPDUs for another network dropped.
+    pub not_for_us: u64,
+    /// Confirmed requests executed.
+    pub requests: u64,
+    /// Confirmed requests rejected (undecodable parameters or unknown service).
+    pub rejected: u64,
+    /// Who-Is and Who-Has answered.
+    pub announcements: u64,
+    /// Unconfirmed requests ignored (other services, ranges that exclude us, undecodable).
+    pub unconfirmed_ignored: u64,
+}
+
+/// A sans-IO BACnet device: an object database served over a server TSM.
+pub struct DeviceServer {
+    database: ObjectDatabase,
+    tsm: ServerTsm<PeerAddress>,
+    transmits: VecDeque<Transmit>,
+    unicast_i_am: bool,
+    stats: ServerStats,
+}
+
+impl std::fmt::Debug for DeviceServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DeviceServer")
+            .field("database", &self.database)
+            .field("stats", &self.stats)
+            .finish_non_exhaustive()
+    }
+}
+
+impl DeviceServer {
+    /// A server for `database` with the TSM limits of `config`. The Device object's
+    /// max-apdu-length-accepted, segmentation-supported and max-segments-accepted are set
+    /// from `config`, so that what the device says matches what its TSM does.
+    pub fn new(mut database: ObjectDatabase, config: TsmConfig) -> Self {
+        let device = database.device_identifier();
+        let max_segments = config
+            .max_segments
+            .count()
+            .map_or(u64::from(crate::tsm::UNSPECIFIED_SEGMENT_LIMIT), u64::from);
+        let settings = [
+            (
+                PropertyIdentifier::MaxApduLengthAccepted,
+                ApplicationValue::Unsigned(u64::from(config.max_apdu.octets())),
+            ),
+            (
+                PropertyIdentifier::SegmentationSupported,
+                ApplicationValue::Enumerated(config.segmentation.to_u32()),
+            ),
+            (
+                PropertyIdentifier::MaxSegmentsAccepted,
+                ApplicationValue::Unsigned(max_segments),
+            ),
+        ];
+        for (property, value) in settings {
+            // The Device object always exists; a failure here leaves the old value.
+            let _ = database.set_local(device, property, PropertyData::Single(value));
+        }
+        Self {
+            database,
+            tsm: ServerTsm::new(config),
+            transmits: VecDeque::new(),
+            unicast_i_am: false,
+            stats: ServerStats::default(),
+        }
+    }
+
+    /// The object database.
+    pub fn database(&self) -> &ObjectDatabase {
+        &self.database
+    }
+
+    /// The object database, to change objects from the application.
+    pub fn database_mut(&mut self) -> &mut ObjectDatabase {
+        &mut self.database
+    }
+
+    /// The TSM limits in use.
+    pub fn config(&self) -> &TsmConfig {
+        self.tsm.config()
+    }
+
+    /// Counters of this layer.
+    pub fn stats(&self) -> ServerStats {
+        self.stats
+    }
+
+    /// The TSM's counters (retries, duplicates, segments...).
+    pub fn tsm_stats(&self) -> crate::tsm::TsmStats {
+        self.tsm.stats()
+    }
+
+    /// Answer Who-Is with a unicast I-Am to the asker instead of a broadcast (the default,
+    /// as most devices do, is to broadcast).
+    pub fn set_unicast_i_am(&mut self, unicast: bool) {
+        self.unicast_i_am = unicast;
+    }
+
+    /// This device's I-Am parameters.
+    pub fn i_am_parameters(&self) -> IAm {
+        let device = self.database.device_identifier();
+        let vendor_id =
+            match self
+                .database
+                .read_property(device, PropertyIdentifier::VendorIdentifier, None)
+            {
+                Ok(value) => match value.as_slice() {
+                    [Element::Application(ApplicationValue::Unsigned(id))] => {
+                        u16::try_from(*id).unwrap_or(0)
+                    }
+                    _ => 0,
+                },
+                Err(_) => 0,
+            };
+        let config = self.tsm.config();
+        IAm {
+            device,
+            max_apdu_length_accepted: u32::from(config.max_apdu.octets()),
+            segmentation_supported: config.segmentation,
+            vendor_id,
+        }
+    }
+
+    /// Queues an I-Am broadcast (as a device does when it starts).
+    pub fn i_am(&mut self) {
+        let request = UnconfirmedRequest::IAm(self.i_am_parameters());
+        self.queue_unconfirmed(&request, Destination::Broadcast, None);
+    }
+
+    /// Handles one NPDU received from `from` (`was_broadcast` when it came as a BVLL
+    /// broadcast). Answers are queued for [`Self::poll_transmit`].
+    pub fn handle_npdu(
+        &mut self,
+        now: Instant,
+        from: SocketAddrV4,
+        npdu: &[u8],
+        was_broadcast: bool,
+    ) {
+        let Ok(decoded) = Npdu::decode(&mut Reader::new(npdu)) else {
+            self.stats.malformed += 1;
+            return;
+        };
+        let NpduBody::Apdu(apdu) = decoded.body else {
+            self.stats.network_messages += 1;
+            return;
+        };
+        if decoded
+            .destination
+            .is_some_and(|d| d.network != GLOBAL_BROADCAST_NETWORK)
+        {
+            self.stats.not_for_us += 1;
+            return;
+        }
+        let peer = PeerAddress {
+            link: from,
+            remote: decoded.source,
+        };
+        match Apdu::decode(&mut Reader::new(apdu)) {
+            Ok(Apdu::UnconfirmedRequest { service, payload }) => {
+                self.handle_unconfirmed(peer, service, payload, was_broadcast);
+            }
+            Ok(_) => {
+                self.tsm.handle_datagram(now, peer, apdu);
+                self.drain_tsm(now);
+            }
+            Err(_) => self.stats.malformed += 1,
+        }
+    }
+
+    /// Handles the deadlines due at `now` (segment retransmissions, expiries).
+    pub fn handle_timeout(&mut self, now: Instant) {
+        self.tsm.handle_timeout(now);
+        self.drain_tsm(now);
+    }
+
+    /// When [`Self::handle_timeout`] should next be called.
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        self.tsm.poll_timeout()
+    }
+
+    /// The next NPDU to send.
+    pub fn poll_transmit(&mut self) -> Option<Transmit> {
+        self.transmits.pop_front()
+    }
+
+    fn drain_tsm(&mut self, now: Instant) {
+        loop {
+            while let Some(event) = self.tsm.poll_event() {
+                if let ServerEvent::Request {
+                    peer,
+                    invoke_id,
+                    service,
+                    payload,
+                    ..
+                } = event
+                {
+                    let response = self.execute(service, &payload);
+                    // The transaction was delivered just now, so it is known to the TSM.
+                    let _ = self.tsm.respond(now, peer, invoke_id, response);
+                }
+            }
+            let Some((peer, apdu)) = self.tsm.poll_transmit() else {
+                break;
+            };
+            self.queue_apdu(&peer, &apdu, false);
+        }
+    }
+
+    fn queue_apdu(&mut self, peer: &PeerAddress, apdu: &[u8], expecting_reply: bool) {
+        let npdu = Npdu {
+            destination: peer.remote,
+            source: None,
+            hop_count: DEFAULT_HOP_COUNT,
+            expecting_reply,
+            priority: NetworkPriority::Normal,
+            body: NpduBody::Apdu(apdu),
+        };
+        let mut bytes = Vec::with_capacity(apdu.len() + 8);
+        npdu.encode(&mut bytes);
+        self.push(Transmit {
+            destination: Destination::Unicast(peer.link),
+            npdu: bytes,
+        });
+    }
+
+    fn push(&mut self, transmit: Transmit) {
+        if self.transmits.len() >= MAX_QUEUED_TRANSMITS {
+            self.transmits.pop_front();
+        }
+        self.transmits.push_back(transmit);
+    }
+
+    fn queue_unconfirmed(
+        &mut self,
+        request: &UnconfirmedRequest,
+        destination: Destination,
+        remote: Option<RemoteAddress>,
+    ) {
+        let mut payload = Vec::new();
+        request.encode(&mut payload);
+        let mut apdu = Vec::with_capacity(payload.len() + 2);
+        Apdu::UnconfirmedRequest {
+            service: request.service_choice(),
+            payload: &payload,
+        }
+        .encode(&mut apdu);
+        match (destination, remote) {
+            (Destination::Unicast(link), remote) => {
+                self.queue_apdu(&PeerAddress { link, remote }, &apdu, false);
+            }
+            (Destination::Broadcast, _) => {
+                let mut bytes = Vec::with_capacity(apdu.len() + 2);
+                Npdu::local_apdu(&apdu, false).encode(&mut bytes);
+                self.push(Transmit {
+                    destination: Destination::Broadcast,
+                    npdu: bytes,
+                });
+            }
+        }
+    }
+
+    /// Where an answer to Who-Is / Who-Has goes: remote askers through their router; a
+    /// request sent straight to this device is answered straight back; a broadcast one by
+    /// broadcast (unless unicast I-Am answers were asked for, which I-Have never uses).
+    fn announce_to(
+        &self,
+        peer: PeerAddress,
+        was_broadcast: bool,
+        always_broadcast: bool,
+    ) -> Destination {
+        let unicast_answer = !was_broadcast || (self.unicast_i_am && !always_broadcast);
+        if peer.remote.is_some() || unicast_answer {
+            Destination::Unicast(peer.link)
+        } else {
+            Destination::Broadcast
+        }
+    }
+
+    fn handle_unconfirmed(
+        &mut self,
+        peer: PeerAddress,
+        service: UnconfirmedServiceChoice,
+        payload: &[u8],
+        was_broadcast: bool,
+    ) {
+        let answer = match UnconfirmedRequest::decode(service, &mut Reader::new(payload)) {
+            Ok(UnconfirmedRequest::WhoIs(who_is)) => self.answer_who_is(&who_is),
+            Ok(UnconfirmedRequest::WhoHas(who_has)) => self.answer_who_has(&who_has),
+            _ => None,
+        };
+        match answer {
+            Some((request, always_broadcast)) => {
+                self.stats.announcements += 1;
+                let destination = self.announce_to(peer, was_broadcast, always_broadcast);
+                self.queue_unconfirmed(&request, destination, peer.remote);
+            }
+            None => self.stats.unconfirmed_ignored += 1,
+        }
+    }
+
+    fn answer_who_is(&self, who_is: &WhoIs) -> Option<(UnconfirmedRequest, bool)> {
+        let device = self.database.device_identifier();
+        who_is
+            .matches(device.instance())
+            .then(|| (UnconfirmedRequest::IAm(self.i_am_parameters()), false))
+    }
+
+    fn answer_who_has(&self, who_has: &WhoHas) -> Option<(UnconfirmedRequest, bool)> {
+        let device = self.database.device_identifier();
+        if who_has
+            .range
+            .is_some_and(|range| !range.contains(device.instance()))
+        {
+            return None;
+        }
+        let object = match &who_has.object {
+            WhoHasObject::Identifier(id) => self.database.get(*id)?,
+            WhoHasObject::Name(name) => self.database.get_by_name(name)?,
+        };
+        let answer = IHave {
+            device,
+            object: object.identifier(),
+            object_name: object.name().to_owned(),
+        };
+        // I-Have answers a broadcast Who-Has by broadcast (Clause 16.9.2).
+        Some((UnconfirmedRequest::IHave(answer), true))
+    }
+
+    /// Decodes and executes one confirmed request against the database.
+    fn execute(
+        &mut self,
+        service: crate::apdu::ConfirmedServiceChoice,
+        payload: &[u8],
+    ) -> Response {
+        let request = match ConfirmedRequest::decode(service, &mut Reader::new(payload)) {
+            Ok(request) => request,
+            Err(error) => {
+                self.stats.rejected += 1;
+                return Response::Reject(reject_reason_for(&error));
+            }
+        };
+        self.stats.requests += 1;
+        match request {
+            ConfirmedRequest::ReadProperty(rp) => self.read_property(&rp),
+            ConfirmedRequest::WriteProperty(wp) => self.write_property(&wp),
+            ConfirmedRequest::ReadPropertyMultiple(rpm) => self.read_property_multiple(&rpm),
+            ConfirmedRequest::WritePropertyMultiple(wpm) => self.write_property_multiple(&wpm),
+        }
+    }
+
+    fn read_property(&self, rp: &crate::services::ReadPropertyRequest) -> Response {
+        match self
+            .database
+            .read_property(rp.object, rp.property, rp.array_index)
+        {
+            Ok(value) => {
+                let mut bytes = Vec::new();
+                ReadPropertyAck {
+                    object: rp.object,
+                    property: rp.property,
+                    array_index: rp.array_index,
+                    value,
+                }
+                .encode(&mut bytes);
+                Response::ComplexAck(bytes)
+            }
+            Err(error) => error_response(error),
+        }
+    }
+
+    fn write_property(&mut self, wp: &WritePropertyRequest) -> Response {
+        match self.database.write_property(
+            wp.object,
+            wp.property,
+            wp.array_index,
+            &wp.value,
+            wp.priority,
+        ) {
+            Ok(_) => Response::SimpleAck,
+            Err(error) => error_response(error),
+        }
+    }
+
+    fn read_property_multiple(&self, rpm: &ReadPropertyMultipleRequest) -> Response {
+        let mut results = Vec::with_capacity(rpm.specifications.len());
+        for spec in &rpm.specifications {
+            let mut object_results = Vec::new();
+            for reference in &spec.properties {
+                let selection = match reference.property {
+                    PropertyIdentifier::All => Some(PropertySelection::All),
+                    PropertyIdentifier::Required => Some(PropertySelection::Required),
+                    PropertyIdentifier::Optional => Some(PropertySelection::Optional),
+                    _ => None,
+                };
+                match selection.filter(|_| reference.array_index.is_none()) {
+                    Some(selection) => match self.database.read_selection(spec.object, selection) {
+                        Ok(list) => {
+                            object_results.extend(list.into_iter().map(|(property, result)| {
+                                PropertyReadResult {
+                                    property,
+                                    array_index: None,
+                                    result: read_result(result),
+                                }
+                            }));
+                        }
+                        Err(error) => object_results.push(PropertyReadResult {
+                            property: reference.property,
+                            array_index: None,
+                            result: ReadResult::Error(service_error(error)),
+                        }),
+                    },
+                    None => object_results.push(PropertyReadResult {
+                        property: reference.property,
+                        array_index: reference.array_index,
+                        result: read_result(self.database.read_property(
+                            spec.object,
+                            reference.property,
+                            reference.array_index,
+                        )),
+                    }),
+                }
+            }
+            results.push(ReadAccessResult {
+                object: spec.object,
+                results: object_results,
+            });
+        }
+        let mut bytes = Vec::new();
+        ReadPropertyMultipleAck { results }.encode(&mut bytes);
+        Response::ComplexAck(bytes)
+    }
+
+    fn write_property_multiple(&mut self, wpm: &WritePropertyMultipleRequest) -> Response {
+        for spec in &wpm.specifications {
+            for value in &spec.properties {
+                if let Err(error) = self.database.write_property(
+                    spec.object,
+                    value.property,
+                    value.array_index,
+                    &value.value,
+                    value.priority,
+                ) {
+                    // Clause 15.10.1.3.2: writes before the failing one stay done.
+                    let mut bytes = Vec::new();
+                    WritePropertyMultipleError {
+                        error: service_error(error),
+                        first_failed_write_attempt: ObjectPropertyReference {
+                            object: spec.object,
+                            property: value.property,
+                            array_index: value.array_index,
+                        },
+                    }
+                    .encode(&mut bytes);
+                    return Response::Error(bytes);
+                }
+            }
+        }
+        Response::SimpleAck
+    }
+}
+
+fn service_error(error: PropertyError) -> BacnetError {
+    BacnetError {
+        class: error.class,
+        code: error.code,
+    }
+}
+
+fn error_response(error: PropertyError) -> Response {
+    let mut bytes = Vec::new();
+    service_error(error).encode(&mut bytes);
+    Response::Error(bytes)
+}
+
+fn read_result(result: Result<Vec<Element>, PropertyError>) -> ReadResult {
+    match result {
+        Ok(value) => ReadResult::Value(value),
+        Err(error) => ReadResult::Error(service_error(error)),
+    }
+}
