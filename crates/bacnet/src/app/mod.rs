@@ -5,9 +5,10 @@
 //! and give NPDUs to send, events and the next deadline out; the tokio drivers in
 //! [`crate::driver`] only move those bytes.
 
-pub mod server;
-
-pub use server::{Destination, DeviceServer, PeerAddress, ServerStats, Transmit};
 pub mod client;
+pub mod server;
+pub mod value_text;
 
 pub use client::{Announcement, ClientCore, ClientError, Completion, Reply};
+pub use server::{Destination, DeviceServer, PeerAddress, ServerStats, Transmit};
+pub use value_text::{ValueType, parse_value_text};

@@ -300,11 +300,13 @@ fn describe_apdu(apdu: &Apdu<'_>) -> Layer {
     }
 }
 
-fn elements_json(elements: &[Element]) -> Value {
+/// JSON descriptions of generic tagged data, in order.
+pub fn elements_json(elements: &[Element]) -> Value {
     Value::Array(elements.iter().map(element_json).collect())
 }
 
-fn element_json(element: &Element) -> Value {
+/// A JSON description of one element of generic tagged data.
+pub fn element_json(element: &Element) -> Value {
     match element {
         Element::Application(v) => application_json(v),
         Element::Context { tag, data } => json!({"context": tag, "hex": hex(data)}),

@@ -5,10 +5,10 @@ use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4, ToSocketAddrs};
 use std::time::Duration;
 
 use buildwire_bacnet::apdu::{BacnetError, MaxApdu};
-use buildwire_bacnet::app::Destination;
+use buildwire_bacnet::app::{Destination, ValueType, parse_value_text};
 use buildwire_bacnet::driver::{BacnetClient, BacnetServer, ClientConfig, ServerConfig};
 use buildwire_bacnet::encoding::{ApplicationValue, Element};
-use buildwire_bacnet::inspect::{application_json, dissect_bip};
+use buildwire_bacnet::inspect::{application_json, dissect_bip, element_json, elements_json};
 use buildwire_bacnet::objects::profile::{DeviceProfile, stress_profile};
 use buildwire_bacnet::services::{
     InstanceRange, PropertyReference, ReadAccessSpecification, ReadResult, WriteAccessSpecification,
@@ -290,27 +290,6 @@ pub struct WpmArgs {
     client: ClientArgs,
 }
 
-/// The datatype of a value given on the command line.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum ValueType {
-    /// REAL (single precision).
-    Real,
-    /// Double.
-    Double,
-    /// Unsigned Integer.
-    Unsigned,
-    /// Signed Integer.
-    Signed,
-    /// Enumerated (a number, or active/inactive).
-    Enumerated,
-    /// BOOLEAN.
-    Boolean,
-    /// NULL (relinquishes a commandable priority).
-    Null,
-    /// CharacterString.
-    String,
-}
-
 fn runtime() -> Result<tokio::runtime::Runtime, Box<dyn std::error::Error>> {
     Ok(tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -394,88 +373,6 @@ async fn start_client(
 
 /// Parses a value typed on the command line; without `--type`, guesses from the object
 /// type (binary → enumerated, multi-state → unsigned, analog → real) and the text.
-fn parse_value(
-    text: &str,
-    value_type: Option<ValueType>,
-    object: ObjectIdentifier,
-    property: PropertyIdentifier,
-) -> Result<Vec<Element>, Box<dyn std::error::Error>> {
-    let bad = |kind: &str| format!("`{text}` is not a valid {kind} value");
-    let text = text.trim();
-    let lower = text.to_ascii_lowercase();
-    let guessed = value_type.unwrap_or_else(|| {
-        if lower == "null" {
-            ValueType::Null
-        } else if lower == "true" || lower == "false" {
-            ValueType::Boolean
-        } else if lower == "active" || lower == "inactive" {
-            ValueType::Enumerated
-        } else if property == PropertyIdentifier::PresentValue
-            || property == PropertyIdentifier::RelinquishDefault
-        {
-            match object.object_type() {
-                ObjectType::BinaryInput | ObjectType::BinaryOutput | ObjectType::BinaryValue => {
-                    ValueType::Enumerated
-                }
-                ObjectType::MultiStateInput
-                | ObjectType::MultiStateOutput
-                | ObjectType::MultiStateValue => ValueType::Unsigned,
-                _ if text.parse::<f64>().is_ok() => ValueType::Real,
-                _ => ValueType::String,
-            }
-        } else if text.parse::<u64>().is_ok() {
-            ValueType::Unsigned
-        } else if text.parse::<f64>().is_ok() {
-            ValueType::Real
-        } else {
-            ValueType::String
-        }
-    });
-    let value = match guessed {
-        ValueType::Null => ApplicationValue::Null,
-        ValueType::Boolean => match lower.as_str() {
-            "true" | "1" => ApplicationValue::Boolean(true),
-            "false" | "0" => ApplicationValue::Boolean(false),
-            _ => return Err(bad("boolean").into()),
-        },
-        ValueType::Enumerated => match lower.as_str() {
-            "active" => ApplicationValue::Enumerated(1),
-            "inactive" => ApplicationValue::Enumerated(0),
-            _ => ApplicationValue::Enumerated(text.parse().map_err(|_| bad("enumerated"))?),
-        },
-        ValueType::Unsigned => {
-            ApplicationValue::Unsigned(text.parse().map_err(|_| bad("unsigned"))?)
-        }
-        ValueType::Signed => ApplicationValue::Signed(text.parse().map_err(|_| bad("signed"))?),
-        ValueType::Real => ApplicationValue::Real(text.parse().map_err(|_| bad("real"))?),
-        ValueType::Double => ApplicationValue::Double(text.parse().map_err(|_| bad("double"))?),
-        ValueType::String => ApplicationValue::CharacterString(
-            text.strip_prefix('"')
-                .and_then(|t| t.strip_suffix('"'))
-                .unwrap_or(text)
-                .to_owned(),
-        ),
-    };
-    Ok(vec![Element::Application(value)])
-}
-
-fn element_json(element: &Element) -> Value {
-    match element {
-        Element::Application(value) => application_json(value),
-        Element::Context { tag, data } => {
-            let hex: String = data.iter().map(|b| format!("{b:02x}")).collect();
-            json!({"context": tag, "hex": hex})
-        }
-        Element::Constructed { tag, children } => {
-            json!({"context": tag, "children": children.iter().map(element_json).collect::<Vec<_>>()})
-        }
-    }
-}
-
-fn elements_json(elements: &[Element]) -> Value {
-    Value::Array(elements.iter().map(element_json).collect())
-}
-
 /// A one-line human rendering of tagged values.
 fn elements_text(elements: &[Element]) -> String {
     let parts: Vec<String> = elements
@@ -630,7 +527,7 @@ fn write(args: WriteArgs) -> CommandResult {
     let to = parse_address(&args.address)?;
     let object = parse_object(&args.object)?;
     let property = parse_property(&args.property)?;
-    let value = parse_value(&args.value, args.value_type, object, property)?;
+    let value = parse_value_text(&args.value, args.value_type, object, property)?;
     runtime()?.block_on(async {
         let client = start_client(&args.client, None).await?;
         client
@@ -729,7 +626,7 @@ fn wpm(args: WpmArgs) -> CommandResult {
             .ok_or_else(|| format!("`{write}` is not OBJECT:PROP=VALUE (e.g. av,1:pv=72)"))?;
         let object = parse_object(object)?;
         let (property, array_index) = parse_property_index(property)?;
-        let value = parse_value(text, args.value_type, object, property)?;
+        let value = parse_value_text(text, args.value_type, object, property)?;
         let entry = PropertyValue {
             property,
             array_index,
@@ -762,35 +659,6 @@ fn wpm(args: WpmArgs) -> CommandResult {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn one(value: ApplicationValue) -> Vec<Element> {
-        vec![Element::Application(value)]
-    }
-
-    #[test]
-    fn values_are_typed_from_the_object_and_the_text() {
-        let av: ObjectIdentifier = "av,1".parse().unwrap();
-        let bv: ObjectIdentifier = "bv,1".parse().unwrap();
-        let msv: ObjectIdentifier = "msv,1".parse().unwrap();
-        let pv = PropertyIdentifier::PresentValue;
-        let guess = |text, object| parse_value(text, None, object, pv).unwrap();
-        assert_eq!(guess("72.5", av), one(ApplicationValue::Real(72.5)));
-        assert_eq!(guess("null", av), one(ApplicationValue::Null));
-        assert_eq!(guess("active", bv), one(ApplicationValue::Enumerated(1)));
-        assert_eq!(guess("0", bv), one(ApplicationValue::Enumerated(0)));
-        assert_eq!(guess("2", msv), one(ApplicationValue::Unsigned(2)));
-        let description = PropertyIdentifier::Description;
-        assert_eq!(
-            parse_value("\"north zone\"", None, av, description).unwrap(),
-            one(ApplicationValue::CharacterString("north zone".to_owned()))
-        );
-        assert_eq!(
-            parse_value("-3", Some(ValueType::Signed), av, pv).unwrap(),
-            one(ApplicationValue::Signed(-3))
-        );
-        let error = parse_value("warm", Some(ValueType::Real), av, pv).unwrap_err();
-        assert_eq!(error.to_string(), "`warm` is not a valid real value");
-    }
 
     #[test]
     fn addresses_and_property_indexes_parse() {
