@@ -12,6 +12,7 @@
 
 pub mod haystack;
 pub mod limit;
+pub mod opcua;
 pub mod placement;
 pub mod report;
 pub mod stats;

@@ -20,6 +20,9 @@ pub enum BenchCommand {
     /// Project Haystack benchmarks.
     #[command(subcommand)]
     Haystack(HaystackBench),
+    /// OPC UA benchmarks.
+    #[command(subcommand)]
+    Opcua(super::bench_opcua::OpcuaBench),
 }
 
 #[derive(Debug, Subcommand)]
@@ -114,6 +117,7 @@ pub fn execute(cmd: BenchCommand) -> CommandResult {
         BenchCommand::Limit(LimitCommand::Tcp(args)) => {
             run_limit("limit tcp", args, limit::run_tcp_limit)
         }
+        BenchCommand::Opcua(cmd) => super::bench_opcua::execute(cmd),
         BenchCommand::Haystack(HaystackBench::Decode(args)) => haystack_decode(args),
         BenchCommand::Haystack(HaystackBench::DecodeWorker(args)) => {
             let decoder = parse_decoder(&args.decoder)?;

@@ -36,11 +36,10 @@ enum Command {
     /// BACnet/IP: serve a simulated device, discover, read and write, decode datagrams.
     #[command(subcommand)]
     Bacnet(bacnet::BacnetCommand),
-    /// Project Haystack: convert and check grids (server and client are coming).
+    /// Project Haystack: convert, check and query grids.
     #[command(subcommand)]
     Haystack(haystack::HaystackCommand),
-    /// OPC UA: decode captured UA TCP bytes, look up status codes (clients and servers are
-    /// coming).
+    /// OPC UA: serve, browse, read, write and call; decode UA TCP bytes; look up status codes.
     #[command(subcommand)]
     Opcua(opcua::OpcuaCommand),
     /// Measure: raw-socket limits now; protocol benchmarks as they land.

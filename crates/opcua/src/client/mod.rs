@@ -1,1 +1,33 @@
-//! The sans-IO OPC UA client core: channel, session and request correlation.
+//! The sans-IO OPC UA client core, bottom to top: the text form of NodeIds
+//! ([`node_id_text`]), who a session runs as ([`identity`]), the [`config`], the table of
+//! outstanding requests ([`request_table`]), typed text and JSON for values at the edge
+//! ([`value_text`]) and the per-connection state machine
+//! [`ClientConnection`] ([`connection`]), the mirror of the server's `ServerConnection`.
+//!
+//! Like the server, it reuses the secure channel framing (`FrameDecoder`, `SecureChannelChunk`,
+//! `MessageAssembler`), the sequence-number rules (`server::channel_state`) and the chunk
+//! writer (`server::outgoing`). Nothing here opens sockets, sleeps or reads the clock.
+//!
+//! ```
+//! use std::time::Instant;
+//! use buildwire_opcua::DateTime;
+//! use buildwire_opcua::client::{ClientConfig, ClientConnection, ClientState};
+//!
+//! let now = Instant::now();
+//! let mut client = ClientConnection::new(ClientConfig::new("opc.tcp://localhost:4840"), now, DateTime(0));
+//! let hello = client.poll_transmit().unwrap();
+//! assert_eq!(&hello[..4], b"HELF");
+//! assert_eq!(client.state(), ClientState::Connecting);
+//! ```
+
+pub mod config;
+pub mod connection;
+pub mod identity;
+pub mod node_id_text;
+pub mod request_table;
+pub mod value_text;
+
+pub use config::ClientConfig;
+pub use connection::{ClientConnection, ClientEvent, ClientState, SendError};
+pub use identity::ClientIdentity;
+pub use node_id_text::NodeIdParseError;

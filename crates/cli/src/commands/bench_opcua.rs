@@ -1,0 +1,110 @@
+//! `buildwire bench opcua throughput`: the open62541 throughput benchmark against any OPC UA
+//! server (or ours, started in-process with `--with-server`). Prints the original's rate line
+//! every 2 s, then calls/s and latency; `--json` adds the final report as JSON.
+
+use std::time::Duration;
+
+use buildwire_bench::opcua::{ThroughputConfig, ThroughputReport, run_throughput};
+use buildwire_opcua::NodeId;
+use buildwire_opcua::driver::OpcuaServer;
+use buildwire_opcua::server::ServerConfig;
+use clap::{Args, Subcommand};
+use serde_json::json;
+
+use super::CommandResult;
+
+#[derive(Debug, Subcommand)]
+pub enum OpcuaBench {
+    /// setSize once, then getData one after another (or N in flight): payload rate, calls/s,
+    /// latency. The first response is not counted.
+    #[command(after_help = "Examples:\n  \
+        buildwire bench opcua throughput --with-server --size-kib 1024 --seconds 10\n  \
+        buildwire bench opcua throughput --endpoint opc.tcp://127.0.0.1:4840 --size-kib 1 --json")]
+    Throughput(ThroughputArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ThroughputArgs {
+    /// The server (`opc.tcp://HOST:PORT`); not needed with --with-server.
+    #[arg(long, required_unless_present = "with_server")]
+    endpoint: Option<String>,
+    /// Payload per getData call, in KiB (1, 1024 and 102400 are the usual sizes).
+    #[arg(long)]
+    size_kib: u32,
+    /// Seconds of getData calls after the first response.
+    #[arg(long, default_value_t = 10.0)]
+    seconds: f64,
+    /// The Throughput object (its methods are setSize ns=1;i=6000 and getData ns=1;i=6001).
+    #[arg(long, default_value = "ns=1;i=5000")]
+    object: String,
+    /// getData requests kept outstanding.
+    #[arg(long, default_value_t = 1)]
+    in_flight: usize,
+    /// Start our server in this process on 127.0.0.1:0 and measure against it.
+    #[arg(long)]
+    with_server: bool,
+    /// Print the final report as JSON on the last line.
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn execute(cmd: OpcuaBench) -> CommandResult {
+    match cmd {
+        OpcuaBench::Throughput(args) => throughput(args),
+    }
+}
+
+fn print_report(report: &ThroughputReport) {
+    println!("{}", report.rate_line());
+    println!("{}", report.calls_line());
+}
+
+fn throughput(args: ThroughputArgs) -> CommandResult {
+    if !(args.seconds.is_finite() && args.seconds > 0.0) {
+        return Err("--seconds must be a positive number".into());
+    }
+    let object: NodeId = args
+        .object
+        .parse()
+        .map_err(|e| format!("--object `{}`: {e}", args.object))?;
+    // One thread: the client loop and (with --with-server) the server share a core, which is
+    // what the latency-bound small-payload loop wants on small machines.
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(async move {
+        let server = if args.with_server {
+            let config = ServerConfig {
+                endpoint_url: String::new(),
+                ..ServerConfig::default()
+            };
+            Some(OpcuaServer::start("127.0.0.1:0", config, |_| Ok(())).await?)
+        } else {
+            None
+        };
+        let endpoint = match (&server, &args.endpoint) {
+            (Some(server), _) => server.endpoint_url().to_owned(),
+            (None, Some(endpoint)) => endpoint.clone(),
+            (None, None) => return Err("--endpoint or --with-server is required".into()),
+        };
+        let mut config = ThroughputConfig::new(
+            &endpoint,
+            args.size_kib,
+            Duration::from_secs_f64(args.seconds),
+        );
+        config.object = object;
+        config.in_flight = args.in_flight.max(1);
+        let report = run_throughput(&config, print_report).await?;
+        print_report(&report);
+        if args.json {
+            println!(
+                "{}",
+                json!({"benchmark": "opcua throughput", "endpoint": endpoint, "report": report})
+            );
+        }
+        if let Some(server) = server {
+            server.shutdown().await;
+        }
+        Ok::<(), Box<dyn std::error::Error>>(())
+    })
+}

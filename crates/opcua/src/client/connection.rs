@@ -1,0 +1,909 @@
+//! `ClientConnection`: the sans-IO state machine of one client connection, the mirror of
+//! [`ServerConnection`](crate::server::ServerConnection). The driver writes what
+//! [`poll_transmit`](ClientConnection::poll_transmit) returns, feeds the socket's bytes to
+//! [`handle_bytes`](ClientConnection::handle_bytes), arms a timer for
+//! [`poll_timeout`](ClientConnection::poll_timeout), calls
+//! [`handle_timeout`](ClientConnection::handle_timeout) when it fires and takes
+//! [`ClientEvent`]s from [`poll_event`](ClientConnection::poll_event).
+//!
+//! Flow (OPC 10000-6 §7.1, §6.7; OPC 10000-4 §5.5, §5.6): Hello → Acknowledge;
+//! OpenSecureChannel (Issue) under SecurityPolicy None, renewed once 75 % of the token lifetime
+//! has passed; CreateSession; ActivateSession (anonymous or user name); then application
+//! requests, each chunked to the server's receive buffer, correlated by request id and checked
+//! against its request handle, and failed with Bad_Timeout at its deadline. [`close`]
+//! (ClientConnection::close) sends CloseSession, then CloseSecureChannel.
+//!
+//! Requests sent before the session is active wait and go out once it is.
+
+use std::collections::VecDeque;
+use std::time::{Duration, Instant};
+
+use super::config::{ClientConfig, RENEW_AT_PERCENT};
+use super::request_table::{PendingRequest, RequestPurpose, RequestTable};
+use crate::encoding::{BinaryEncodable, ByteString, DateTime, LocalizedText, NodeId, UaString};
+use crate::secure_channel::{
+    AssembledMessage, AssemblerRole, AssemblyEvent, AsymmetricSecurityHeader, MessageAssembler,
+    SecureChannelChunk, SecurityHeader,
+};
+use crate::server::channel_state::{ReceiveSequence, SendSequence};
+use crate::server::outgoing::{OutgoingBody, OutgoingMessage};
+use crate::services::{
+    ActivateSessionRequest, ApplicationDescription, ApplicationType, CloseSecureChannelRequest,
+    CloseSessionRequest, CreateSessionRequest, EndpointDescription, MessageSecurityMode,
+    OpenSecureChannelRequest, RequestHeader, SecurityTokenRequestType, ServiceRequest,
+    ServiceResponse,
+};
+use crate::transport::{
+    Acknowledge, ConnectionMessage, ErrorMessage, Frame, FrameDecoder, Hello, MessageType,
+    NegotiatedLimits, PROTOCOL_VERSION, accept_acknowledge,
+};
+use crate::types::StatusCode;
+
+/// Ticks (100 ns) per millisecond of the wall clock.
+const TICKS_PER_MILLISECOND: i64 = 10_000;
+/// Length of the CreateSession client nonce (OPC 10000-4 §5.6.2.2 asks for at least 32).
+const CLIENT_NONCE_LENGTH: usize = 32;
+
+/// What happened on the connection.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ClientEvent {
+    /// The session is activated: application requests go out from now on.
+    SessionActivated,
+    /// A response with a good (or uncertain) service result.
+    Response {
+        /// The handle `send` returned.
+        handle: u32,
+        /// The decoded response.
+        response: Box<ServiceResponse>,
+    },
+    /// A request failed as a whole: ServiceFault, bad service result, abort chunk, undecodable
+    /// response, Bad_Timeout, or the connection closed first.
+    RequestFailed {
+        /// The handle `send` returned.
+        handle: u32,
+        /// Why.
+        status: StatusCode,
+    },
+    /// The connection is closed (Good after [`ClientConnection::close`]).
+    Closed {
+        /// Why.
+        status: StatusCode,
+        /// A human-readable reason.
+        reason: String,
+    },
+}
+
+/// Where the connection is in its life.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ClientState {
+    /// Hello, secure channel, session creation and activation are under way.
+    Connecting,
+    /// The session is active.
+    Active,
+    /// CloseSession was sent.
+    Closing,
+    /// Closed: drain `poll_transmit`, then close the socket.
+    Closed,
+}
+
+/// Why a request could not be sent.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SendError {
+    /// The connection is closing or closed.
+    #[error("the connection is closed ({0})")]
+    Closed(StatusCode),
+    /// Too many requests are outstanding.
+    #[error("too many outstanding requests")]
+    TooManyRequests,
+    /// The encoded request exceeds what the server accepts.
+    #[error("request of {size} bytes exceeds the server's limit of {limit}")]
+    RequestTooLarge {
+        /// Encoded size.
+        size: usize,
+        /// The server's limit.
+        limit: usize,
+    },
+}
+
+impl SendError {
+    /// The StatusCode for this error.
+    pub const fn status_code(&self) -> StatusCode {
+        match self {
+            Self::Closed(status) => *status,
+            Self::TooManyRequests => StatusCode::BAD_TOO_MANY_OPERATIONS,
+            Self::RequestTooLarge { .. } => StatusCode::BAD_REQUEST_TOO_LARGE,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Phase {
+    AwaitingAcknowledge,
+    OpeningChannel,
+    CreatingSession,
+    ActivatingSession,
+    Active,
+    ClosingSession,
+    Closed,
+}
+
+#[derive(Debug)]
+struct Established {
+    limits: NegotiatedLimits,
+    assembler: MessageAssembler,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Channel {
+    id: u32,
+    token_id: u32,
+    renew_at: Instant,
+    renewing: bool,
+}
+
+#[derive(Debug)]
+struct WaitingRequest {
+    handle: u32,
+    request: ServiceRequest,
+    deadline: Instant,
+}
+
+/// One client connection: channel, session and request correlation.
+#[derive(Debug)]
+pub struct ClientConnection {
+    config: ClientConfig,
+    epoch: Instant,
+    start_time: DateTime,
+    hello: Hello,
+    decoder: FrameDecoder,
+    established: Option<Established>,
+    phase: Phase,
+    channel: Option<Channel>,
+    authentication_token: NodeId,
+    server_endpoints: Vec<EndpointDescription>,
+    max_request_message_size: usize,
+    receive_sequence: ReceiveSequence,
+    send_sequence: SendSequence,
+    immediate: VecDeque<Vec<u8>>,
+    outgoing: VecDeque<OutgoingMessage>,
+    requests: RequestTable,
+    waiting: VecDeque<WaitingRequest>,
+    events: VecDeque<ClientEvent>,
+    next_handle: u32,
+    next_request_id: u32,
+    connect_deadline: Instant,
+    nonce_state: u64,
+}
+
+/// The RequestHeader inside any request.
+fn request_header_mut(request: &mut ServiceRequest) -> &mut RequestHeader {
+    match request {
+        ServiceRequest::FindServers(r) => &mut r.request_header,
+        ServiceRequest::GetEndpoints(r) => &mut r.request_header,
+        ServiceRequest::OpenSecureChannel(r) => &mut r.request_header,
+        ServiceRequest::CloseSecureChannel(r) => &mut r.request_header,
+        ServiceRequest::CreateSession(r) => &mut r.request_header,
+        ServiceRequest::ActivateSession(r) => &mut r.request_header,
+        ServiceRequest::CloseSession(r) => &mut r.request_header,
+        ServiceRequest::Browse(r) => &mut r.request_header,
+        ServiceRequest::BrowseNext(r) => &mut r.request_header,
+        ServiceRequest::TranslateBrowsePathsToNodeIds(r) => &mut r.request_header,
+        ServiceRequest::Read(r) => &mut r.request_header,
+        ServiceRequest::Write(r) => &mut r.request_header,
+        ServiceRequest::Call(r) => &mut r.request_header,
+    }
+}
+
+fn millis(duration: Duration) -> u32 {
+    u32::try_from(duration.as_millis()).unwrap_or(u32::MAX)
+}
+
+impl ClientConnection {
+    /// A connection that starts with the Hello; `now` is the instant at which the wall clock
+    /// read `start_time` (RequestHeader timestamps are `start_time` plus the elapsed time).
+    pub fn new(config: ClientConfig, now: Instant, start_time: DateTime) -> Self {
+        let hello = config.connection_limits.hello(&config.endpoint_url);
+        Self {
+            decoder: FrameDecoder::new(hello.receive_buffer_size),
+            immediate: VecDeque::from([hello.to_message_bytes()]),
+            hello,
+            epoch: now,
+            start_time,
+            established: None,
+            phase: Phase::AwaitingAcknowledge,
+            channel: None,
+            authentication_token: NodeId::default(),
+            server_endpoints: Vec::new(),
+            max_request_message_size: 0,
+            receive_sequence: ReceiveSequence::default(),
+            send_sequence: SendSequence::default(),
+            outgoing: VecDeque::new(),
+            requests: RequestTable::default(),
+            waiting: VecDeque::new(),
+            events: VecDeque::new(),
+            next_handle: 1,
+            next_request_id: 1,
+            connect_deadline: now + config.connect_timeout,
+            nonce_state: (start_time.ticks().unsigned_abs() ^ 0x9E37_79B9_7F4A_7C15).max(1),
+            config,
+        }
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &ClientConfig {
+        &self.config
+    }
+
+    /// Where the connection is in its life.
+    pub fn state(&self) -> ClientState {
+        match self.phase {
+            Phase::AwaitingAcknowledge
+            | Phase::OpeningChannel
+            | Phase::CreatingSession
+            | Phase::ActivatingSession => ClientState::Connecting,
+            Phase::Active => ClientState::Active,
+            Phase::ClosingSession => ClientState::Closing,
+            Phase::Closed => ClientState::Closed,
+        }
+    }
+
+    /// True once closed (drain [`poll_transmit`](Self::poll_transmit) first).
+    pub fn is_closed(&self) -> bool {
+        self.phase == Phase::Closed
+    }
+
+    /// The limits agreed in the Hello / Acknowledge exchange.
+    pub fn negotiated_limits(&self) -> Option<&NegotiatedLimits> {
+        self.established.as_ref().map(|e| &e.limits)
+    }
+
+    /// The secure channel id and current token id, once the channel is open.
+    pub fn channel_token(&self) -> Option<(u32, u32)> {
+        self.channel.map(|c| (c.id, c.token_id))
+    }
+
+    /// The endpoints the server returned in CreateSession.
+    pub fn server_endpoints(&self) -> &[EndpointDescription] {
+        &self.server_endpoints
+    }
+
+    /// Number of requests sent and not yet answered (or waiting for the session).
+    pub fn outstanding(&self) -> usize {
+        self.requests.len() + self.waiting.len()
+    }
+
+    fn wall_clock(&self, now: Instant) -> DateTime {
+        let elapsed = now.saturating_duration_since(self.epoch);
+        let millis = i64::try_from(elapsed.as_millis()).unwrap_or(i64::MAX);
+        DateTime(
+            self.start_time
+                .ticks()
+                .saturating_add(millis.saturating_mul(TICKS_PER_MILLISECOND)),
+        )
+    }
+
+    /// Sends an application request (its header's handle, token and timestamp are filled in;
+    /// a zero `timeout_hint` becomes the configured request timeout). Returns the request
+    /// handle that its [`ClientEvent`] carries.
+    pub fn send(
+        &mut self,
+        now: Instant,
+        request: impl Into<ServiceRequest>,
+    ) -> Result<u32, SendError> {
+        let mut request = request.into();
+        match self.phase {
+            Phase::ClosingSession | Phase::Closed => {
+                return Err(SendError::Closed(StatusCode::BAD_SESSION_CLOSED));
+            }
+            _ if self.outstanding() >= super::request_table::MAX_OUTSTANDING_REQUESTS => {
+                return Err(SendError::TooManyRequests);
+            }
+            _ => {}
+        }
+        let handle = self.allocate_handle();
+        let header = request_header_mut(&mut request);
+        if header.timeout_hint == 0 {
+            header.timeout_hint = millis(self.config.request_timeout);
+        }
+        let deadline = now + Duration::from_millis(u64::from(header.timeout_hint));
+        if self.phase == Phase::Active {
+            self.transmit_request(now, handle, request, RequestPurpose::Application, deadline)?;
+        } else {
+            self.waiting.push_back(WaitingRequest {
+                handle,
+                request,
+                deadline,
+            });
+        }
+        Ok(handle)
+    }
+
+    /// Closes gracefully: CloseSession (when a session is active), then CloseSecureChannel.
+    pub fn close(&mut self, now: Instant) {
+        match self.phase {
+            Phase::Active => {
+                let request = CloseSessionRequest {
+                    request_header: RequestHeader::default(),
+                    delete_subscriptions: true,
+                };
+                let handle = self.allocate_handle();
+                let deadline = now + self.config.request_timeout;
+                match self.transmit_request(
+                    now,
+                    handle,
+                    request.into(),
+                    RequestPurpose::CloseSession,
+                    deadline,
+                ) {
+                    Ok(()) => self.phase = Phase::ClosingSession,
+                    Err(_) => self.close_channel(now),
+                }
+            }
+            Phase::ClosingSession | Phase::Closed => {}
+            _ => self.close_channel(now),
+        }
+    }
+
+    /// Sends CloseSecureChannel (when a channel is open) and closes with Good.
+    fn close_channel(&mut self, now: Instant) {
+        if self.channel.is_some() {
+            let handle = self.allocate_handle();
+            let mut request = ServiceRequest::from(CloseSecureChannelRequest::default());
+            self.fill_header(now, &mut request, handle, self.config.request_timeout);
+            // No response follows a CloseSecureChannel (OPC 10000-4 §5.5.3).
+            let request_id = self.allocate_request_id();
+            // Without an open channel there is nothing to close: ignore the refusal.
+            let _ = self.queue_message(MessageType::CloseSecureChannel, request_id, &request);
+        }
+        self.finish(StatusCode::GOOD, "closed by the client", false);
+    }
+
+    /// The next bytes to write, if any.
+    pub fn poll_transmit(&mut self) -> Option<Vec<u8>> {
+        let mut out = Vec::new();
+        self.write_next(&mut out).then_some(out)
+    }
+
+    /// Appends whole chunks to `out` until it grew by at least `max_bytes` or nothing is
+    /// pending; returns the number of bytes appended.
+    pub fn transmit_into(&mut self, out: &mut Vec<u8>, max_bytes: usize) -> usize {
+        let start = out.len();
+        while out.len() - start < max_bytes && self.write_next(out) {}
+        out.len() - start
+    }
+
+    fn write_next(&mut self, out: &mut Vec<u8>) -> bool {
+        if let Some(bytes) = self.immediate.pop_front() {
+            out.extend_from_slice(&bytes);
+            return true;
+        }
+        let chunk_size = self
+            .established
+            .as_ref()
+            .map_or(0, |e| e.limits.send_buffer_size as usize);
+        let Some(message) = self.outgoing.front_mut() else {
+            return false;
+        };
+        let sequence_number = self.send_sequence.next_number();
+        let written = message.write_next_chunk(chunk_size, sequence_number, out);
+        if message.is_done() {
+            self.outgoing.pop_front();
+        }
+        written || self.write_next(out)
+    }
+
+    /// The next event, if any.
+    pub fn poll_event(&mut self) -> Option<ClientEvent> {
+        self.events.pop_front()
+    }
+
+    /// When [`handle_timeout`](Self::handle_timeout) must be called next.
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        if self.is_closed() {
+            return None;
+        }
+        let connect = (self.phase != Phase::Active && self.phase != Phase::ClosingSession)
+            .then_some(self.connect_deadline);
+        let renew = self
+            .channel
+            .filter(|channel| !channel.renewing)
+            .map(|channel| channel.renew_at);
+        let waiting = self.waiting.iter().map(|w| w.deadline).min();
+        [connect, renew, waiting, self.requests.next_deadline()]
+            .into_iter()
+            .flatten()
+            .min()
+    }
+
+    /// Fails requests past their deadline with Bad_Timeout, renews the security token when
+    /// due, and gives up a connection that did not reach an active session in time.
+    pub fn handle_timeout(&mut self, now: Instant) {
+        if self.is_closed() {
+            return;
+        }
+        if !matches!(self.phase, Phase::Active | Phase::ClosingSession)
+            && now >= self.connect_deadline
+        {
+            return self.fail(
+                StatusCode::BAD_TIMEOUT,
+                "no active session within the connect timeout",
+            );
+        }
+        for request in self.requests.take_expired(now) {
+            self.request_failed(now, request, StatusCode::BAD_TIMEOUT);
+            if self.is_closed() {
+                return;
+            }
+        }
+        while let Some(index) = self.waiting.iter().position(|w| w.deadline <= now) {
+            if let Some(waiting) = self.waiting.remove(index) {
+                self.events.push_back(ClientEvent::RequestFailed {
+                    handle: waiting.handle,
+                    status: StatusCode::BAD_TIMEOUT,
+                });
+            }
+        }
+        if let Some(channel) = self.channel
+            && !channel.renewing
+            && now >= channel.renew_at
+        {
+            self.open_channel(now, SecurityTokenRequestType::Renew);
+        }
+    }
+
+    /// Feeds bytes read from the socket (any split).
+    pub fn handle_bytes(&mut self, now: Instant, bytes: &[u8]) {
+        if self.is_closed() {
+            return;
+        }
+        self.decoder.push(bytes);
+        while !self.is_closed() {
+            match self.decoder.next_frame() {
+                Ok(Some(frame)) => self.handle_frame(now, &frame),
+                Ok(None) => break,
+                Err(error) => self.fail(error.status_code(), &error.to_string()),
+            }
+        }
+    }
+
+    /// The socket reached its end: everything outstanding fails with Bad_ConnectionClosed.
+    pub fn handle_end_of_stream(&mut self) {
+        if !self.is_closed() {
+            self.fail(
+                StatusCode::BAD_CONNECTION_CLOSED,
+                "the server closed the connection",
+            );
+        }
+    }
+
+    fn allocate_handle(&mut self) -> u32 {
+        let handle = self.next_handle;
+        self.next_handle = self.next_handle.wrapping_add(1).max(1);
+        handle
+    }
+
+    fn allocate_request_id(&mut self) -> u32 {
+        let id = self.next_request_id;
+        self.next_request_id = self.next_request_id.wrapping_add(1).max(1);
+        id
+    }
+
+    fn fill_header(
+        &self,
+        now: Instant,
+        request: &mut ServiceRequest,
+        handle: u32,
+        timeout: Duration,
+    ) {
+        let timestamp = self.wall_clock(now);
+        let token = self.authentication_token.clone();
+        let header = request_header_mut(request);
+        header.authentication_token = token;
+        header.request_handle = handle;
+        header.timestamp = timestamp;
+        if header.timeout_hint == 0 {
+            header.timeout_hint = millis(timeout);
+        }
+    }
+
+    /// Encodes, checks the server's limits and queues a request; records it as pending.
+    fn transmit_request(
+        &mut self,
+        now: Instant,
+        handle: u32,
+        mut request: ServiceRequest,
+        purpose: RequestPurpose,
+        deadline: Instant,
+    ) -> Result<(), SendError> {
+        self.fill_header(now, &mut request, handle, self.config.request_timeout);
+        let message_type = match request {
+            ServiceRequest::OpenSecureChannel(_) => MessageType::OpenSecureChannel,
+            ServiceRequest::CloseSecureChannel(_) => MessageType::CloseSecureChannel,
+            _ => MessageType::Message,
+        };
+        let request_id = self.allocate_request_id();
+        self.queue_message(message_type, request_id, &request)?;
+        self.requests.insert(
+            request_id,
+            PendingRequest {
+                handle,
+                purpose,
+                deadline,
+            },
+        );
+        Ok(())
+    }
+
+    fn queue_message(
+        &mut self,
+        message_type: MessageType,
+        request_id: u32,
+        request: &ServiceRequest,
+    ) -> Result<(), SendError> {
+        let (Some(established), channel) = (&self.established, self.channel) else {
+            return Err(SendError::Closed(StatusCode::BAD_NOT_CONNECTED));
+        };
+        let limits = established.limits;
+        let body = request.encode_message();
+        let (channel_id, security_header) = match (message_type, channel) {
+            (MessageType::OpenSecureChannel, channel) => (
+                channel.map_or(0, |c| c.id),
+                AsymmetricSecurityHeader::none().to_bytes(),
+            ),
+            (_, Some(channel)) => (channel.id, channel.token_id.to_bytes()),
+            (_, None) => return Err(SendError::Closed(StatusCode::BAD_SECURE_CHANNEL_CLOSED)),
+        };
+        let limit = [
+            limits.max_send_message_size as usize,
+            self.max_request_message_size,
+        ]
+        .into_iter()
+        .filter(|limit| *limit != 0)
+        .min();
+        if let Some(limit) = limit
+            && body.len() > limit
+        {
+            return Err(SendError::RequestTooLarge {
+                size: body.len(),
+                limit,
+            });
+        }
+        let message = OutgoingMessage::new(
+            message_type,
+            channel_id,
+            security_header,
+            request_id,
+            OutgoingBody::owned(body),
+        );
+        let chunks = message.chunk_count(limits.send_buffer_size as usize);
+        if limits.max_send_chunk_count != 0 && chunks > limits.max_send_chunk_count as usize {
+            return Err(SendError::RequestTooLarge {
+                size: message.body_len(),
+                limit: limits.max_send_chunk_count as usize
+                    * (limits.send_buffer_size as usize).saturating_sub(message.overhead()),
+            });
+        }
+        self.outgoing.push_back(message);
+        Ok(())
+    }
+
+    /// Closes after a failure: outstanding requests fail with `status`, nothing more is sent.
+    fn fail(&mut self, status: StatusCode, reason: &str) {
+        self.finish(status, reason, true);
+    }
+
+    fn finish(&mut self, status: StatusCode, reason: &str, drop_outgoing: bool) {
+        if self.is_closed() {
+            return;
+        }
+        self.phase = Phase::Closed;
+        if drop_outgoing {
+            self.outgoing.clear();
+            self.immediate.clear();
+        }
+        let request_status = if status.is_good() {
+            StatusCode::BAD_CONNECTION_CLOSED
+        } else {
+            status
+        };
+        let handles: Vec<u32> = self
+            .requests
+            .drain()
+            .into_iter()
+            .filter(|request| request.purpose == RequestPurpose::Application)
+            .map(|request| request.handle)
+            .chain(self.waiting.drain(..).map(|waiting| waiting.handle))
+            .collect();
+        for handle in handles {
+            self.events.push_back(ClientEvent::RequestFailed {
+                handle,
+                status: request_status,
+            });
+        }
+        self.events.push_back(ClientEvent::Closed {
+            status,
+            reason: reason.to_owned(),
+        });
+    }
+
+    fn handle_frame(&mut self, now: Instant, frame: &Frame) {
+        match frame.header.message_type {
+            MessageType::Error => {
+                let (status, reason) = match ErrorMessage::from_frame(frame) {
+                    Ok(error) => (error.error, error.reason.to_string()),
+                    Err(error) => (error.status_code(), error.to_string()),
+                };
+                self.fail(status, &format!("the server sent an error: {reason}"));
+            }
+            MessageType::Acknowledge if self.phase == Phase::AwaitingAcknowledge => {
+                self.handle_acknowledge(now, frame);
+            }
+            _ if self.phase == Phase::AwaitingAcknowledge => self.fail(
+                StatusCode::BAD_TCP_MESSAGE_TYPE_INVALID,
+                "expected an Acknowledge",
+            ),
+            message_type if !message_type.is_secure_channel() => self.fail(
+                StatusCode::BAD_TCP_MESSAGE_TYPE_INVALID,
+                "unexpected connection message",
+            ),
+            _ => self.handle_chunk(now, frame),
+        }
+    }
+
+    fn handle_acknowledge(&mut self, now: Instant, frame: &Frame) {
+        let acknowledge = match Acknowledge::from_frame(frame) {
+            Ok(acknowledge) => acknowledge,
+            Err(error) => return self.fail(error.status_code(), &error.to_string()),
+        };
+        let limits = match accept_acknowledge(&self.hello, &acknowledge) {
+            Ok(limits) => limits,
+            Err(error) => return self.fail(error.status, error.reason),
+        };
+        self.decoder.set_max_frame_size(limits.receive_buffer_size);
+        self.established = Some(Established {
+            limits,
+            assembler: MessageAssembler::new(
+                AssemblerRole::Client,
+                limits.max_receive_message_size,
+                limits.max_receive_chunk_count,
+            ),
+        });
+        self.phase = Phase::OpeningChannel;
+        self.open_channel(now, SecurityTokenRequestType::Issue);
+    }
+
+    fn open_channel(&mut self, now: Instant, request_type: SecurityTokenRequestType) {
+        let request = OpenSecureChannelRequest {
+            request_header: RequestHeader::default(),
+            client_protocol_version: PROTOCOL_VERSION,
+            request_type,
+            security_mode: MessageSecurityMode::None,
+            client_nonce: ByteString::from(Vec::new()),
+            requested_lifetime: self.config.token_lifetime_ms,
+        };
+        let purpose = match request_type {
+            SecurityTokenRequestType::Issue => RequestPurpose::OpenChannel,
+            _ => RequestPurpose::RenewChannel,
+        };
+        if let Some(channel) = self.channel.as_mut() {
+            channel.renewing = true;
+        }
+        let handle = self.allocate_handle();
+        let deadline = now + self.config.request_timeout;
+        if let Err(error) = self.transmit_request(now, handle, request.into(), purpose, deadline) {
+            self.fail(error.status_code(), "OpenSecureChannel could not be sent");
+        }
+    }
+
+    fn handle_chunk(&mut self, now: Instant, frame: &Frame) {
+        let chunk = match SecureChannelChunk::from_frame(frame) {
+            Ok(chunk) => chunk,
+            Err(error) => return self.fail(error.status_code(), &error.to_string()),
+        };
+        let known_channel = self.channel.map(|c| c.id);
+        match (&chunk.security_header, known_channel) {
+            (SecurityHeader::Asymmetric(header), _) if !header.is_policy_none() => {
+                return self.fail(
+                    StatusCode::BAD_SECURITY_POLICY_REJECTED,
+                    "the server answered with a SecurityPolicy other than None",
+                );
+            }
+            (SecurityHeader::Symmetric(_), None) => {
+                return self.fail(
+                    StatusCode::BAD_TCP_SECURE_CHANNEL_UNKNOWN,
+                    "a message arrived before the secure channel was open",
+                );
+            }
+            (_, Some(id)) if id != chunk.secure_channel_id => {
+                return self.fail(
+                    StatusCode::BAD_TCP_SECURE_CHANNEL_UNKNOWN,
+                    "a chunk names another secure channel",
+                );
+            }
+            _ => {}
+        }
+        if let Err(status) = self
+            .receive_sequence
+            .accept(chunk.sequence_header.sequence_number)
+        {
+            return self.fail(status, "sequence number out of order");
+        }
+        let Some(established) = self.established.as_mut() else {
+            return;
+        };
+        match established.assembler.push(chunk) {
+            Ok(Some(AssemblyEvent::Message(message))) => self.handle_message(now, message),
+            Ok(Some(AssemblyEvent::Aborted {
+                request_id, error, ..
+            })) => {
+                if let Some(request) = self.requests.take(request_id) {
+                    self.request_failed(now, request, error);
+                }
+            }
+            Ok(None) => {}
+            Err(error) => self.fail(error.status_code(), &error.to_string()),
+        }
+    }
+
+    fn handle_message(&mut self, now: Instant, message: AssembledMessage) {
+        // A response to a request that already timed out is dropped.
+        let Some(request) = self.requests.take(message.request_id) else {
+            return;
+        };
+        let response = match ServiceResponse::decode_message_with_limits(
+            &message.body,
+            self.config.decoding_limits,
+        ) {
+            Ok(response) => response,
+            Err(error) => return self.request_failed(now, request, error.status_code()),
+        };
+        let header = response.response_header();
+        if header.request_handle != request.handle {
+            return self.request_failed(now, request, StatusCode::BAD_UNKNOWN_RESPONSE);
+        }
+        let status = header.service_result;
+        if matches!(response, ServiceResponse::ServiceFault(_)) || status.is_bad() {
+            let status = if status.is_bad() {
+                status
+            } else {
+                StatusCode::BAD_UNKNOWN_RESPONSE
+            };
+            return self.request_failed(now, request, status);
+        }
+        match (request.purpose, response) {
+            (RequestPurpose::Application, response) => {
+                self.events.push_back(ClientEvent::Response {
+                    handle: request.handle,
+                    response: Box::new(response),
+                });
+            }
+            (
+                RequestPurpose::OpenChannel | RequestPurpose::RenewChannel,
+                ServiceResponse::OpenSecureChannel(open),
+            ) => {
+                let token = open.security_token;
+                let lifetime = match token.revised_lifetime {
+                    0 => self.config.token_lifetime_ms,
+                    granted => granted,
+                };
+                let renew_after = u64::from(lifetime) * u64::from(RENEW_AT_PERCENT) / 100;
+                self.channel = Some(Channel {
+                    id: token.channel_id,
+                    token_id: token.token_id,
+                    renew_at: now + Duration::from_millis(renew_after),
+                    renewing: false,
+                });
+                if request.purpose == RequestPurpose::OpenChannel {
+                    self.create_session(now);
+                }
+            }
+            (RequestPurpose::CreateSession, ServiceResponse::CreateSession(created)) => {
+                self.authentication_token = created.authentication_token;
+                self.server_endpoints = created.server_endpoints;
+                self.max_request_message_size = created.max_request_message_size as usize;
+                self.activate_session(now);
+            }
+            (RequestPurpose::ActivateSession, ServiceResponse::ActivateSession(_)) => {
+                self.phase = Phase::Active;
+                self.events.push_back(ClientEvent::SessionActivated);
+                self.flush_waiting(now);
+            }
+            (RequestPurpose::CloseSession, ServiceResponse::CloseSession(_)) => {
+                self.close_channel(now);
+            }
+            (_, _) => self.request_failed(now, request, StatusCode::BAD_UNKNOWN_RESPONSE),
+        }
+    }
+
+    /// A request failed: the application hears of its own; a failed step of the connection's
+    /// own life closes it (a failed CloseSession still closes the channel politely).
+    fn request_failed(&mut self, now: Instant, request: PendingRequest, status: StatusCode) {
+        match request.purpose {
+            RequestPurpose::Application => self.events.push_back(ClientEvent::RequestFailed {
+                handle: request.handle,
+                status,
+            }),
+            RequestPurpose::CloseSession => self.close_channel(now),
+            RequestPurpose::OpenChannel => self.fail(status, "OpenSecureChannel failed"),
+            RequestPurpose::RenewChannel => self.fail(status, "renewing the channel failed"),
+            RequestPurpose::CreateSession => self.fail(status, "CreateSession failed"),
+            RequestPurpose::ActivateSession => self.fail(status, "ActivateSession failed"),
+        }
+    }
+
+    fn create_session(&mut self, now: Instant) {
+        self.phase = Phase::CreatingSession;
+        let nonce = self.nonce();
+        let request = CreateSessionRequest {
+            request_header: RequestHeader::default(),
+            client_description: ApplicationDescription {
+                application_uri: UaString::from(self.config.application_uri.as_str()),
+                product_uri: UaString::from("urn:buildwire"),
+                application_name: LocalizedText::new("", &self.config.session_name),
+                application_type: ApplicationType::Client,
+                gateway_server_uri: UaString::NULL,
+                discovery_profile_uri: UaString::NULL,
+                discovery_urls: Vec::new(),
+            },
+            server_uri: UaString::NULL,
+            endpoint_url: UaString::from(self.config.endpoint_url.as_str()),
+            session_name: UaString::from(self.config.session_name.as_str()),
+            client_nonce: ByteString::from(nonce),
+            client_certificate: ByteString::NULL,
+            requested_session_timeout: self.config.session_timeout_ms,
+            max_response_message_size: self.config.connection_limits.max_message_size,
+        };
+        self.internal_request(now, request.into(), RequestPurpose::CreateSession);
+    }
+
+    fn activate_session(&mut self, now: Instant) {
+        self.phase = Phase::ActivatingSession;
+        let token = self.config.identity.token(&self.server_endpoints);
+        let request = ActivateSessionRequest {
+            user_identity_token: token.to_extension_object(),
+            ..ActivateSessionRequest::default()
+        };
+        self.internal_request(now, request.into(), RequestPurpose::ActivateSession);
+    }
+
+    fn internal_request(&mut self, now: Instant, request: ServiceRequest, purpose: RequestPurpose) {
+        let handle = self.allocate_handle();
+        let deadline = now + self.config.request_timeout;
+        if let Err(error) = self.transmit_request(now, handle, request, purpose, deadline) {
+            self.fail(error.status_code(), "a session request could not be sent");
+        }
+    }
+
+    fn flush_waiting(&mut self, now: Instant) {
+        while let Some(waiting) = self.waiting.pop_front() {
+            let handle = waiting.handle;
+            let sent = self.transmit_request(
+                now,
+                handle,
+                waiting.request,
+                RequestPurpose::Application,
+                waiting.deadline,
+            );
+            if let Err(error) = sent {
+                self.events.push_back(ClientEvent::RequestFailed {
+                    handle,
+                    status: error.status_code(),
+                });
+            }
+        }
+    }
+
+    /// Nonce bytes for CreateSession (xorshift64*; SecurityPolicy None needs no secrecy).
+    fn nonce(&mut self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(CLIENT_NONCE_LENGTH);
+        while out.len() < CLIENT_NONCE_LENGTH {
+            let mut x = self.nonce_state;
+            x ^= x >> 12;
+            x ^= x << 25;
+            x ^= x >> 27;
+            self.nonce_state = x;
+            out.extend_from_slice(&x.wrapping_mul(0x2545_F491_4F6C_DD1D).to_le_bytes());
+        }
+        out
+    }
+}

@@ -1,0 +1,276 @@
+//! Values at the edge: typed text (`--type double 42.5`, call arguments `uint32:1`) parsed
+//! into [`Variant`]s, and Variants rendered as JSON for command-line output (DateTime as
+//! ISO 8601 UTC, ByteString as its length and hex, other structures by their text form).
+
+use serde_json::{Value, json};
+
+use crate::encoding::{ByteString, DateTime, UNIX_EPOCH_TICKS, Variant};
+
+/// ByteString bytes shown in hex in JSON output; longer ones are cut (the length is given).
+pub const MAX_HEX_BYTES_SHOWN: usize = 64;
+
+/// Why a text is not a value of the asked type.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ValueTextError {
+    /// The type name is not one of [`TYPE_NAMES`].
+    #[error("unknown type `{0}`; expected one of {TYPE_NAMES:?}")]
+    UnknownType(String),
+    /// The text does not parse as the type.
+    #[error("`{text}` is not a valid {type_name}")]
+    Invalid {
+        /// The type asked for.
+        type_name: &'static str,
+        /// The text.
+        text: String,
+    },
+}
+
+/// Type names accepted by [`parse_value`] (lower case; matching ignores case).
+pub const TYPE_NAMES: [&str; 13] = [
+    "boolean",
+    "sbyte",
+    "byte",
+    "int16",
+    "uint16",
+    "int32",
+    "uint32",
+    "int64",
+    "uint64",
+    "float",
+    "double",
+    "string",
+    "bytestring",
+];
+
+fn invalid(type_name: &'static str, text: &str) -> ValueTextError {
+    ValueTextError::Invalid {
+        type_name,
+        text: text.to_owned(),
+    }
+}
+
+fn number<T: std::str::FromStr>(type_name: &'static str, text: &str) -> Result<T, ValueTextError> {
+    text.trim().parse().map_err(|_| invalid(type_name, text))
+}
+
+fn hex_bytes(text: &str) -> Option<Vec<u8>> {
+    let digits = text.trim().strip_prefix("0x").unwrap_or(text.trim());
+    if !digits.len().is_multiple_of(2) {
+        return None;
+    }
+    (0..digits.len())
+        .step_by(2)
+        .map(|at| u8::from_str_radix(digits.get(at..at + 2)?, 16).ok())
+        .collect()
+}
+
+/// Parses `text` as a value of `type_name` (one of [`TYPE_NAMES`], any case).
+pub fn parse_value(type_name: &str, text: &str) -> Result<Variant, ValueTextError> {
+    let lower = type_name.to_ascii_lowercase();
+    Ok(match lower.as_str() {
+        "boolean" | "bool" => match text.trim().to_ascii_lowercase().as_str() {
+            "true" | "1" => Variant::Boolean(true),
+            "false" | "0" => Variant::Boolean(false),
+            _ => return Err(invalid("boolean", text)),
+        },
+        "sbyte" => Variant::SByte(number("sbyte", text)?),
+        "byte" => Variant::Byte(number("byte", text)?),
+        "int16" => Variant::Int16(number("int16", text)?),
+        "uint16" => Variant::UInt16(number("uint16", text)?),
+        "int32" => Variant::Int32(number("int32", text)?),
+        "uint32" => Variant::UInt32(number("uint32", text)?),
+        "int64" => Variant::Int64(number("int64", text)?),
+        "uint64" => Variant::UInt64(number("uint64", text)?),
+        "float" => Variant::Float(number("float", text)?),
+        "double" => Variant::Double(number("double", text)?),
+        "string" => Variant::from(text),
+        "bytestring" => Variant::ByteString(ByteString::from(
+            hex_bytes(text).ok_or_else(|| invalid("bytestring", text))?,
+        )),
+        _ => return Err(ValueTextError::UnknownType(type_name.to_owned())),
+    })
+}
+
+/// A method argument: `type:value` (e.g. `uint32:1`, `string:a:b`) or a bare value, read as
+/// Boolean (`true`/`false`), Int32, Int64 or Double when it looks like one, else String.
+pub fn parse_argument(text: &str) -> Result<Variant, ValueTextError> {
+    if let Some((type_name, value)) = text.split_once(':')
+        && TYPE_NAMES.contains(&type_name.to_ascii_lowercase().as_str())
+    {
+        return parse_value(type_name, value);
+    }
+    Ok(match text {
+        "true" => Variant::Boolean(true),
+        "false" => Variant::Boolean(false),
+        _ => {
+            if let Ok(value) = text.parse::<i32>() {
+                Variant::Int32(value)
+            } else if let Ok(value) = text.parse::<i64>() {
+                Variant::Int64(value)
+            } else if let Ok(value) = text.parse::<f64>() {
+                Variant::Double(value)
+            } else {
+                Variant::from(text)
+            }
+        }
+    })
+}
+
+/// Days since 1970-01-01 to (year, month, day) in the proleptic Gregorian calendar.
+fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let day_of_era = z.rem_euclid(146_097);
+    let year_of_era =
+        (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
+    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
+    let shifted_month = (5 * day_of_year + 2) / 153;
+    let day = day_of_year - (153 * shifted_month + 2) / 5 + 1;
+    let month = if shifted_month < 10 {
+        shifted_month + 3
+    } else {
+        shifted_month - 9
+    };
+    let year = year_of_era + era * 400 + i64::from(month <= 2);
+    (
+        year,
+        u32::try_from(month).unwrap_or(1),
+        u32::try_from(day).unwrap_or(1),
+    )
+}
+
+/// `YYYY-MM-DDTHH:MM:SS.fffffffZ` for a DateTime (ticks of 100 ns since 1601, UTC).
+pub fn date_time_to_iso(value: DateTime) -> String {
+    let since_epoch = i128::from(value.ticks()) - i128::from(UNIX_EPOCH_TICKS);
+    let ticks_per_day: i128 = 864_000_000_000;
+    let days = i64::try_from(since_epoch.div_euclid(ticks_per_day)).unwrap_or(0);
+    let in_day = since_epoch.rem_euclid(ticks_per_day);
+    let (year, month, day) = civil_from_days(days);
+    let seconds = in_day / 10_000_000;
+    let fraction = in_day % 10_000_000;
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{fraction:07}Z",
+        seconds / 3600,
+        seconds / 60 % 60,
+        seconds % 60
+    )
+}
+
+/// A Variant as JSON.
+pub fn value_to_json(value: &Variant) -> Value {
+    match value {
+        Variant::Empty => Value::Null,
+        Variant::Boolean(v) => json!(v),
+        Variant::SByte(v) => json!(v),
+        Variant::Byte(v) => json!(v),
+        Variant::Int16(v) => json!(v),
+        Variant::UInt16(v) => json!(v),
+        Variant::Int32(v) => json!(v),
+        Variant::UInt32(v) => json!(v),
+        Variant::Int64(v) => json!(v),
+        Variant::UInt64(v) => json!(v),
+        Variant::Float(v) if v.is_finite() => json!(v),
+        Variant::Double(v) if v.is_finite() => json!(v),
+        Variant::Float(v) => json!(v.to_string()),
+        Variant::Double(v) => json!(v.to_string()),
+        Variant::String(v) => v.as_str().map_or(Value::Null, |s| json!(s)),
+        Variant::DateTime(v) => json!(date_time_to_iso(*v)),
+        Variant::Guid(v) => json!(v.to_string()),
+        Variant::ByteString(v) => match v.as_bytes() {
+            None => Value::Null,
+            Some(bytes) => {
+                let shown = bytes.get(..MAX_HEX_BYTES_SHOWN).unwrap_or(bytes);
+                let hex: String = shown.iter().map(|b| format!("{b:02x}")).collect();
+                json!({"length": bytes.len(), "hex": hex, "truncated": shown.len() < bytes.len()})
+            }
+        },
+        Variant::XmlElement(v) => v.as_str().map_or(Value::Null, |s| json!(s)),
+        Variant::StatusCode(v) => json!(v.to_string()),
+        Variant::NodeId(v) => json!(v.to_string()),
+        Variant::ExpandedNodeId(v) => json!(v.node_id.to_string()),
+        Variant::QualifiedName(v) => json!(v.to_string()),
+        Variant::LocalizedText(v) => v.text.as_str().map_or(Value::Null, |s| json!(s)),
+        Variant::ExtensionObject(v) => json!({"type_id": v.type_id.to_string()}),
+        Variant::DataValue(v) => v.value.as_ref().map_or(Value::Null, value_to_json),
+        Variant::DiagnosticInfo(_) => json!("DiagnosticInfo"),
+        Variant::Array(array) => Value::Array(array.elements().iter().map(value_to_json).collect()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn typed_text() {
+        assert_eq!(
+            parse_value("Double", "42.5").unwrap(),
+            Variant::Double(42.5)
+        );
+        assert_eq!(parse_value("uint32", "7").unwrap(), Variant::UInt32(7));
+        assert_eq!(
+            parse_value("boolean", "TRUE").unwrap(),
+            Variant::Boolean(true)
+        );
+        assert_eq!(parse_value("string", "a b").unwrap(), Variant::from("a b"));
+        assert_eq!(
+            parse_value("bytestring", "0x0aff").unwrap(),
+            Variant::ByteString(ByteString::from(vec![0x0A, 0xFF]))
+        );
+        assert_eq!(
+            parse_value("int16", "70000").unwrap_err(),
+            ValueTextError::Invalid {
+                type_name: "int16",
+                text: "70000".into()
+            }
+        );
+        assert!(matches!(
+            parse_value("quaternion", "1"),
+            Err(ValueTextError::UnknownType(_))
+        ));
+    }
+
+    #[test]
+    fn arguments() {
+        assert_eq!(parse_argument("uint32:1").unwrap(), Variant::UInt32(1));
+        assert_eq!(parse_argument("string:a:b").unwrap(), Variant::from("a:b"));
+        assert_eq!(parse_argument("12").unwrap(), Variant::Int32(12));
+        assert_eq!(
+            parse_argument("5000000000").unwrap(),
+            Variant::Int64(5_000_000_000)
+        );
+        assert_eq!(parse_argument("1.5").unwrap(), Variant::Double(1.5));
+        assert_eq!(parse_argument("true").unwrap(), Variant::Boolean(true));
+        assert_eq!(
+            parse_argument("ns=1;i=5").unwrap(),
+            Variant::from("ns=1;i=5")
+        );
+    }
+
+    #[test]
+    fn dates_and_json() {
+        assert_eq!(
+            date_time_to_iso(DateTime(UNIX_EPOCH_TICKS)),
+            "1970-01-01T00:00:00.0000000Z"
+        );
+        // 2024-02-29T12:34:56.789Z is 1709210096789 ms after the Unix epoch.
+        assert_eq!(
+            date_time_to_iso(DateTime::from_unix_millis(1_709_210_096_789)),
+            "2024-02-29T12:34:56.7890000Z"
+        );
+        assert_eq!(
+            date_time_to_iso(DateTime(0)),
+            "1601-01-01T00:00:00.0000000Z"
+        );
+        let bytes = Variant::ByteString(ByteString::from(vec![1u8; 100]));
+        assert_eq!(value_to_json(&bytes)["length"], 100);
+        assert_eq!(value_to_json(&bytes)["truncated"], true);
+        assert_eq!(value_to_json(&Variant::Double(f64::NAN)), json!("NaN"));
+        let array = Variant::array(
+            crate::encoding::VariantType::Int32,
+            vec![Variant::Int32(1), Variant::Int32(2)],
+        )
+        .unwrap();
+        assert_eq!(value_to_json(&array), json!([1, 2]));
+    }
+}

@@ -1,0 +1,224 @@
+//! `OpcuaServer`: the sans-IO [`Server`] on TCP. One task accepts, one task per connection
+//! moves bytes between its socket and its [`ServerConnection`], and one housekeeping task
+//! expires sessions.
+//!
+//! Sharing: the `Server` sits behind a `std::sync::Mutex`. A connection holds the lock only
+//! while the core handles the bytes it just read (no `.await` inside), then writes its
+//! responses outside the lock; the benchmark payload is shared (`Arc`), so even a 100 MiB
+//! getData response is built under the lock in constant time and copied once, chunk by
+//! chunk, into the socket buffer. A `tokio::sync::Mutex` would add a wake-up per request for
+//! nothing, and a single owner task with channels would add two cross-task hops to every
+//! request of the latency-bound 1 KiB loop.
+
+use std::io;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+use crate::encoding::DateTime;
+use crate::server::address_space::AddNodeError;
+use crate::server::{Server, ServerConfig, ServerConnection};
+
+/// Bytes read from the socket at once.
+pub const SERVER_READ_BUFFER: usize = 256 * 1024;
+/// Bytes of chunks gathered before one socket write.
+pub const SERVER_WRITE_BATCH: usize = 256 * 1024;
+/// How often sessions are checked for expiry.
+pub const SESSION_SWEEP_INTERVAL: Duration = Duration::from_secs(1);
+
+type SharedServer = Arc<Mutex<Server>>;
+
+fn lock(server: &SharedServer) -> MutexGuard<'_, Server> {
+    // A panic in another connection's handler leaves the state as consistent as the core
+    // keeps it between calls; keep serving.
+    server.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Why the server could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum ServerStartError {
+    /// Binding the listening socket failed.
+    #[error("cannot listen on {bind}: {source}")]
+    Bind {
+        /// The address asked for.
+        bind: String,
+        /// The error.
+        source: io::Error,
+    },
+    /// The address space setup failed.
+    #[error("address space: {0}")]
+    AddressSpace(#[from] AddNodeError),
+}
+
+/// A running server; dropping it leaves the tasks running until [`shutdown`]
+/// (OpcuaServer::shutdown).
+#[derive(Debug)]
+pub struct OpcuaServer {
+    local_addr: SocketAddr,
+    endpoint_url: String,
+    shutdown: watch::Sender<bool>,
+    accept_task: JoinHandle<()>,
+    server: SharedServer,
+}
+
+impl OpcuaServer {
+    /// Binds `bind` (`host:port`, port 0 for any), builds the [`Server`] and lets `setup`
+    /// add nodes before the first connection. An empty `config.endpoint_url` becomes
+    /// `opc.tcp://<local address>/`; a `start_time` left at `DateTime::MIN` becomes the
+    /// current wall clock. Must run inside a tokio runtime.
+    pub async fn start(
+        bind: &str,
+        mut config: ServerConfig,
+        setup: impl FnOnce(&mut Server) -> Result<(), AddNodeError>,
+    ) -> Result<Self, ServerStartError> {
+        let listener = TcpListener::bind(bind)
+            .await
+            .map_err(|source| ServerStartError::Bind {
+                bind: bind.to_owned(),
+                source,
+            })?;
+        let local_addr = listener
+            .local_addr()
+            .map_err(|source| ServerStartError::Bind {
+                bind: bind.to_owned(),
+                source,
+            })?;
+        if config.endpoint_url.is_empty() {
+            config.endpoint_url = format!("opc.tcp://{local_addr}/");
+        }
+        if config.start_time == DateTime::MIN {
+            config.start_time = wall_clock_now();
+        }
+        let endpoint_url = config.endpoint_url.clone();
+        let mut server = Server::new(config, Instant::now())?;
+        setup(&mut server)?;
+        let server = Arc::new(Mutex::new(server));
+        let (shutdown, watcher) = watch::channel(false);
+        tokio::spawn(sweep_sessions(Arc::clone(&server), watcher.clone()));
+        let accept_task = tokio::spawn(accept_loop(listener, Arc::clone(&server), watcher));
+        Ok(Self {
+            local_addr,
+            endpoint_url,
+            shutdown,
+            accept_task,
+            server,
+        })
+    }
+
+    /// The address the server listens on.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local_addr
+    }
+
+    /// The endpoint URL the server reports.
+    pub fn endpoint_url(&self) -> &str {
+        &self.endpoint_url
+    }
+
+    /// Runs `f` on the shared server state (e.g. to change a value while serving).
+    pub fn with_server<T>(&self, f: impl FnOnce(&mut Server) -> T) -> T {
+        f(&mut lock(&self.server))
+    }
+
+    /// Stops accepting and closes every connection.
+    pub async fn shutdown(self) {
+        let _ = self.shutdown.send(true);
+        let _ = self.accept_task.await;
+    }
+}
+
+async fn sweep_sessions(server: SharedServer, mut shutdown: watch::Receiver<bool>) {
+    let mut interval = tokio::time::interval(SESSION_SWEEP_INTERVAL);
+    loop {
+        tokio::select! {
+            _ = interval.tick() => lock(&server).handle_timeout(Instant::now()),
+            _ = shutdown.changed() => return,
+        }
+    }
+}
+
+async fn accept_loop(
+    listener: TcpListener,
+    server: SharedServer,
+    mut shutdown: watch::Receiver<bool>,
+) {
+    let mut connections = Vec::new();
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => {
+                let Ok((socket, _peer)) = accepted else { continue };
+                let _ = socket.set_nodelay(true);
+                connections.retain(|task: &JoinHandle<()>| !task.is_finished());
+                connections.push(tokio::spawn(serve_connection(
+                    socket,
+                    Arc::clone(&server),
+                    shutdown.clone(),
+                )));
+            }
+            _ = shutdown.changed() => break,
+        }
+    }
+    for task in connections {
+        let _ = task.await;
+    }
+}
+
+/// Moves bytes between one socket and its `ServerConnection` until either side closes.
+async fn serve_connection(
+    mut socket: TcpStream,
+    server: SharedServer,
+    mut shutdown: watch::Receiver<bool>,
+) {
+    let mut connection = ServerConnection::new(&lock(&server));
+    let mut read_buffer = vec![0u8; SERVER_READ_BUFFER];
+    let mut write_buffer = Vec::with_capacity(SERVER_WRITE_BATCH + 65_536);
+    loop {
+        loop {
+            write_buffer.clear();
+            if connection.transmit_into(&mut write_buffer, SERVER_WRITE_BATCH) == 0 {
+                break;
+            }
+            if socket.write_all(&write_buffer).await.is_err() {
+                return;
+            }
+        }
+        if connection.is_closed() {
+            let _ = socket.shutdown().await;
+            return;
+        }
+        let deadline = connection.poll_timeout();
+        tokio::select! {
+            read = socket.read(&mut read_buffer) => match read {
+                Ok(0) | Err(_) => return,
+                Ok(n) => {
+                    let bytes = read_buffer.get(..n).unwrap_or_default();
+                    connection.handle_bytes(&mut lock(&server), Instant::now(), bytes);
+                }
+            },
+            () = sleep_until(deadline) => connection.handle_timeout(Instant::now()),
+            _ = shutdown.changed() => return,
+        }
+    }
+}
+
+/// Sleeps until `deadline`, forever when there is none.
+pub(crate) async fn sleep_until(deadline: Option<Instant>) {
+    match deadline {
+        Some(deadline) => tokio::time::sleep_until(deadline.into()).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// The current wall clock as an OPC UA DateTime.
+pub(crate) fn wall_clock_now() -> DateTime {
+    let millis = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|elapsed| i64::try_from(elapsed.as_millis()).unwrap_or(i64::MAX))
+        .unwrap_or(0);
+    DateTime::from_unix_millis(millis)
+}
