@@ -25,3 +25,58 @@ def haystack_convert(text: str, from_: str, to: str) -> str:
 
 def haystack_convert_value(text: str, from_: str, to: str) -> str:
     """Convert one value between ``zinc`` and ``json`` (Hayson)."""
+
+class BacnetClientHandle:
+    """A bound BACnet/IP client (see :class:`buildwire.bacnet.Client`)."""
+
+    local_address: str
+    async def read(
+        self, device: str, object_id: str, property_id: str, index: int | None = None
+    ) -> str: ...
+    async def write(
+        self,
+        device: str,
+        object_id: str,
+        property_id: str,
+        value: str,
+        priority: int | None = None,
+        index: int | None = None,
+        value_type: str | None = None,
+    ) -> None: ...
+    async def read_multiple(self, device: str, specs: list[tuple[str, list[str]]]) -> str: ...
+    async def who_is(
+        self, timeout: float = 2.0, low: int | None = None, high: int | None = None
+    ) -> str: ...
+    def close(self) -> None: ...
+
+class BacnetServerHandle:
+    """A running BACnet/IP device (see :class:`buildwire.bacnet.Server`)."""
+
+    local_address: str
+    object_count: int
+    async def stop(self) -> None: ...
+
+async def bacnet_client(bind: str, broadcast: str | None = None) -> BacnetClientHandle: ...
+async def bacnet_serve(
+    bind: str, objects: str = "stress", broadcast: str | None = None
+) -> BacnetServerHandle: ...
+
+class OpcuaClientHandle:
+    """A connected OPC UA session (see :class:`buildwire.opcua.Client`)."""
+
+    async def browse(self, node_id: str) -> str: ...
+    async def read(self, node_ids: list[str]) -> str: ...
+    async def write(self, node_id: str, value: str, type_name: str) -> None: ...
+    async def call(self, object_id: str, method_id: str, args: list[str]) -> str: ...
+    async def close(self) -> None: ...
+
+class OpcuaServerHandle:
+    """A running OPC UA server (see :class:`buildwire.opcua.Server`)."""
+
+    endpoint: str
+    async def stop(self) -> None: ...
+
+async def opcua_connect(
+    endpoint: str, user: str | None = None, password: str | None = None
+) -> OpcuaClientHandle: ...
+async def opcua_serve(bind: str) -> OpcuaServerHandle: ...

@@ -1,9 +1,23 @@
-"""OPC UA tools: UA TCP stream dissection and StatusCode names.
+"""OPC UA for Python: an asyncio client and server, stream dissection, StatusCode names.
 
-The OPC UA client and server APIs arrive with the OPC UA stack issue; what is here wraps the
-Rust wire layers that exist today.
+Example (our server with the Throughput methods, and a client calling them):
 
-Example:
+    >>> import asyncio
+    >>> from buildwire import opcua
+    >>> async def main():
+    ...     server = await opcua.Server.start("127.0.0.1:0")
+    ...     client = await opcua.Client.connect(server.endpoint)
+    ...     await client.call("ns=1;i=5000", "ns=1;i=6000", ["uint32:4"])
+    ...     (data,) = await client.call("ns=1;i=5000", "ns=1;i=6001", [])
+    ...     names = [r["browse_name"] for r in await client.browse("i=85")]
+    ...     await client.close()
+    ...     await server.stop()
+    ...     return len(data), names
+    >>> asyncio.run(main())
+    (4096, ['Server', '1:Throughput'])
+
+Wire tools:
+
     >>> from buildwire import opcua
     >>> opcua.status_name(0x80070000)
     'BadDecodingError'
@@ -17,7 +31,7 @@ from typing import Any
 
 from buildwire import _native
 
-__all__ = ["dissect", "status_name"]
+__all__ = ["Client", "Server", "dissect", "status_name"]
 
 
 def dissect(stream: bytes) -> dict[str, Any]:
@@ -33,3 +47,74 @@ def dissect(stream: bytes) -> dict[str, Any]:
 def status_name(code: int) -> str | None:
     """Return the standard name of a StatusCode, or None when the table has no such code."""
     return _native.opcua_status_name(code)
+
+
+class Client:
+    """An asyncio OPC UA client session (SecurityPolicy None). Create it with :meth:`connect`.
+
+    NodeIds are text: ``"i=2258"``, ``"ns=1;i=5000"``, ``"ns=2;s=Name"``. Bad status codes
+    raise :class:`RuntimeError` naming the code.
+    """
+
+    def __init__(self, handle: Any) -> None:
+        self._handle = handle
+
+    @classmethod
+    async def connect(
+        cls, endpoint: str, user: str | None = None, password: str | None = None
+    ) -> Client:
+        """Connect to ``opc.tcp://host:port`` and activate a session (anonymous by default)."""
+        return cls(await _native.opcua_connect(endpoint, user, password))
+
+    async def browse(self, node_id: str = "i=85") -> list[dict[str, Any]]:
+        """Forward hierarchical references of a node (default: the Objects folder)."""
+        result: list[dict[str, Any]] = json.loads(await self._handle.browse(node_id))
+        return result
+
+    async def read(self, *node_ids: str) -> list[Any]:
+        """Read the Value attribute of each node (raises if a status is bad)."""
+        rows = json.loads(await self._handle.read(list(node_ids)))
+        bad = [
+            f"{n}: {r['status']}" for n, r in zip(node_ids, rows) if r["status"].startswith("Bad")
+        ]
+        if bad:
+            raise RuntimeError("; ".join(bad))
+        return [r["value"] for r in rows]
+
+    async def write(self, node_id: str, value: Any, type_name: str = "double") -> None:
+        """Write the Value attribute as ``type_name`` (double, int32, string, boolean...)."""
+        text = ("true" if value else "false") if isinstance(value, bool) else str(value)
+        await self._handle.write(node_id, text, type_name)
+
+    async def call(self, object_id: str, method_id: str, args: list[str]) -> list[Any]:
+        """Call a method with typed text arguments (``"uint32:4"``, ``"string:abc"``)."""
+        outputs = json.loads(await self._handle.call(object_id, method_id, args))
+        return [
+            bytes.fromhex(o["bytes_hex"]) if isinstance(o, dict) and "bytes_hex" in o else o
+            for o in outputs
+        ]
+
+    async def close(self) -> None:
+        """Close the session and the connection."""
+        await self._handle.close()
+
+
+class Server:
+    """An OPC UA server with namespace 0 and the Throughput benchmark object (ns=1;i=5000)."""
+
+    def __init__(self, handle: Any) -> None:
+        self._handle = handle
+
+    @classmethod
+    async def start(cls, address: str = "127.0.0.1:4840") -> Server:
+        """Start serving on ``address`` (port 0 picks one)."""
+        return cls(await _native.opcua_serve(address))
+
+    @property
+    def endpoint(self) -> str:
+        """The endpoint URL clients connect to."""
+        return self._handle.endpoint
+
+    async def stop(self) -> None:
+        """Stop the server."""
+        await self._handle.stop()

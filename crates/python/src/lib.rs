@@ -4,6 +4,9 @@
 //! one to one and converts the result. The Pythonic layer (names, docstrings, type stubs) is
 //! in `python/buildwire/`. Structured results cross as JSON text, decoded by the Python layer.
 
+mod bacnet;
+mod opcua;
+
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
@@ -105,5 +108,13 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(haystack_convert_value, m)?)?;
     m.add_function(wrap_pyfunction!(opcua_dissect, m)?)?;
     m.add_function(wrap_pyfunction!(opcua_status_name, m)?)?;
+    m.add_function(wrap_pyfunction!(bacnet::bacnet_client, m)?)?;
+    m.add_function(wrap_pyfunction!(bacnet::bacnet_serve, m)?)?;
+    m.add_class::<bacnet::BacnetClientHandle>()?;
+    m.add_class::<bacnet::BacnetServerHandle>()?;
+    m.add_function(wrap_pyfunction!(opcua::opcua_connect, m)?)?;
+    m.add_function(wrap_pyfunction!(opcua::opcua_serve, m)?)?;
+    m.add_class::<opcua::OpcuaClientHandle>()?;
+    m.add_class::<opcua::OpcuaServerHandle>()?;
     Ok(())
 }

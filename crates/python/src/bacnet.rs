@@ -1,0 +1,309 @@
+//! BACnet/IP client and device server for Python: awaitables over the tokio drivers of
+//! buildwire-bacnet. Values cross as JSON text (decoded in `python/buildwire/bacnet.py`).
+
+use std::net::{Ipv4Addr, SocketAddrV4};
+use std::sync::Arc;
+use std::time::Duration;
+
+use buildwire_bacnet::app::{ValueType, parse_value_text};
+use buildwire_bacnet::driver::{BacnetClient, BacnetServer, ServerConfig};
+use buildwire_bacnet::inspect::elements_json;
+use buildwire_bacnet::objects::profile::{DeviceProfile, large_profile, stress_profile};
+use buildwire_bacnet::services::{
+    InstanceRange, PropertyReference, ReadAccessSpecification, ReadResult,
+};
+use buildwire_bacnet::{ObjectIdentifier, PropertyIdentifier};
+use pyo3::exceptions::{PyRuntimeError, PyTimeoutError, PyValueError};
+use pyo3::prelude::*;
+use pyo3_async_runtimes::tokio::future_into_py;
+use serde_json::json;
+use tokio::sync::Mutex;
+
+/// The standard BACnet/IP port, used when an address has none.
+const BACNET_PORT: u16 = 47808;
+
+fn address(text: &str) -> PyResult<SocketAddrV4> {
+    let text = text.trim();
+    let full = if text.contains(':') {
+        text.to_owned()
+    } else {
+        format!("{text}:{BACNET_PORT}")
+    };
+    full.parse().map_err(|_| {
+        PyValueError::new_err(format!(
+            "`{text}` is not an IPv4 address with port, e.g. 127.0.0.1:47808"
+        ))
+    })
+}
+
+fn object(text: &str) -> PyResult<ObjectIdentifier> {
+    text.parse()
+        .map_err(|e| PyValueError::new_err(format!("{e}")))
+}
+
+fn property(text: &str) -> PyResult<PropertyIdentifier> {
+    text.parse()
+        .map_err(|e| PyValueError::new_err(format!("{e}")))
+}
+
+fn client_error(e: buildwire_bacnet::app::ClientError) -> PyErr {
+    if matches!(e, buildwire_bacnet::app::ClientError::Timeout) {
+        PyTimeoutError::new_err(e.to_string())
+    } else {
+        PyRuntimeError::new_err(e.to_string())
+    }
+}
+
+/// A BACnet/IP client.
+#[pyclass(module = "buildwire._native")]
+pub struct BacnetClientHandle {
+    inner: Arc<BacnetClient>,
+}
+
+/// Binds a client on `bind` (`host:port`, port 0 picks one); `broadcast` enables Who-Is.
+#[pyfunction]
+#[pyo3(signature = (bind, broadcast=None))]
+pub fn bacnet_client(
+    py: Python<'_>,
+    bind: String,
+    broadcast: Option<String>,
+) -> PyResult<Bound<'_, PyAny>> {
+    let bind = address(&bind)?;
+    let broadcast = broadcast
+        .map(|b| b.parse::<Ipv4Addr>())
+        .transpose()
+        .map_err(|e| PyValueError::new_err(format!("invalid broadcast address: {e}")))?;
+    future_into_py(py, async move {
+        let client = BacnetClient::bind(bind, broadcast)
+            .await
+            .map_err(|e| PyRuntimeError::new_err(format!("cannot bind {bind}: {e}")))?;
+        Ok(BacnetClientHandle {
+            inner: Arc::new(client),
+        })
+    })
+}
+
+#[pymethods]
+impl BacnetClientHandle {
+    /// The local address.
+    #[getter]
+    fn local_address(&self) -> String {
+        self.inner.local_addr().to_string()
+    }
+
+    /// ReadProperty; JSON list of tagged values.
+    #[pyo3(signature = (device, object_id, property_id, index=None))]
+    fn read<'py>(
+        &self,
+        py: Python<'py>,
+        device: String,
+        object_id: String,
+        property_id: String,
+        index: Option<u32>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let (to, obj, prop) = (
+            address(&device)?,
+            object(&object_id)?,
+            property(&property_id)?,
+        );
+        let client = Arc::clone(&self.inner);
+        future_into_py(py, async move {
+            let value = client
+                .read(to, obj, prop, index)
+                .await
+                .map_err(client_error)?;
+            Ok(elements_json(&value).to_string())
+        })
+    }
+
+    /// WriteProperty of a value given as text, typed by `value_type` or guessed.
+    #[pyo3(signature = (device, object_id, property_id, value, priority=None, index=None, value_type=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn write<'py>(
+        &self,
+        py: Python<'py>,
+        device: String,
+        object_id: String,
+        property_id: String,
+        value: String,
+        priority: Option<u8>,
+        index: Option<u32>,
+        value_type: Option<String>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let (to, obj, prop) = (
+            address(&device)?,
+            object(&object_id)?,
+            property(&property_id)?,
+        );
+        let value_type = value_type
+            .map(|t| t.parse::<ValueType>())
+            .transpose()
+            .map_err(PyValueError::new_err)?;
+        let elements =
+            parse_value_text(&value, value_type, obj, prop).map_err(PyValueError::new_err)?;
+        let client = Arc::clone(&self.inner);
+        future_into_py(py, async move {
+            client
+                .write(to, obj, prop, elements, priority, index)
+                .await
+                .map_err(client_error)
+        })
+    }
+
+    /// ReadPropertyMultiple of (object, [property...]) pairs; JSON list of results.
+    fn read_multiple<'py>(
+        &self,
+        py: Python<'py>,
+        device: String,
+        specs: Vec<(String, Vec<String>)>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let to = address(&device)?;
+        let specifications = specs
+            .iter()
+            .map(|(o, props)| {
+                Ok(ReadAccessSpecification {
+                    object: object(o)?,
+                    properties: props
+                        .iter()
+                        .map(|p| {
+                            Ok(PropertyReference {
+                                property: property(p)?,
+                                array_index: None,
+                            })
+                        })
+                        .collect::<PyResult<Vec<_>>>()?,
+                })
+            })
+            .collect::<PyResult<Vec<_>>>()?;
+        let client = Arc::clone(&self.inner);
+        future_into_py(py, async move {
+            let results = client
+                .read_multiple(to, specifications)
+                .await
+                .map_err(client_error)?;
+            let rows: Vec<_> = results
+                .iter()
+                .flat_map(|r| {
+                    r.results.iter().map(move |p| {
+                        let outcome = match &p.result {
+                            ReadResult::Value(v) => json!({"value": elements_json(v)}),
+                            ReadResult::Error(e) => {
+                                json!({"error": format!("{}: {}", e.class, e.code)})
+                            }
+                        };
+                        json!({"object": r.object.to_string(), "property": p.property.to_string(),
+                               "index": p.array_index, "result": outcome})
+                    })
+                })
+                .collect();
+            Ok(serde_json::Value::Array(rows).to_string())
+        })
+    }
+
+    /// Who-Is (broadcast); JSON list of the devices that answered within `timeout` seconds.
+    #[pyo3(signature = (timeout=2.0, low=None, high=None))]
+    fn who_is<'py>(
+        &self,
+        py: Python<'py>,
+        timeout: f64,
+        low: Option<u32>,
+        high: Option<u32>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let wait = Duration::try_from_secs_f64(timeout)
+            .map_err(|_| PyValueError::new_err("timeout must be a number of seconds >= 0"))?;
+        let range = match (low, high) {
+            (Some(low), Some(high)) => Some(InstanceRange::new(low, high).ok_or_else(|| {
+                PyValueError::new_err("low and high must be device instances 0..=4194303")
+            })?),
+            (None, None) => None,
+            _ => return Err(PyValueError::new_err("give both low and high, or neither")),
+        };
+        let client = Arc::clone(&self.inner);
+        future_into_py(py, async move {
+            let found = client.who_is(range, wait).await.map_err(client_error)?;
+            let rows: Vec<_> = found
+                .iter()
+                .map(|(addr, i_am)| {
+                    json!({"address": addr.to_string(), "device": i_am.device.to_string(),
+                           "instance": i_am.device.instance(),
+                           "max_apdu": i_am.max_apdu_length_accepted,
+                           "segmentation": i_am.segmentation_supported.to_string(),
+                           "vendor_id": i_am.vendor_id})
+                })
+                .collect();
+            Ok(serde_json::Value::Array(rows).to_string())
+        })
+    }
+
+    /// Stops the client's task.
+    fn close(&self) {
+        self.inner.shutdown();
+    }
+}
+
+/// A running BACnet/IP device.
+#[pyclass(module = "buildwire._native")]
+pub struct BacnetServerHandle {
+    inner: Arc<Mutex<Option<BacnetServer>>>,
+    #[pyo3(get)]
+    local_address: String,
+    #[pyo3(get)]
+    object_count: usize,
+}
+
+/// Starts a device on `bind` serving `objects`: "stress", "large:N" or a JSON device file's text.
+#[pyfunction]
+#[pyo3(signature = (bind, objects="stress".to_owned(), broadcast=None))]
+pub fn bacnet_serve(
+    py: Python<'_>,
+    bind: String,
+    objects: String,
+    broadcast: Option<String>,
+) -> PyResult<Bound<'_, PyAny>> {
+    let bind = address(&bind)?;
+    let profile = match objects.as_str() {
+        "stress" => stress_profile(),
+        text if text.starts_with("large:") => {
+            let n = text[6..]
+                .parse()
+                .map_err(|_| PyValueError::new_err("large:N needs a number of objects"))?;
+            large_profile(n)
+        }
+        json => DeviceProfile::from_json(json).map_err(|e| PyValueError::new_err(e.to_string()))?,
+    };
+    let database = profile
+        .build()
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let object_count = database.len();
+    let mut config = ServerConfig::new(bind, database);
+    if let Some(b) = broadcast {
+        config.broadcast = Some(
+            b.parse()
+                .map_err(|e| PyValueError::new_err(format!("invalid broadcast address: {e}")))?,
+        );
+    }
+    future_into_py(py, async move {
+        let server = BacnetServer::start(config)
+            .await
+            .map_err(|e| PyRuntimeError::new_err(format!("cannot start on {bind}: {e}")))?;
+        Ok(BacnetServerHandle {
+            local_address: server.local_addr().to_string(),
+            inner: Arc::new(Mutex::new(Some(server))),
+            object_count,
+        })
+    })
+}
+
+#[pymethods]
+impl BacnetServerHandle {
+    /// Stops the device.
+    fn stop<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let inner = Arc::clone(&self.inner);
+        future_into_py(py, async move {
+            if let Some(server) = inner.lock().await.take() {
+                server.shutdown().await;
+            }
+            Ok(())
+        })
+    }
+}

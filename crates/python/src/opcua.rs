@@ -1,0 +1,214 @@
+//! OPC UA client and server for Python: awaitables over the tokio drivers of buildwire-opcua.
+//! Structured results cross as JSON text (decoded in `python/buildwire/opcua.py`).
+
+use std::sync::Arc;
+
+use buildwire_opcua::client::ClientIdentity;
+use buildwire_opcua::client::value_text::{parse_value, value_to_json};
+use buildwire_opcua::driver::{OpcuaClient, OpcuaServer};
+use buildwire_opcua::encoding::NodeId;
+use buildwire_opcua::server::ServerConfig;
+use buildwire_opcua::services::AttributeId;
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3_async_runtimes::tokio::future_into_py;
+use serde_json::json;
+use tokio::sync::Mutex;
+
+fn node(text: &str) -> PyResult<NodeId> {
+    text.parse::<NodeId>()
+        .map_err(|e| PyValueError::new_err(format!("invalid NodeId `{text}`: {e}")))
+}
+
+fn failed(e: impl std::fmt::Display) -> PyErr {
+    PyRuntimeError::new_err(e.to_string())
+}
+
+/// A method output as JSON; unlike the display form, ByteStrings come whole (as hex).
+fn output_json(value: &buildwire_opcua::encoding::Variant) -> serde_json::Value {
+    match value {
+        buildwire_opcua::encoding::Variant::ByteString(b) => b.as_bytes().map_or(
+            serde_json::Value::Null,
+            |bytes| json!({"bytes_hex": bytes.iter().map(|x| format!("{x:02x}")).collect::<String>()}),
+        ),
+        other => value_to_json(other),
+    }
+}
+
+const CLOSED: &str = "the client is closed: connect again";
+
+/// A connected OPC UA client session.
+#[pyclass(module = "buildwire._native")]
+pub struct OpcuaClientHandle {
+    inner: Arc<Mutex<Option<OpcuaClient>>>,
+}
+
+/// Connects to `endpoint` (`opc.tcp://host:port`) and activates a session.
+#[pyfunction]
+#[pyo3(signature = (endpoint, user=None, password=None))]
+pub fn opcua_connect(
+    py: Python<'_>,
+    endpoint: String,
+    user: Option<String>,
+    password: Option<String>,
+) -> PyResult<Bound<'_, PyAny>> {
+    let identity = match user {
+        Some(user_name) => ClientIdentity::UserName {
+            user_name,
+            password: password.unwrap_or_default(),
+        },
+        None => ClientIdentity::Anonymous,
+    };
+    future_into_py(py, async move {
+        let client = OpcuaClient::connect(&endpoint, identity)
+            .await
+            .map_err(failed)?;
+        Ok(OpcuaClientHandle {
+            inner: Arc::new(Mutex::new(Some(client))),
+        })
+    })
+}
+
+#[pymethods]
+impl OpcuaClientHandle {
+    /// Forward hierarchical references of `node`; JSON list.
+    fn browse<'py>(&self, py: Python<'py>, node_id: String) -> PyResult<Bound<'py, PyAny>> {
+        let node = node(&node_id)?;
+        let inner = Arc::clone(&self.inner);
+        future_into_py(py, async move {
+            let mut guard = inner.lock().await;
+            let client = guard.as_mut().ok_or_else(|| failed(CLOSED))?;
+            let refs = client.browse(&node).await.map_err(failed)?;
+            let rows: Vec<_> = refs
+                .iter()
+                .map(|r| {
+                    json!({"node_id": r.node_id.node_id.to_string(),
+                           "browse_name": r.browse_name.to_string(),
+                           "display_name": r.display_name.text.as_str(),
+                           "node_class": format!("{:?}", r.node_class)})
+                })
+                .collect();
+            Ok(serde_json::Value::Array(rows).to_string())
+        })
+    }
+
+    /// The Value attribute of each node; JSON list of {value, status}.
+    fn read<'py>(&self, py: Python<'py>, node_ids: Vec<String>) -> PyResult<Bound<'py, PyAny>> {
+        let nodes = node_ids
+            .iter()
+            .map(|t| node(t))
+            .collect::<PyResult<Vec<_>>>()?;
+        let inner = Arc::clone(&self.inner);
+        future_into_py(py, async move {
+            let mut guard = inner.lock().await;
+            let client = guard.as_mut().ok_or_else(|| failed(CLOSED))?;
+            let values = client
+                .read(&nodes, AttributeId::Value)
+                .await
+                .map_err(failed)?;
+            let rows: Vec<_> = values
+                .iter()
+                .map(|dv| {
+                    json!({"value": dv.value.as_ref().map_or(serde_json::Value::Null, value_to_json),
+                           "status": dv.status.unwrap_or_default().to_string()})
+                })
+                .collect();
+            Ok(serde_json::Value::Array(rows).to_string())
+        })
+    }
+
+    /// Writes `value` (text) as `type_name` (double, int32, string, boolean, ...).
+    fn write<'py>(
+        &self,
+        py: Python<'py>,
+        node_id: String,
+        value: String,
+        type_name: String,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let node = node(&node_id)?;
+        let variant =
+            parse_value(&type_name, &value).map_err(|e| PyValueError::new_err(e.to_string()))?;
+        let inner = Arc::clone(&self.inner);
+        future_into_py(py, async move {
+            let mut guard = inner.lock().await;
+            let client = guard.as_mut().ok_or_else(|| failed(CLOSED))?;
+            client.write(&node, variant).await.map_err(failed)
+        })
+    }
+
+    /// Calls `method` on `object` with typed text arguments (`uint32:4`); JSON list of outputs.
+    fn call<'py>(
+        &self,
+        py: Python<'py>,
+        object_id: String,
+        method_id: String,
+        args: Vec<String>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let (object, method) = (node(&object_id)?, node(&method_id)?);
+        let args = args
+            .iter()
+            .map(|a| buildwire_opcua::client::value_text::parse_argument(a))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| PyValueError::new_err(e.to_string()))?;
+        let inner = Arc::clone(&self.inner);
+        future_into_py(py, async move {
+            let mut guard = inner.lock().await;
+            let client = guard.as_mut().ok_or_else(|| failed(CLOSED))?;
+            let outputs = client.call(&object, &method, args).await.map_err(failed)?;
+            Ok(serde_json::Value::Array(outputs.iter().map(output_json).collect()).to_string())
+        })
+    }
+
+    /// Closes the session and the channel.
+    fn close<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let inner = Arc::clone(&self.inner);
+        future_into_py(py, async move {
+            match inner.lock().await.take() {
+                Some(client) => client.close().await.map_err(failed),
+                None => Ok(()),
+            }
+        })
+    }
+}
+
+/// A running OPC UA server (with the Throughput benchmark methods).
+#[pyclass(module = "buildwire._native")]
+pub struct OpcuaServerHandle {
+    inner: Arc<Mutex<Option<OpcuaServer>>>,
+    #[pyo3(get)]
+    endpoint: String,
+}
+
+/// Starts a server on `bind` (`host:port`, port 0 picks one).
+#[pyfunction]
+pub fn opcua_serve(py: Python<'_>, bind: String) -> PyResult<Bound<'_, PyAny>> {
+    future_into_py(py, async move {
+        // An empty endpoint URL makes the server advertise the address it actually bound.
+        let config = ServerConfig {
+            endpoint_url: String::new(),
+            ..ServerConfig::default()
+        };
+        let server = OpcuaServer::start(&bind, config, |_| Ok(()))
+            .await
+            .map_err(failed)?;
+        let endpoint = server.endpoint_url().to_owned();
+        Ok(OpcuaServerHandle {
+            inner: Arc::new(Mutex::new(Some(server))),
+            endpoint,
+        })
+    })
+}
+
+#[pymethods]
+impl OpcuaServerHandle {
+    /// Stops accepting connections and ends the server.
+    fn stop<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let inner = Arc::clone(&self.inner);
+        future_into_py(py, async move {
+            if let Some(server) = inner.lock().await.take() {
+                server.shutdown().await;
+            }
+            Ok(())
+        })
+    }
+}
