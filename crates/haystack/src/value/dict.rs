@@ -15,15 +15,35 @@ pub fn is_tag_name(name: &str) -> bool {
         && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_')
 }
 
+/// Most tags a dict keeps in a plain vector (searched linearly, one allocation); a
+/// dict that grows beyond this switches to a hash index.
+pub const SMALL_DICT_TAGS: usize = 8;
+
 /// Name/value pairs in insertion order with unique, validated names.
 ///
-/// Backed by an [`IndexMap`], so lookups and inserts stay O(1) even for dicts
-/// with very many tags (decoders meet untrusted input). Equality ignores order:
-/// two dicts are equal when they hold the same names with equal values, as
-/// Haystack dicts are unordered.
-#[derive(Debug, Clone, Default, PartialEq)]
+/// Small dicts (up to [`SMALL_DICT_TAGS`] tags, the common case for nested dicts and
+/// meta) are a plain vector; larger ones are backed by an [`IndexMap`], so lookups and
+/// inserts stay O(1) even for dicts with very many tags (decoders meet untrusted
+/// input). Equality ignores order: two dicts are equal when they hold the same names
+/// with equal values, as Haystack dicts are unordered.
+#[derive(Debug, Clone, Default)]
 pub struct Dict {
-    entries: IndexMap<String, Value>,
+    entries: Entries,
+}
+
+/// The storage of a [`Dict`], chosen by size.
+#[derive(Debug, Clone)]
+enum Entries {
+    /// At most [`SMALL_DICT_TAGS`] tags, in order.
+    Small(Vec<(String, Value)>),
+    /// More tags, in order, with a hash index.
+    Indexed(IndexMap<String, Value>),
+}
+
+impl Default for Entries {
+    fn default() -> Self {
+        Entries::Small(Vec::new())
+    }
 }
 
 impl Dict {
@@ -38,7 +58,23 @@ impl Dict {
         if !is_tag_name(&name) {
             return Err(InvalidTagName(name));
         }
-        self.entries.insert(name, value);
+        match &mut self.entries {
+            Entries::Small(pairs) => {
+                if let Some(slot) = pairs.iter_mut().find(|(n, _)| *n == name) {
+                    slot.1 = value;
+                } else if pairs.len() < SMALL_DICT_TAGS {
+                    pairs.push((name, value));
+                } else {
+                    let mut map: IndexMap<String, Value> =
+                        std::mem::take(pairs).into_iter().collect();
+                    map.insert(name, value);
+                    self.entries = Entries::Indexed(map);
+                }
+            }
+            Entries::Indexed(map) => {
+                map.insert(name, value);
+            }
+        }
         Ok(())
     }
 
@@ -49,7 +85,10 @@ impl Dict {
 
     /// The value of `name`.
     pub fn get(&self, name: &str) -> Option<&Value> {
-        self.entries.get(name)
+        match &self.entries {
+            Entries::Small(pairs) => pairs.iter().find(|(n, _)| n == name).map(|(_, v)| v),
+            Entries::Indexed(map) => map.get(name),
+        }
     }
 
     /// Whether the dict has a tag `name`.
@@ -59,22 +98,43 @@ impl Dict {
 
     /// Removes `name`, returning its value; the other tags keep their order.
     pub fn remove(&mut self, name: &str) -> Option<Value> {
-        self.entries.shift_remove(name)
+        match &mut self.entries {
+            Entries::Small(pairs) => {
+                let at = pairs.iter().position(|(n, _)| n == name)?;
+                Some(pairs.remove(at).1)
+            }
+            Entries::Indexed(map) => map.shift_remove(name),
+        }
     }
 
     /// Number of tags.
     pub fn len(&self) -> usize {
-        self.entries.len()
+        match &self.entries {
+            Entries::Small(pairs) => pairs.len(),
+            Entries::Indexed(map) => map.len(),
+        }
     }
 
     /// Whether there are no tags.
     pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
+        self.len() == 0
     }
 
     /// The tags in insertion order.
     pub fn iter(&self) -> impl Iterator<Item = (&str, &Value)> {
-        self.entries.iter().map(|(n, v)| (n.as_str(), v))
+        let (small, indexed) = match &self.entries {
+            Entries::Small(pairs) => (Some(pairs.iter()), None),
+            Entries::Indexed(map) => (None, Some(map.iter())),
+        };
+        let small = small.into_iter().flatten().map(|(n, v)| (n.as_str(), v));
+        let indexed = indexed.into_iter().flatten().map(|(n, v)| (n.as_str(), v));
+        small.chain(indexed)
+    }
+}
+
+impl PartialEq for Dict {
+    fn eq(&self, other: &Self) -> bool {
+        self.len() == other.len() && self.iter().all(|(n, v)| other.get(n) == Some(v))
     }
 }
 
@@ -110,6 +170,29 @@ mod tests {
         assert_eq!(d, e);
         assert_eq!(e.remove("a"), Some(Value::Marker));
         assert_ne!(d, e);
+        Ok(())
+    }
+
+    #[test]
+    fn growing_past_the_small_size_keeps_order_and_values() -> Result<(), InvalidTagName> {
+        let mut small = Dict::new();
+        let mut big = Dict::new();
+        for i in 0..SMALL_DICT_TAGS + 4 {
+            big.insert(format!("t{i}"), Value::Bool(i % 2 == 0))?;
+        }
+        for i in (0..SMALL_DICT_TAGS + 4).rev() {
+            small.insert(format!("t{i}"), Value::Bool(i % 2 == 0))?;
+        }
+        // Same tags in another order: equal, whatever the storage.
+        assert_eq!(small, big);
+        assert_eq!(big.iter().next().map(|(n, _)| n), Some("t0"));
+        assert_eq!(big.len(), SMALL_DICT_TAGS + 4);
+        big.insert("t3", Value::Marker)?;
+        assert_eq!(big.iter().nth(3), Some(("t3", &Value::Marker)));
+        assert_eq!(big.remove("t0"), Some(Value::Bool(true)));
+        assert_eq!(big.get("t0"), None);
+        assert_eq!(big.iter().next().map(|(n, _)| n), Some("t1"));
+        assert_ne!(small, big);
         Ok(())
     }
 }

@@ -4,6 +4,10 @@
 use super::dict::{InvalidTagName, is_tag_name};
 use super::{Dict, Value};
 
+/// Most cells [`Grid::reserve_rows`] reserves in one call (decoders reserve from an
+/// estimate of the row count; beyond this the cell vector grows as rows arrive).
+pub const MAX_RESERVED_CELLS: usize = 1 << 20;
+
 /// A grid column: its name and meta.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Column {
@@ -102,6 +106,30 @@ impl Grid {
             self.row_count += 1;
         }
         Ok(())
+    }
+
+    /// Reserves room for `rows` more rows. It is a hint, often estimated from
+    /// untrusted input, so at most [`MAX_RESERVED_CELLS`] cells are reserved at once.
+    pub fn reserve_rows(&mut self, rows: usize) {
+        let cells = rows.saturating_mul(self.columns.len());
+        self.cells.reserve(cells.min(MAX_RESERVED_CELLS));
+    }
+
+    /// How many more rows fit without growing the cell vector.
+    pub(crate) fn spare_rows(&self) -> usize {
+        (self.cells.capacity() - self.cells.len()) / self.columns.len().max(1)
+    }
+
+    /// Appends a row of empty cells and returns them to be filled in place (decoders
+    /// use it to avoid a temporary row). A grid without columns gets no row.
+    pub(crate) fn push_empty_row(&mut self) -> &mut [Option<Value>] {
+        let width = self.columns.len();
+        let start = self.cells.len();
+        self.cells.resize_with(start + width, || None);
+        if width > 0 {
+            self.row_count += 1;
+        }
+        self.cells.get_mut(start..).unwrap_or_default()
     }
 
     /// Appends a row given as a dict; tags without a column are an error.

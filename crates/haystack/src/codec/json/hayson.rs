@@ -1,21 +1,47 @@
 //! Hayson (Haystack JSON v4): scalars as `{"_kind":"...", ...}` objects, plain JSON
 //! for strings, booleans, unitless finite numbers, lists and dicts.
 
+use super::hayson_scan;
 use super::{
     Dialect, JsonNode, JsonPath, Result, check_depth, content_error, dict_from_members,
     grid_from_node, parse, write_json_number, write_json_string,
 };
-use crate::codec::zinc;
+use crate::codec::{MAX_INPUT_BYTES, zinc};
 use crate::value::{Coord, Dict, Grid, Kind, Number, Ref, Value, XStr, is_ref_id, is_xstr_type};
 
 /// Decodes a Hayson grid document.
 pub fn decode_grid(input: &str) -> Result<Grid> {
+    // The direct scanner handles the usual documents; the tree decoder handles the rest
+    // and reports the position of errors.
+    if input.len() <= MAX_INPUT_BYTES
+        && let Ok(grid) = hayson_scan::scan_grid(input)
+    {
+        return Ok(grid);
+    }
     let node = parse(input)?;
     grid_from_node(&Hayson, &node, &JsonPath::Root, 0)
 }
 
 /// Decodes any Hayson value.
 pub fn decode_value(input: &str) -> Result<Value> {
+    if input.len() <= MAX_INPUT_BYTES
+        && let Ok(value) = hayson_scan::scan_value(input)
+    {
+        return Ok(value);
+    }
+    let node = parse(input)?;
+    Hayson.value(&node, &JsonPath::Root, 0)
+}
+
+/// Decodes a Hayson grid with the tree decoder only: slower than [`decode_grid`], which
+/// tries the direct scanner first; kept public so tests and fuzzers can compare the two.
+pub fn decode_grid_via_tree(input: &str) -> Result<Grid> {
+    let node = parse(input)?;
+    grid_from_node(&Hayson, &node, &JsonPath::Root, 0)
+}
+
+/// Decodes a Hayson value with the tree decoder only (see [`decode_grid_via_tree`]).
+pub fn decode_value_via_tree(input: &str) -> Result<Value> {
     let node = parse(input)?;
     Hayson.value(&node, &JsonPath::Root, 0)
 }

@@ -7,6 +7,7 @@
 //! decode, and written as `"3.0"` on encode.
 
 pub mod hayson;
+pub(crate) mod hayson_scan;
 mod tree;
 pub mod v3;
 

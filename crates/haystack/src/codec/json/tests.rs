@@ -260,3 +260,158 @@ proptest! {
         }
     }
 }
+
+/// Hayson with members in any order, kinded objects, escapes and odd numbers: the
+/// direct scanner must agree with the tree decoder on every text it accepts.
+fn hayson_soup() -> impl Strategy<Value = String> {
+    let token = prop::sample::select(vec![
+        "{",
+        "}",
+        "[",
+        "]",
+        ",",
+        ":",
+        " ",
+        "\"_kind\"",
+        "\"marker\"",
+        "\"number\"",
+        "\"val\"",
+        "\"unit\"",
+        "\"kW\"",
+        "0",
+        "-0",
+        "1",
+        "-2.5e3",
+        "1e400",
+        "12345678901234567890",
+        "0.1",
+        "\"INF\"",
+        "\"NaN\"",
+        "\"grid\"",
+        "\"meta\"",
+        "\"ver\"",
+        "\"3.0\"",
+        "\"cols\"",
+        "\"rows\"",
+        "\"name\"",
+        "\"a\"",
+        "\"b\"",
+        "\"B\"",
+        "\"dict\"",
+        "\"list\"",
+        "\"vals\"",
+        "\"dateTime\"",
+        "\"2020-01-01T00:00:00Z\"",
+        "\"tz\"",
+        "\"UTC\"",
+        "\"ref\"",
+        "\"dis\"",
+        "\"a\\u00e9\\n\"",
+        "\"\\ud83d\\ude00\"",
+        "\"\\ud83d\"",
+        "null",
+        "true",
+        "false",
+        "\"coord\"",
+        "\"lat\"",
+        "\"lng\"",
+        "\"xstr\"",
+        "\"type\"",
+        "\"Hex\"",
+        "\"str\"",
+        "\"uri\"",
+        "\"symbol\"",
+        "\"date\"",
+        "\"2021-02-29\"",
+        "\"time\"",
+        "\"10:00:00\"",
+        "\"bool\"",
+        "\"na\"",
+        "\"remove\"",
+    ]);
+    proptest::collection::vec(token, 0..48).prop_map(|tokens| tokens.concat())
+}
+
+fn assert_scanner_agrees(text: &str) -> Result<(), TestCaseError> {
+    if let Ok(value) = super::hayson_scan::scan_value(text) {
+        prop_assert_eq!(
+            hayson::decode_value_via_tree(text).ok(),
+            Some(value),
+            "{:?}",
+            text
+        );
+    }
+    if let Ok(grid) = super::hayson_scan::scan_grid(text) {
+        prop_assert_eq!(
+            hayson::decode_grid_via_tree(text).ok(),
+            Some(grid),
+            "{:?}",
+            text
+        );
+    }
+    Ok(())
+}
+
+proptest! {
+    #[test]
+    fn scanner_agrees_with_tree_on_soup(text in hayson_soup()) {
+        assert_scanner_agrees(&text)?;
+    }
+
+    #[test]
+    fn scanner_agrees_with_tree_on_json_soup(text in json_soup()) {
+        assert_scanner_agrees(&text)?;
+    }
+
+    #[test]
+    fn scanner_reads_what_the_encoder_writes(grid in small_grid(nested_value())) {
+        // Our own output must take the fast path, not the fallback.
+        let text = hayson::encode_grid(&grid);
+        prop_assert_eq!(super::hayson_scan::scan_grid(&text).ok(), Some(grid), "{}", text);
+    }
+}
+
+#[test]
+fn scanner_handles_the_sample_buildings() {
+    // The published example files must take the fast path (skipped when absent).
+    let dir =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/haystack");
+    for name in ["alpha.json", "bravo.json"] {
+        let Ok(text) = std::fs::read_to_string(dir.join(name)) else {
+            continue;
+        };
+        let fast = super::hayson_scan::scan_grid(&text);
+        assert!(fast.is_ok(), "{name}: the scanner gave up");
+        assert_eq!(
+            fast.ok(),
+            hayson::decode_grid_via_tree(&text).ok(),
+            "{name}"
+        );
+    }
+}
+
+#[test]
+fn scanner_gives_up_where_the_tree_decides() {
+    use super::hayson_scan::{GiveUp, scan_grid, scan_value};
+    // `_kind` after other members, a second `_kind`, and errors: all left to the tree.
+    assert_eq!(scan_value(r#"{"val":"x","_kind":"str"}"#), Err(GiveUp));
+    assert_eq!(
+        hayson::decode_value(r#"{"val":"x","_kind":"str"}"#).ok(),
+        Some(Value::Str("x".into()))
+    );
+    assert_eq!(
+        scan_value(r#"{"_kind":"dict","_kind":"marker"}"#),
+        Err(GiveUp)
+    );
+    assert_eq!(scan_value("[1,,2]"), Err(GiveUp));
+    assert_eq!(
+        scan_grid(r#"{"rows":[],"cols":[{"name":"a"}]}"#),
+        Err(GiveUp)
+    );
+    assert_eq!(
+        scan_value(r#"{"_kind":"number","val":"INF","unit":"°F"}"#),
+        Ok(Value::number_with_unit(f64::INFINITY, "°F"))
+    );
+    assert_eq!(scan_value(r#""a\u00e9\"""#), Ok(Value::Str("aé\"".into())));
+    assert_eq!(scan_value("\"\u{1}\""), Err(GiveUp));
+}

@@ -135,6 +135,12 @@ impl JsonPath<'_> {
 /// Writes `s` as a JSON string literal.
 pub fn write_json_string(s: &str, out: &mut String) {
     out.push('"');
+    if !s.bytes().any(|b| b < 0x20 || b == b'"' || b == b'\\') {
+        // Nothing to escape: one copy.
+        out.push_str(s);
+        out.push('"');
+        return;
+    }
     for c in s.chars() {
         match c {
             '"' => out.push_str("\\\""),

@@ -222,3 +222,57 @@ proptest! {
         }
     }
 }
+
+/// Trio grids: the direct grid builder must give the grid built from the records.
+fn assert_grid_matches_records(text: &str) -> Result<(), TestCaseError> {
+    let via_records = decode_records(text).map(|r| crate::value::Grid::from_dicts(&r));
+    match (decode_grid(text), via_records) {
+        (Ok(grid), Ok(Ok(expected))) => prop_assert_eq!(grid, expected, "{:?}", text),
+        (Err(e), Err(expected)) => prop_assert_eq!(e, expected, "{:?}", text),
+        (got, expected) => prop_assert!(false, "{:?}: {:?} vs {:?}", text, got, expected),
+    }
+    Ok(())
+}
+
+proptest! {
+    #[test]
+    fn grid_decoder_agrees_with_records(text in trio_soup()) {
+        assert_grid_matches_records(&text)?;
+    }
+
+    #[test]
+    fn grid_decoder_agrees_on_round_trips(records in proptest::collection::vec(record(), 0..4)) {
+        assert_grid_matches_records(&encode_records(&records))?;
+    }
+
+    #[test]
+    fn plain_text_shortcut_only_skips_failing_zinc(
+        text in "(T|F|M|N|R|NA|INF|NaN|C|Hex|Alpha|a|°F|x_1)[ ()\"a-zA-Z0-9,.-]{0,6}"
+    ) {
+        // The shortcut may only take text that the Zinc reader would not read as a
+        // whole value on the line.
+        if super::reader::is_plain_text(&text) {
+            let mut reader = crate::codec::zinc::ZincReader::new(&text)
+                .map_err(|e| TestCaseError::fail(e.to_string()))?;
+            let whole = reader.read_value().is_ok() && reader.at_line_end_after_spaces();
+            prop_assert!(!whole, "{:?}", text);
+        }
+    }
+}
+
+#[test]
+fn duplicate_tags_are_reported_by_both_decoders() {
+    let text = "a\nb:1\n---\na:2\nb\na:3\n";
+    let expected = decode_records(text).err();
+    assert_eq!(
+        expected.as_ref().map(|e| &e.kind),
+        Some(&DecodeErrorKind::DuplicateName("a".into()))
+    );
+    assert_eq!(decode_grid(text).err(), expected);
+    let grid = decode_grid("a\n---\n---\nb:1\na:Hello World\n");
+    assert_eq!(grid.as_ref().map(|g| g.row_count()).ok(), Some(2));
+    assert_eq!(
+        grid.ok().and_then(|g| g.get(1, "a").cloned()),
+        Some(Value::Str("Hello World".into()))
+    );
+}

@@ -5,7 +5,7 @@
 //! string literals otherwise. Grids are written as indented `Zinc:` blocks.
 
 use crate::codec::zinc;
-use crate::value::{Dict, Value};
+use crate::value::{Dict, Grid, Value};
 
 /// Indentation used for multi-line strings and `Zinc:` blocks.
 const INDENT: &str = "  ";
@@ -18,6 +18,21 @@ pub fn write_records<'a>(records: impl IntoIterator<Item = &'a Dict>, out: &mut 
         }
         for (name, value) in record.iter() {
             write_tag(name, value, out);
+        }
+    }
+}
+
+/// Writes each row of a grid as one record (empty cells left out), straight from the
+/// cells, without building a dict per row.
+pub fn write_grid(grid: &Grid, out: &mut String) {
+    for (i, row) in grid.rows().take(grid.row_count()).enumerate() {
+        if i > 0 {
+            out.push_str("---\n");
+        }
+        for (column, cell) in grid.columns().iter().zip(row) {
+            if let Some(value) = cell {
+                write_tag(&column.name, value, out);
+            }
         }
     }
 }

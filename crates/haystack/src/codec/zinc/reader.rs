@@ -106,7 +106,11 @@ impl<'a> ZincReader<'a> {
     }
 
     fn expect_char(&mut self, wanted: char, expected: &'static str) -> Result<()> {
-        if self.peek() == Some(wanted) {
+        let found = match u8::try_from(wanted) {
+            Ok(byte) if byte.is_ascii() => self.peek_byte() == Some(byte),
+            _ => self.peek() == Some(wanted),
+        };
+        if found {
             self.pos += wanted.len_utf8();
             Ok(())
         } else {
@@ -152,14 +156,23 @@ impl<'a> ZincReader<'a> {
         self.depth = self.depth.saturating_sub(1);
     }
 
-    /// Reads a run of bytes matching `accept`, returning the slice.
+    /// Reads a run of characters matching `accept`, returning the slice. ASCII bytes
+    /// are tested directly; only other characters are decoded.
     fn take_while(&mut self, accept: impl Fn(char) -> bool) -> &'a str {
         let start = self.pos;
-        while let Some(c) = self.peek() {
-            if !accept(c) {
-                break;
+        let bytes = self.input.as_bytes();
+        while let Some(&b) = bytes.get(self.pos) {
+            if b.is_ascii() {
+                if !accept(char::from(b)) {
+                    break;
+                }
+                self.pos += 1;
+            } else {
+                match self.peek() {
+                    Some(c) if accept(c) => self.pos += c.len_utf8(),
+                    _ => break,
+                }
             }
-            self.pos += c.len_utf8();
         }
         self.input.get(start..self.pos).unwrap_or("")
     }
@@ -227,7 +240,10 @@ impl<'a> ZincReader<'a> {
             self.expect_newline()?;
         }
 
-        let width = grid.columns().len();
+        // Every row takes at least one line: reserve for the lines left (bounded by
+        // `Grid::reserve_rows`) instead of growing the cells row by row.
+        let lines_left = self.rest().bytes().filter(|&b| b == b'\n').count() + 1;
+        grid.reserve_rows(if nested { 0 } else { lines_left });
         // Offset of the next non-whitespace character, once scanned; remembering it
         // keeps runs of blank lines (each an all-empty row) linear to read.
         let mut next_content = 0;
@@ -243,9 +259,7 @@ impl<'a> ZincReader<'a> {
                     break;
                 }
             }
-            let row = self.read_row(width, nested)?;
-            grid.push_row(row)
-                .map_err(|_| self.error(DecodeErrorKind::RowTooWide(width)))?;
+            self.read_row(grid.push_empty_row(), nested)?;
             if !(self.is_at_end() || nested && self.rest().starts_with(">>")) {
                 self.expect_newline()?;
             }
@@ -253,31 +267,34 @@ impl<'a> ZincReader<'a> {
         Ok(grid)
     }
 
-    fn read_row(&mut self, width: usize, nested: bool) -> Result<Vec<Option<Value>>> {
-        let mut cells = Vec::with_capacity(width);
+    /// Reads one row into `cells` (the new, empty row of the grid).
+    fn read_row(&mut self, cells: &mut [Option<Value>], nested: bool) -> Result<()> {
+        let width = cells.len();
+        let mut column = 0;
         loop {
             self.skip_spaces();
             let empty = self.is_at_end()
                 || self.at_newline()
                 || self.peek_byte() == Some(b',')
                 || nested && self.rest().starts_with(">>");
-            let cell = if empty {
-                None
-            } else {
-                match self.read_value()? {
-                    Value::Null => None,
-                    value => Some(value),
+            if !empty {
+                let value = self.read_value()?;
+                let Some(cell) = cells.get_mut(column) else {
+                    return Err(self.error(DecodeErrorKind::RowTooWide(width)));
+                };
+                if !matches!(value, Value::Null) {
+                    *cell = Some(value);
                 }
-            };
-            cells.push(cell);
+            }
+            column += 1;
             self.skip_spaces();
             if self.peek_byte() == Some(b',') {
-                if cells.len() >= width {
+                if column >= width {
                     return Err(self.error(DecodeErrorKind::RowTooWide(width)));
                 }
                 self.pos += 1;
             } else {
-                return Ok(cells);
+                return Ok(());
             }
         }
     }
@@ -320,14 +337,14 @@ impl<'a> ZincReader<'a> {
 
     /// Reads one value (scalar or collection) at the current position.
     pub fn read_value(&mut self) -> Result<Value> {
-        let Some(c) = self.peek() else {
+        let Some(c) = self.peek_byte() else {
             return Err(self.unexpected("a value"));
         };
         match c {
-            '"' => Ok(Value::Str(self.read_str_literal()?)),
-            '`' => self.read_uri(),
-            '@' => self.read_ref(),
-            '^' => {
+            b'"' => Ok(Value::Str(self.read_str_literal()?)),
+            b'`' => self.read_uri(),
+            b'@' => self.read_ref(),
+            b'^' => {
                 self.pos += 1;
                 let name = self.take_while(is_ref_char);
                 if name.is_empty() {
@@ -335,15 +352,15 @@ impl<'a> ZincReader<'a> {
                 }
                 Ok(Value::Symbol(name.to_owned()))
             }
-            '[' => self.read_list(),
-            '{' => self.read_dict().map(Value::from),
-            '<' if self.rest().starts_with("<<") => self.read_nested_grid(),
-            '-' if self.rest().starts_with("-INF") => {
+            b'[' => self.read_list(),
+            b'{' => self.read_dict().map(Value::from),
+            b'<' if self.rest().starts_with("<<") => self.read_nested_grid(),
+            b'-' if self.rest().starts_with("-INF") => {
                 self.pos += 4;
                 Ok(Value::number(f64::NEG_INFINITY))
             }
-            '-' | '0'..='9' => self.read_number_or_temporal(),
-            'a'..='z' | 'A'..='Z' => self.read_keyword(),
+            b'-' | b'0'..=b'9' => self.read_number_or_temporal(),
+            b'a'..=b'z' | b'A'..=b'Z' => self.read_keyword(),
             _ => Err(self.unexpected("a value")),
         }
     }
@@ -485,12 +502,15 @@ impl<'a> ZincReader<'a> {
         let mut out = String::new();
         loop {
             let rest = self.rest();
-            let stop = rest.find(['"', '\\', '\n']).ok_or_else(|| {
-                self.error_at(
-                    self.input.len(),
-                    DecodeErrorKind::UnexpectedEnd("'\"' closing the string"),
-                )
-            })?;
+            let stop = rest
+                .bytes()
+                .position(|b| matches!(b, b'"' | b'\\' | b'\n'))
+                .ok_or_else(|| {
+                    self.error_at(
+                        self.input.len(),
+                        DecodeErrorKind::UnexpectedEnd("'\"' closing the string"),
+                    )
+                })?;
             out.push_str(&rest[..stop]);
             self.pos += stop;
             match self.peek_byte() {
@@ -729,7 +749,9 @@ impl<'a> ZincReader<'a> {
             }
         }
         let text = self.input.get(start..self.pos).unwrap_or("");
-        let value = if text.contains('_') {
+        let value = if let Some(value) = Number::parse_short_decimal(text) {
+            Ok(value)
+        } else if text.contains('_') {
             text.replace('_', "").parse::<f64>()
         } else {
             text.parse::<f64>()

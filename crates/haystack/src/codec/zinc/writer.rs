@@ -151,6 +151,15 @@ pub fn write_number(number: &Number, out: &mut String) {
 /// Writes a `"..."` literal with Zinc escapes.
 pub fn write_str_literal(s: &str, out: &mut String) {
     out.push('"');
+    if !s
+        .bytes()
+        .any(|b| b < 0x20 || matches!(b, b'"' | b'$' | b'\\' | 0x7f))
+    {
+        // Nothing to escape: one copy.
+        out.push_str(s);
+        out.push('"');
+        return;
+    }
     for c in s.chars() {
         match c {
             '"' => out.push_str("\\\""),

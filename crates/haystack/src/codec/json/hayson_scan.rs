@@ -1,0 +1,783 @@
+//! The fast Hayson decoder: scans JSON bytes once and builds [`Value`]s and grids
+//! directly, without the intermediate [`JsonNode`](super::JsonNode) tree.
+//!
+//! It only handles the shapes it recognises on the first look (an object whose first
+//! member is `_kind`, plain dicts, grids whose `cols` come before their `rows`). On
+//! anything else, and on any error, it gives up with [`GiveUp`] and the caller decodes
+//! the text again with the tree-based decoder, which has the complete grammar and
+//! reports the error position (line/column or JSON path). So this scanner must accept
+//! no text that the tree decoder rejects, and must build the same value from any text
+//! it accepts; `tests.rs` checks both with property tests.
+//!
+//! Limits: nesting beyond [`FAST_DEPTH`] gives up (the tree decoder then applies
+//! [`MAX_DEPTH`](crate::codec::MAX_DEPTH)); nothing is allocated from a length read in
+//! the input.
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+
+use crate::codec::{MAX_COLUMNS, MAX_DEPTH, zinc};
+use crate::value::{
+    Column, Coord, DateTime, Dict, Grid, Kind, Number, Ref, Value, XStr, is_ref_id, is_tag_name,
+    is_xstr_type,
+};
+
+/// Deepest nesting the scanner handles itself; deeper documents go to the tree decoder.
+pub(crate) const FAST_DEPTH: usize = MAX_DEPTH / 2;
+
+/// Columns looked at after the previous cell's before a row key is hashed.
+const ROW_LOOKAHEAD: usize = 16;
+
+/// Rows read (growing the cells the usual way) before the row count is projected.
+const ROWS_BEFORE_ESTIMATE: usize = 16;
+
+/// The scanner met something it does not handle (or an error): decode the slow way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct GiveUp;
+
+type Scan<T> = Result<T, GiveUp>;
+
+/// A JSON value as written, before any Hayson meaning is given to it.
+enum Raw<'a> {
+    Null,
+    Bool(bool),
+    Number(f64),
+    Str(Cow<'a, str>),
+    /// A JSON array, already mapped to Hayson values.
+    Array(Vec<Value>),
+    /// A JSON object, already mapped to a Hayson value.
+    Object(Value),
+}
+
+impl Raw<'_> {
+    fn into_value(self) -> Value {
+        match self {
+            Raw::Null => Value::Null,
+            Raw::Bool(b) => Value::Bool(b),
+            Raw::Number(n) => Value::number(n),
+            Raw::Str(s) => Value::Str(s.into_owned()),
+            Raw::Array(items) => Value::List(items),
+            Raw::Object(value) => value,
+        }
+    }
+}
+
+/// Decodes a whole Hayson value document, or gives up.
+pub(crate) fn scan_value(input: &str) -> Scan<Value> {
+    let mut scanner = Scanner::new(input);
+    let value = scanner.value(0)?.into_value();
+    scanner.end()?;
+    Ok(value)
+}
+
+/// Decodes a whole Hayson grid document (any `_kind` member is ignored), or gives up.
+pub(crate) fn scan_grid(input: &str) -> Scan<Grid> {
+    let mut scanner = Scanner::new(input);
+    scanner.skip_ws();
+    scanner.expect(b'{')?;
+    let grid = scanner.grid_members(None, 0)?;
+    scanner.end()?;
+    Ok(grid)
+}
+
+/// The members of a Hayson object that the kinds read (the last duplicate wins).
+#[derive(Default)]
+struct Members<'a> {
+    val: Option<Raw<'a>>,
+    unit: Option<Raw<'a>>,
+    dis: Option<Raw<'a>>,
+    tz: Option<Raw<'a>>,
+    lat: Option<Raw<'a>>,
+    lng: Option<Raw<'a>>,
+    type_name: Option<Raw<'a>>,
+    vals: Option<Raw<'a>>,
+}
+
+/// A cursor over the JSON text.
+struct Scanner<'a> {
+    input: &'a str,
+    bytes: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Scanner<'a> {
+    fn new(input: &'a str) -> Self {
+        Scanner {
+            input,
+            bytes: input.as_bytes(),
+            pos: 0,
+        }
+    }
+
+    fn peek(&self) -> Option<u8> {
+        self.bytes.get(self.pos).copied()
+    }
+
+    fn skip_ws(&mut self) {
+        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.peek() {
+            self.pos += 1;
+        }
+    }
+
+    fn expect(&mut self, byte: u8) -> Scan<()> {
+        if self.peek() == Some(byte) {
+            self.pos += 1;
+            Ok(())
+        } else {
+            Err(GiveUp)
+        }
+    }
+
+    fn end(&mut self) -> Scan<()> {
+        self.skip_ws();
+        if self.pos == self.bytes.len() {
+            Ok(())
+        } else {
+            Err(GiveUp)
+        }
+    }
+
+    fn literal(&mut self, word: &[u8]) -> Scan<()> {
+        if self.bytes.get(self.pos..self.pos + word.len()) == Some(word) {
+            self.pos += word.len();
+            Ok(())
+        } else {
+            Err(GiveUp)
+        }
+    }
+
+    /// After a member value: true if another member follows (`,`), false at `}`/`]`.
+    fn next_item(&mut self, close: u8) -> Scan<bool> {
+        self.skip_ws();
+        match self.peek() {
+            Some(b',') => {
+                self.pos += 1;
+                self.skip_ws();
+                Ok(true)
+            }
+            Some(b) if b == close => {
+                self.pos += 1;
+                Ok(false)
+            }
+            _ => Err(GiveUp),
+        }
+    }
+
+    /// Reads `"key"` and the `:` after it.
+    fn key(&mut self) -> Scan<Cow<'a, str>> {
+        let key = self.string()?;
+        self.skip_ws();
+        self.expect(b':')?;
+        self.skip_ws();
+        Ok(key)
+    }
+
+    /// Reads any JSON value at `depth` (lists, dicts and grids count one level each).
+    fn value(&mut self, depth: usize) -> Scan<Raw<'a>> {
+        self.skip_ws();
+        match self.peek() {
+            Some(b'"') => self.string().map(Raw::Str),
+            Some(b'{') => {
+                self.pos += 1;
+                self.object(depth).map(Raw::Object)
+            }
+            Some(b'[') => {
+                self.pos += 1;
+                self.array(depth).map(Raw::Array)
+            }
+            Some(b'n') => self.literal(b"null").map(|()| Raw::Null),
+            Some(b't') => self.literal(b"true").map(|()| Raw::Bool(true)),
+            Some(b'f') => self.literal(b"false").map(|()| Raw::Bool(false)),
+            Some(b'-' | b'0'..=b'9') => self.number().map(Raw::Number),
+            _ => Err(GiveUp),
+        }
+    }
+
+    fn array(&mut self, depth: usize) -> Scan<Vec<Value>> {
+        if depth > FAST_DEPTH {
+            return Err(GiveUp);
+        }
+        let mut items = Vec::new();
+        self.skip_ws();
+        if self.peek() == Some(b']') {
+            self.pos += 1;
+            return Ok(items);
+        }
+        loop {
+            items.push(self.value(depth + 1)?.into_value());
+            if !self.next_item(b']')? {
+                return Ok(items);
+            }
+        }
+    }
+
+    /// Reads an object after its `{`: a kinded value when its first member is `_kind`,
+    /// otherwise a dict.
+    fn object(&mut self, depth: usize) -> Scan<Value> {
+        if depth > FAST_DEPTH {
+            return Err(GiveUp);
+        }
+        self.skip_ws();
+        if self.peek() == Some(b'}') {
+            self.pos += 1;
+            return Ok(Value::Dict(Box::default()));
+        }
+        let first = self.key()?;
+        if first == "_kind" {
+            let Raw::Str(kind) = self.value(depth + 1)? else {
+                return Err(GiveUp);
+            };
+            let kind = Kind::from_hayson_name(&kind).ok_or(GiveUp)?;
+            if kind == Kind::Marker {
+                // The most common cell by far: `{"_kind":"marker"}`.
+                self.skip_ws();
+                if self.peek() == Some(b'}') {
+                    self.pos += 1;
+                    return Ok(Value::Marker);
+                }
+            }
+            return self.kinded(kind, depth);
+        }
+        let mut dict = Dict::new();
+        let mut name = first;
+        loop {
+            if name == "_kind" || !is_tag_name(&name) {
+                return Err(GiveUp);
+            }
+            let value = self.value(depth + 1)?.into_value();
+            dict.insert(name.into_owned(), value).map_err(|_| GiveUp)?;
+            if !self.next_item(b'}')? {
+                return Ok(Value::Dict(Box::new(dict)));
+            }
+            name = self.key()?;
+        }
+    }
+
+    /// Reads the members after `"_kind":"..."` and builds the value of that kind.
+    fn kinded(&mut self, kind: Kind, depth: usize) -> Scan<Value> {
+        match kind {
+            Kind::Dict => {
+                let mut dict = Dict::new();
+                while self.next_item(b'}')? {
+                    let name = self.key()?;
+                    let value = self.value(depth + 1)?.into_value();
+                    if name == "_kind" {
+                        // A later `_kind` wins in the tree decoder: leave it to the tree.
+                        return Err(GiveUp);
+                    }
+                    if !is_tag_name(&name) {
+                        return Err(GiveUp);
+                    }
+                    dict.insert(name.into_owned(), value).map_err(|_| GiveUp)?;
+                }
+                return Ok(Value::Dict(Box::new(dict)));
+            }
+            Kind::Grid => {
+                if !self.next_item(b'}')? {
+                    return Err(GiveUp);
+                }
+                return self
+                    .grid_members(Some(()), depth)
+                    .map(|g| Value::Grid(Box::new(g)));
+            }
+            _ => {}
+        }
+        let mut m = Members::default();
+        while self.next_item(b'}')? {
+            let name = self.key()?;
+            let raw = self.value(depth + 1)?;
+            let slot = match &*name {
+                "val" => &mut m.val,
+                "unit" => &mut m.unit,
+                "dis" => &mut m.dis,
+                "tz" => &mut m.tz,
+                "lat" => &mut m.lat,
+                "lng" => &mut m.lng,
+                "type" => &mut m.type_name,
+                "vals" => &mut m.vals,
+                // `_kind` again would change the kind (last one wins): leave it to the tree.
+                "_kind" => return Err(GiveUp),
+                _ => continue,
+            };
+            *slot = Some(raw);
+        }
+        Ok(match kind {
+            Kind::Null => Value::Null,
+            Kind::Marker => Value::Marker,
+            Kind::Na => Value::Na,
+            Kind::Remove => Value::Remove,
+            Kind::Bool => match m.val {
+                Some(Raw::Bool(b)) => Value::Bool(b),
+                _ => return Err(GiveUp),
+            },
+            Kind::Number => {
+                let value = number_of(m.val)?;
+                let unit = match m.unit {
+                    None | Some(Raw::Null) => None,
+                    Some(Raw::Str(u)) => Some(u.into_owned()),
+                    Some(_) => return Err(GiveUp),
+                };
+                Value::Number(Number { value, unit })
+            }
+            Kind::Str => Value::Str(string_of(m.val)?.into_owned()),
+            Kind::Uri => Value::Uri(string_of(m.val)?.into_owned()),
+            Kind::Ref => {
+                let id = string_of(m.val)?;
+                if !is_ref_id(&id) {
+                    return Err(GiveUp);
+                }
+                let dis = match m.dis {
+                    Some(Raw::Str(d)) => Some(d.into_owned()),
+                    _ => None,
+                };
+                Value::Ref(Ref {
+                    id: id.into_owned(),
+                    dis,
+                })
+            }
+            Kind::Symbol => {
+                let name = string_of(m.val)?;
+                if !is_ref_id(&name) {
+                    return Err(GiveUp);
+                }
+                Value::Symbol(name.into_owned())
+            }
+            Kind::Date | Kind::Time => zinc_scalar(&string_of(m.val)?, kind)?,
+            Kind::DateTime => {
+                let Value::DateTime(mut dt) = zinc_scalar(&string_of(m.val)?, kind)? else {
+                    return Err(GiveUp);
+                };
+                if let Some(Raw::Str(tz)) = m.tz {
+                    if tz.is_empty() || !tz.chars().all(DateTime::is_tz_char) {
+                        return Err(GiveUp);
+                    }
+                    dt.tz = Some(tz.into_owned());
+                }
+                Value::DateTime(dt)
+            }
+            Kind::Coord => {
+                let lat = number_of(m.lat)?;
+                let lng = number_of(m.lng)?;
+                Value::Coord(Coord::new(lat, lng).map_err(|_| GiveUp)?)
+            }
+            Kind::XStr => {
+                let type_name = string_of(m.type_name)?;
+                if !is_xstr_type(&type_name) {
+                    return Err(GiveUp);
+                }
+                Value::XStr(Box::new(XStr {
+                    type_name: type_name.into_owned(),
+                    value: string_of(m.val)?.into_owned(),
+                }))
+            }
+            Kind::List => match m.vals {
+                Some(Raw::Array(items)) => Value::List(items),
+                _ => return Err(GiveUp),
+            },
+            // Handled above.
+            Kind::Dict | Kind::Grid => return Err(GiveUp),
+        })
+    }
+
+    /// Reads grid members up to the closing `}`; the scanner is at the first member
+    /// name (`kinded` is `Some` when `_kind` was already read) or just after `{`.
+    fn grid_members(&mut self, kinded: Option<()>, depth: usize) -> Scan<Grid> {
+        if depth > FAST_DEPTH {
+            return Err(GiveUp);
+        }
+        if kinded.is_none() {
+            self.skip_ws();
+            if self.peek() == Some(b'}') {
+                // No `cols`: the tree decoder reports it.
+                return Err(GiveUp);
+            }
+        }
+        let mut meta = None;
+        let mut grid: Option<Grid> = None;
+        let mut rows_seen = false;
+        loop {
+            let name = self.key()?;
+            match &*name {
+                "meta" => {
+                    if grid.is_some() {
+                        // Meta after cols: rare, leave it to the tree decoder.
+                        return Err(GiveUp);
+                    }
+                    self.expect(b'{')?;
+                    meta = Some(self.meta_members(&["ver", "_kind"], depth + 1)?);
+                }
+                "cols" => {
+                    if grid.is_some() || rows_seen {
+                        return Err(GiveUp);
+                    }
+                    let columns = self.columns(depth + 1)?;
+                    grid = Some(
+                        Grid::new(meta.take().unwrap_or_default(), columns).map_err(|_| GiveUp)?,
+                    );
+                }
+                "rows" => {
+                    let Some(grid) = grid.as_mut() else {
+                        return Err(GiveUp);
+                    };
+                    if rows_seen {
+                        return Err(GiveUp);
+                    }
+                    rows_seen = true;
+                    self.rows(grid, depth + 1)?;
+                }
+                "_kind" if kinded.is_some() => {
+                    // A later `_kind` changes the kind in the tree decoder.
+                    return Err(GiveUp);
+                }
+                _ => {
+                    // Unknown members (and `_kind` of a whole grid document) are ignored,
+                    // as by the tree decoder.
+                    self.value(depth + 1)?;
+                }
+            }
+            if !self.next_item(b'}')? {
+                break;
+            }
+        }
+        grid.ok_or(GiveUp)
+    }
+
+    /// Reads object members after `{` into a dict, skipping the names in `skip`.
+    fn meta_members(&mut self, skip: &[&str], depth: usize) -> Scan<Dict> {
+        if depth > FAST_DEPTH {
+            return Err(GiveUp);
+        }
+        let mut dict = Dict::new();
+        self.skip_ws();
+        if self.peek() == Some(b'}') {
+            self.pos += 1;
+            return Ok(dict);
+        }
+        loop {
+            let name = self.key()?;
+            let value = self.value(depth + 1)?.into_value();
+            if !skip.contains(&&*name) {
+                if !is_tag_name(&name) {
+                    return Err(GiveUp);
+                }
+                dict.insert(name.into_owned(), value).map_err(|_| GiveUp)?;
+            }
+            if !self.next_item(b'}')? {
+                return Ok(dict);
+            }
+        }
+    }
+
+    /// Reads the `cols` array: `{"name":..,"meta":{..}, other meta members}` objects.
+    fn columns(&mut self, depth: usize) -> Scan<Vec<Column>> {
+        self.expect(b'[')?;
+        let mut columns = Vec::new();
+        self.skip_ws();
+        if self.peek() == Some(b']') {
+            self.pos += 1;
+            return Ok(columns);
+        }
+        loop {
+            if columns.len() >= MAX_COLUMNS {
+                return Err(GiveUp);
+            }
+            self.expect(b'{')?;
+            columns.push(self.column(depth + 1)?);
+            if !self.next_item(b']')? {
+                return Ok(columns);
+            }
+        }
+    }
+
+    fn column(&mut self, depth: usize) -> Scan<Column> {
+        if depth > FAST_DEPTH {
+            return Err(GiveUp);
+        }
+        let mut name = None;
+        let mut meta = Dict::new();
+        let mut inner = None;
+        self.skip_ws();
+        if self.peek() == Some(b'}') {
+            return Err(GiveUp);
+        }
+        loop {
+            let key = self.key()?;
+            match &*key {
+                "name" => name = Some(self.value(depth + 1)?),
+                // Only an object `meta` counts; anything else is ignored.
+                "meta" if self.peek() == Some(b'{') => {
+                    self.pos += 1;
+                    inner = Some(self.meta_members(&[], depth + 1)?);
+                }
+                "meta" => {
+                    inner = None;
+                    self.value(depth + 1)?;
+                }
+                _ => {
+                    if !is_tag_name(&key) {
+                        return Err(GiveUp);
+                    }
+                    let value = self.value(depth + 1)?.into_value();
+                    meta.insert(key.into_owned(), value).map_err(|_| GiveUp)?;
+                }
+            }
+            if !self.next_item(b'}')? {
+                break;
+            }
+        }
+        let Some(Raw::Str(name)) = name else {
+            return Err(GiveUp);
+        };
+        if !is_tag_name(&name) {
+            return Err(GiveUp);
+        }
+        if let Some(inner) = inner {
+            if meta.is_empty() {
+                meta = inner;
+            } else {
+                for (k, v) in inner.iter() {
+                    meta.insert(k, v.clone()).map_err(|_| GiveUp)?;
+                }
+            }
+        }
+        Ok(Column {
+            name: name.into_owned(),
+            meta,
+        })
+    }
+
+    /// Reads the `rows` array into `grid`: each row an object of column name → value.
+    fn rows(&mut self, grid: &mut Grid, depth: usize) -> Scan<()> {
+        self.expect(b'[')?;
+        self.skip_ws();
+        if self.peek() == Some(b']') {
+            self.pos += 1;
+            return Ok(());
+        }
+        let rows_start = self.pos;
+        let names: Vec<String> = grid.columns().iter().map(|c| c.name.clone()).collect();
+        let index: HashMap<&str, usize> = names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.as_str(), i))
+            .collect();
+        loop {
+            self.expect(b'{')?;
+            let rows_read = grid.row_count();
+            if rows_read >= ROWS_BEFORE_ESTIMATE && grid.spare_rows() == 0 {
+                // Project the rows left from the bytes per row so far (bounded by
+                // `Grid::reserve_rows`): one right-sized growth instead of doublings,
+                // each of which copies all the cells.
+                let consumed = (self.pos - rows_start).max(1);
+                let left = self.bytes.len() - self.pos;
+                let estimate = left.saturating_mul(rows_read) / consumed;
+                grid.reserve_rows(estimate + estimate / 8 + ROWS_BEFORE_ESTIMATE);
+            }
+            let cells = grid.push_empty_row();
+            self.skip_ws();
+            if self.peek() == Some(b'}') {
+                self.pos += 1;
+            } else {
+                let mut guess = 0;
+                loop {
+                    let key = self.key()?;
+                    // Rows list their cells in column order, skipping empty ones: look a
+                    // few columns ahead before hashing.
+                    let ahead = names.get(guess..).unwrap_or(&[]);
+                    let at = match ahead.iter().take(ROW_LOOKAHEAD).position(|n| *n == key) {
+                        Some(skip) => guess + skip,
+                        None => *index.get(&*key).ok_or(GiveUp)?,
+                    };
+                    guess = at + 1;
+                    let value = self.value(depth + 2)?.into_value();
+                    let cell = cells.get_mut(at).ok_or(GiveUp)?;
+                    *cell = match value {
+                        Value::Null => None,
+                        value => Some(value),
+                    };
+                    if !self.next_item(b'}')? {
+                        break;
+                    }
+                }
+            }
+            if !self.next_item(b']')? {
+                return Ok(());
+            }
+        }
+    }
+
+    /// Reads a JSON number with the strict JSON grammar.
+    fn number(&mut self) -> Scan<f64> {
+        let start = self.pos;
+        if self.peek() == Some(b'-') {
+            self.pos += 1;
+        }
+        match self.peek() {
+            Some(b'0') => self.pos += 1,
+            Some(b'1'..=b'9') => {
+                while let Some(b'0'..=b'9') = self.peek() {
+                    self.pos += 1;
+                }
+            }
+            _ => return Err(GiveUp),
+        }
+        let int_end = self.pos;
+        let mut plain = true;
+        if self.peek() == Some(b'.') {
+            plain = false;
+            self.pos += 1;
+            let digits = self.pos;
+            while let Some(b'0'..=b'9') = self.peek() {
+                self.pos += 1;
+            }
+            if self.pos == digits {
+                return Err(GiveUp);
+            }
+        }
+        if let Some(b'e' | b'E') = self.peek() {
+            plain = false;
+            self.pos += 1;
+            if let Some(b'+' | b'-') = self.peek() {
+                self.pos += 1;
+            }
+            let digits = self.pos;
+            while let Some(b'0'..=b'9') = self.peek() {
+                self.pos += 1;
+            }
+            if self.pos == digits {
+                return Err(GiveUp);
+            }
+        }
+        let text = self.input.get(start..self.pos).ok_or(GiveUp)?;
+        let (negative, digits) = match text.strip_prefix('-') {
+            Some(d) => (true, d),
+            None => (false, text),
+        };
+        if plain && int_end - start <= 19 + usize::from(negative) {
+            // At most 19 digits fit a u64; converting it rounds exactly as parsing would
+            // (`-0` gives -0.0, as serde_json reads it).
+            let magnitude = digits
+                .bytes()
+                .fold(0u64, |acc, b| acc * 10 + u64::from(b - b'0'));
+            let value = magnitude as f64;
+            return Ok(if negative { -value } else { value });
+        }
+        if let Some(value) = Number::parse_short_decimal(text) {
+            return Ok(value);
+        }
+        text.parse::<f64>()
+            .ok()
+            .filter(|v| v.is_finite())
+            .ok_or(GiveUp)
+    }
+
+    /// Reads a JSON string; borrowed from the input when it has no escapes.
+    fn string(&mut self) -> Scan<Cow<'a, str>> {
+        self.expect(b'"')?;
+        let start = self.pos;
+        let rest = self.bytes.get(start..).unwrap_or(&[]);
+        let stop = rest
+            .iter()
+            .position(|&b| b == b'"' || b == b'\\' || b < 0x20)
+            .ok_or(GiveUp)?;
+        self.pos = start + stop;
+        match self.peek() {
+            Some(b'"') => {
+                let text = self.input.get(start..self.pos).ok_or(GiveUp)?;
+                self.pos += 1;
+                return Ok(Cow::Borrowed(text));
+            }
+            Some(b'\\') => {}
+            _ => return Err(GiveUp),
+        }
+        let mut out = String::from(self.input.get(start..self.pos).ok_or(GiveUp)?);
+        loop {
+            let run = self.pos;
+            while let Some(b) = self.peek() {
+                if b == b'"' || b == b'\\' || b < 0x20 {
+                    break;
+                }
+                self.pos += 1;
+            }
+            out.push_str(self.input.get(run..self.pos).ok_or(GiveUp)?);
+            match self.peek() {
+                Some(b'"') => {
+                    self.pos += 1;
+                    return Ok(Cow::Owned(out));
+                }
+                Some(b'\\') => {
+                    self.pos += 1;
+                    let escaped = self.peek().ok_or(GiveUp)?;
+                    self.pos += 1;
+                    out.push(match escaped {
+                        b'"' => '"',
+                        b'\\' => '\\',
+                        b'/' => '/',
+                        b'b' => '\u{8}',
+                        b'f' => '\u{c}',
+                        b'n' => '\n',
+                        b'r' => '\r',
+                        b't' => '\t',
+                        b'u' => self.unicode_escape()?,
+                        _ => return Err(GiveUp),
+                    });
+                }
+                _ => return Err(GiveUp),
+            }
+        }
+    }
+
+    /// Reads the `XXXX` of `\uXXXX` (and a following low surrogate escape when needed).
+    fn unicode_escape(&mut self) -> Scan<char> {
+        let high = self.hex4()?;
+        if (0xDC00..0xE000).contains(&high) {
+            return Err(GiveUp);
+        }
+        if !(0xD800..0xDC00).contains(&high) {
+            return char::from_u32(high).ok_or(GiveUp);
+        }
+        self.literal(b"\\u")?;
+        let low = self.hex4()?;
+        if !(0xDC00..0xE000).contains(&low) {
+            return Err(GiveUp);
+        }
+        char::from_u32(0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00)).ok_or(GiveUp)
+    }
+
+    fn hex4(&mut self) -> Scan<u32> {
+        let digits = self.input.get(self.pos..self.pos + 4).ok_or(GiveUp)?;
+        if !digits.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Err(GiveUp);
+        }
+        self.pos += 4;
+        u32::from_str_radix(digits, 16).map_err(|_| GiveUp)
+    }
+}
+
+fn string_of(raw: Option<Raw<'_>>) -> Scan<Cow<'_, str>> {
+    match raw {
+        Some(Raw::Str(s)) => Ok(s),
+        _ => Err(GiveUp),
+    }
+}
+
+fn number_of(raw: Option<Raw<'_>>) -> Scan<f64> {
+    match raw {
+        Some(Raw::Number(n)) => Ok(n),
+        Some(Raw::Str(s)) => match &*s {
+            "INF" => Ok(f64::INFINITY),
+            "-INF" => Ok(f64::NEG_INFINITY),
+            "NaN" => Ok(f64::NAN),
+            _ => Err(GiveUp),
+        },
+        _ => Err(GiveUp),
+    }
+}
+
+/// Decodes `text` with the Zinc scalar grammar, requiring the given kind.
+fn zinc_scalar(text: &str, kind: Kind) -> Scan<Value> {
+    match zinc::decode_value(text) {
+        Ok(value) if value.kind() == kind => Ok(value),
+        _ => Err(GiveUp),
+    }
+}
