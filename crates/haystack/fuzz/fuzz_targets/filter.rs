@@ -3,7 +3,7 @@
 //! (planned and brute-force reads agreeing) without panicking.
 #![no_main]
 
-use buildwire_haystack::filter::parse;
+use buildwire_haystack::filter::{MAX_FILTER_LEN, parse};
 use buildwire_haystack::store::EntityStore;
 use buildwire_haystack::{Dict, Ref, Value};
 use libfuzzer_sys::fuzz_target;
@@ -80,8 +80,12 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let printed = filter.to_string();
-    let again = parse(&printed).expect("re-parsing a printed filter");
-    assert_eq!(again, filter, "{printed}");
+    // Printing escapes control characters (`\u0000` for one input byte), so the canonical
+    // text can outgrow the input limit the parser enforces; round trips are checked within it.
+    if printed.len() <= MAX_FILTER_LEN {
+        let again = parse(&printed).expect("re-parsing a printed filter");
+        assert_eq!(again, filter, "{printed}");
+    }
     let store = store();
     let planned: Vec<_> = store
         .read(&filter, None)
