@@ -239,3 +239,20 @@ fn trio_encoding_reproduces_published_files() {
         }
     }
 }
+
+/// Streaming decode gives the same rows, meta and columns as the whole-grid decode.
+#[test]
+fn streaming_decode_matches_whole_decode() {
+    for name in ["alpha.zinc", "bravo.zinc"] {
+        let text = read(name);
+        let whole = zinc_grid(name);
+        let stream = zinc::ZincRowStream::new(text.as_bytes()).expect("header decodes");
+        assert_eq!(stream.meta(), &whole.meta, "{name} meta");
+        assert_eq!(stream.columns(), whole.columns(), "{name} columns");
+        let rows: Vec<Dict> = stream.collect::<Result<_, _>>().expect("rows decode");
+        assert_eq!(rows.len(), whole.row_count(), "{name}");
+        for (i, row) in rows.iter().enumerate() {
+            assert_eq!(Some(row), whole.row_dict(i).as_ref(), "{name} row {i}");
+        }
+    }
+}

@@ -9,9 +9,11 @@
 //! ```
 
 mod reader;
+mod stream;
 mod writer;
 
 pub use reader::{SUPPORTED_VERSIONS, ZincReader};
+pub use stream::{BATCH_LINES, MAX_ROW_BYTES, ZincRowStream};
 pub use writer::{write_grid, write_number, write_str_literal, write_value};
 
 use super::{DecodeError, DecodeErrorKind};
