@@ -41,6 +41,10 @@ pub struct ZincRowStream<R> {
     ready: std::collections::VecDeque<Dict>,
     /// 1-based input line of the next line to read.
     next_line: usize,
+    /// Blank lines that ended the last batch: rows only if more rows follow, so they wait
+    /// for the next batch (a blank line inside a grid is an empty row, at its end nothing).
+    carry: String,
+    carry_lines: usize,
     done: bool,
 }
 
@@ -88,6 +92,8 @@ impl<R: BufRead> ZincRowStream<R> {
             columns,
             ready: std::collections::VecDeque::new(),
             next_line: 3,
+            carry: String::new(),
+            carry_lines: 0,
             done: false,
         })
     }
@@ -104,9 +110,11 @@ impl<R: BufRead> ZincRowStream<R> {
 
     /// Reads and decodes the next batch into `ready`.
     fn fill(&mut self) -> Result<(), DecodeError> {
-        let first_line = self.next_line;
+        let first_line = self.next_line - self.carry_lines;
         let mut batch = self.prefix.clone();
         let body_start = batch.len();
+        batch.push_str(&std::mem::take(&mut self.carry));
+        self.carry_lines = 0;
         let mut lines = 0;
         loop {
             let before = batch.len();
@@ -131,6 +139,20 @@ impl<R: BufRead> ZincRowStream<R> {
             }
             if lines < BATCH_LINES && !self.done {
                 continue;
+            }
+            if !self.done {
+                let blank = trailing_blank_lines(&batch[body_start..]);
+                if blank.1 > 0 {
+                    let cut = batch.len() - blank.0;
+                    self.carry = batch.split_off(cut);
+                    self.carry_lines = blank.1;
+                }
+                if batch.len() == body_start {
+                    // Nothing but blank lines so far: read on.
+                    batch.push_str(&std::mem::take(&mut self.carry));
+                    lines = 0;
+                    continue;
+                }
             }
             match decode_grid(&batch) {
                 Ok(grid) => {
@@ -161,6 +183,24 @@ impl<R: BufRead> ZincRowStream<R> {
             }
         }
     }
+}
+
+/// Byte length and count of the whitespace-only lines that end `body` (complete lines only).
+fn trailing_blank_lines(body: &str) -> (usize, usize) {
+    let mut bytes = 0;
+    let mut count = 0;
+    let mut rest = body;
+    while let Some(stripped) = rest.strip_suffix('\n') {
+        let line_start = stripped.rfind('\n').map_or(0, |i| i + 1);
+        let line = &stripped[line_start..];
+        if !line.trim().is_empty() {
+            break;
+        }
+        bytes += line.len() + 1;
+        count += 1;
+        rest = &stripped[..line_start];
+    }
+    (bytes, count)
 }
 
 /// True when decoding failed only because the text ended: the error sits at the very end.
@@ -222,6 +262,25 @@ mod tests {
             .unwrap();
         assert_eq!(rows.len(), BATCH_LINES + 1);
         let whole = decode_grid(&text).unwrap();
+        let expected: Vec<Dict> = (0..whole.row_count())
+            .filter_map(|i| whole.row_dict(i))
+            .collect();
+        assert_eq!(rows, expected);
+    }
+
+    #[test]
+    fn blank_lines_at_a_batch_boundary_stay_empty_rows() {
+        let mut text = String::from("ver:\"3.0\"\nid,n\n");
+        for i in 0..(BATCH_LINES - 2) {
+            text.push_str(&format!("@r{i},{i}\n"));
+        }
+        text.push_str("\n\n\n\n@after,1\n\n\n");
+        let rows: Vec<Dict> = ZincRowStream::new(text.as_bytes())
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        let whole = decode_grid(&text).unwrap();
+        assert_eq!(rows.len(), whole.row_count());
         let expected: Vec<Dict> = (0..whole.row_count())
             .filter_map(|i| whole.row_dict(i))
             .collect();
