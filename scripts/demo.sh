@@ -1,38 +1,67 @@
 #!/usr/bin/env bash
-# `make demo`: the main job on embedded defaults. It grows as the protocol issues land; today it
-# shows the wire layers of the three protocols and this machine's raw loopback ceilings.
+# `make demo`: the main job on embedded defaults. A simulated site speaks BACnet/IP and OPC UA
+# on 127.0.0.1, our clients talk to it, a short benchmark runs against each, and the Haystack
+# example buildings are decoded and queried. Everything stops when the script ends.
 set -euo pipefail
 bw="${BUILDWIRE:?set BUILDWIRE to the buildwire binary}"
 here="$(cd "$(dirname "$0")/.." && pwd)"
 data="$here/../shared/data/haystack"
 out="$(mktemp -d)"
-trap 'rm -rf "$out"' EXIT
+pids=()
+cleanup() {
+    for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+    rm -rf "$out"
+}
+trap cleanup EXIT
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+free_port() { python3 -c 'import socket,sys; s=socket.socket(socket.AF_INET, getattr(socket, sys.argv[1])); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])' "$1"; }
+wait_for() {  # wait_for FILE TEXT: until a server has printed TEXT
+    for _ in $(seq 1 100); do grep -q "$2" "$1" 2>/dev/null && return 0; sleep 0.1; done
+    echo "server did not start:"; cat "$1"; return 1
+}
 
 step "buildwire $("$bw" --version | cut -d' ' -f2)"
 
-step "BACnet: a ReadProperty request (analog-input 5, present-value), decoded layer by layer"
-"$bw" bacnet decode "81 0a 00 11 01 04 00 05 01 0c 0c 00 00 00 05 19 55"
+bport="$(free_port SOCK_DGRAM)"
+step "BACnet/IP: the 40-object stress device on 127.0.0.1:$bport"
+"$bw" bacnet serve --bind "127.0.0.1:$bport" --broadcast 127.255.255.255 > "$out/bacnet.log" 2>&1 &
+pids+=($!)
+wait_for "$out/bacnet.log" "objects"
+cat "$out/bacnet.log"
+"$bw" bacnet read "127.0.0.1:$bport" ai,1 pv
+"$bw" bacnet write "127.0.0.1:$bport" av,1 pv 42.5 --priority 8
+"$bw" bacnet rpm "127.0.0.1:$bport" av,1:present-value,priority-array bi,1:present-value,status-flags
+"$bw" bacnet read "127.0.0.1:$bport" device,400 object-list --index 0
+
 step "BACnet: a malformed datagram is located, not crashed on"
 "$bw" bacnet decode 810a000802001008 || true
 
-step "OPC UA: a UA TCP Hello, and a StatusCode lookup"
-"$bw" opcua decode 48454c46380000000000000000000100000001000000000000000000180000006f70632e7463703a2f2f6c6f63616c686f73743a34383430
-"$bw" opcua status 0x80070000
+oport="$(free_port SOCK_STREAM)"
+step "OPC UA: our server on opc.tcp://127.0.0.1:$oport with the Throughput benchmark object"
+"$bw" opcua serve --bind "127.0.0.1:$oport" > "$out/opcua.log" 2>&1 &
+pids+=($!)
+wait_for "$out/opcua.log" "opc.tcp"
+cat "$out/opcua.log"
+"$bw" opcua browse "opc.tcp://127.0.0.1:$oport"
+"$bw" opcua read "opc.tcp://127.0.0.1:$oport" i=2258
+step "OPC UA throughput (the open62541 benchmark), 1 KiB packages for 4 s"
+"$bw" bench opcua throughput --endpoint "opc.tcp://127.0.0.1:$oport" --size-kib 1 --seconds 4
 
 if [ -d "$data" ]; then
     step "Haystack: the Alpha and Bravo buildings in every format"
-    for f in "$data"/alpha.zinc "$data"/bravo.zinc "$data"/bravo.json "$data"/bravo.trio; do
+    for f in "$data"/alpha.zinc "$data"/alpha.json "$data"/bravo.trio; do
         "$bw" haystack decode "$f"
     done
     "$bw" haystack convert "$data/alpha.zinc" "$out/alpha.json"
-    "$bw" haystack convert "$out/alpha.json" "$out/alpha.trio"
-    "$bw" haystack decode "$out/alpha.trio"
+    step "Haystack filters over both buildings"
+    for filter in 'site' 'ahu' 'point and his and kind=="Number"' 'equipRef->siteRef->geoCity=="Fort Wayne"'; do
+        printf '%-45s %s\n' "$filter" "$("$bw" haystack query "$data/alpha.zinc" "$data/bravo.zinc" "$filter" --count)"
+    done
 else
     step "Haystack: $data not found (clone the project next to shared/ to see Alpha and Bravo)"
 fi
 
 step "Raw loopback ceilings of this machine (no protocol at all): UDP, 7 requests in flight"
 "$bw" bench limit udp --in-flight 7 --warmup 0.5 --seconds 2
-step "TCP, 64-byte request / 1 MiB response, one at a time"
-"$bw" bench limit tcp --request-size 64 --response-size 1048576 --warmup 0.5 --seconds 2
+step "TCP, 64-byte request / 1 KiB response, one at a time (the OPC UA 1 KiB ceiling)"
+"$bw" bench limit tcp --request-size 64 --response-size 1024 --warmup 0.5 --seconds 2
