@@ -217,4 +217,37 @@ mod client_tcp_tests {
         client.close().await.unwrap();
         server.shutdown().await;
     }
+
+    #[tokio::test]
+    async fn connections_over_the_limit_get_an_error_message() {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let config = ServerConfig {
+            endpoint_url: String::new(),
+            max_connections: 2,
+            ..ServerConfig::default()
+        };
+        let server = OpcuaServer::start("127.0.0.1:0", config, |_| Ok(()))
+            .await
+            .unwrap();
+        let first = connect(&server).await;
+        let second = connect(&server).await;
+        let mut third = tokio::net::TcpStream::connect(server.local_addr())
+            .await
+            .unwrap();
+        let mut reply = Vec::new();
+        tokio::time::timeout(Duration::from_secs(5), third.read_to_end(&mut reply))
+            .await
+            .expect("the refusal arrives")
+            .unwrap();
+        assert_eq!(&reply[..4], b"ERRF");
+        let status = u32::from_le_bytes(reply[8..12].try_into().unwrap());
+        assert_eq!(
+            StatusCode::from_u32(status),
+            StatusCode::BAD_MAX_CONNECTIONS_REACHED
+        );
+        let _ = third.shutdown().await;
+        first.close().await.unwrap();
+        second.close().await.unwrap();
+        server.shutdown().await;
+    }
 }

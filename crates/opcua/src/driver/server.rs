@@ -23,6 +23,7 @@ use tokio::task::JoinHandle;
 use crate::encoding::DateTime;
 use crate::server::address_space::AddNodeError;
 use crate::server::{Server, ServerConfig, ServerConnection};
+use crate::types::StatusCode;
 
 /// Bytes read from the socket at once.
 pub const SERVER_READ_BUFFER: usize = 256 * 1024;
@@ -95,12 +96,18 @@ impl OpcuaServer {
             config.start_time = wall_clock_now();
         }
         let endpoint_url = config.endpoint_url.clone();
+        let max_connections = config.max_connections;
         let mut server = Server::new(config, Instant::now())?;
         setup(&mut server)?;
         let server = Arc::new(Mutex::new(server));
         let (shutdown, watcher) = watch::channel(false);
         tokio::spawn(sweep_sessions(Arc::clone(&server), watcher.clone()));
-        let accept_task = tokio::spawn(accept_loop(listener, Arc::clone(&server), watcher));
+        let accept_task = tokio::spawn(accept_loop(
+            listener,
+            Arc::clone(&server),
+            watcher,
+            max_connections,
+        ));
         Ok(Self {
             local_addr,
             endpoint_url,
@@ -146,6 +153,7 @@ async fn accept_loop(
     listener: TcpListener,
     server: SharedServer,
     mut shutdown: watch::Receiver<bool>,
+    max_connections: usize,
 ) {
     let mut connections = Vec::new();
     loop {
@@ -154,6 +162,10 @@ async fn accept_loop(
                 let Ok((socket, _peer)) = accepted else { continue };
                 let _ = socket.set_nodelay(true);
                 connections.retain(|task: &JoinHandle<()>| !task.is_finished());
+                if connections.len() >= max_connections {
+                    tokio::spawn(refuse_connection(socket, max_connections));
+                    continue;
+                }
                 connections.push(tokio::spawn(serve_connection(
                     socket,
                     Arc::clone(&server),
@@ -166,6 +178,15 @@ async fn accept_loop(
     for task in connections {
         let _ = task.await;
     }
+}
+
+/// Answers a connection over the limit with an Error message and closes it.
+async fn refuse_connection(mut socket: TcpStream, max_connections: usize) {
+    use crate::transport::{ConnectionMessage, ErrorMessage};
+    let reason = format!("this server serves at most {max_connections} connections at once");
+    let message = ErrorMessage::new(StatusCode::BAD_MAX_CONNECTIONS_REACHED, &reason);
+    let _ = socket.write_all(&message.to_message_bytes()).await;
+    let _ = socket.shutdown().await;
 }
 
 /// Moves bytes between one socket and its `ServerConnection` until either side closes.

@@ -111,6 +111,9 @@ pub struct ServerConfig {
     pub max_sessions: usize,
     /// Most sessions created through one connection.
     pub max_sessions_per_connection: usize,
+    /// Most TCP connections served at once; one more is answered with an Error message
+    /// (Bad_MaxConnectionsReached) and closed.
+    pub max_connections: usize,
     /// Wall-clock time (UTC) at the `Instant` the server was created with: CurrentTime is
     /// this plus the time elapsed since.
     pub start_time: DateTime,
@@ -135,6 +138,7 @@ impl Default for ServerConfig {
             operation_limits: OperationLimits::default(),
             max_sessions: 100,
             max_sessions_per_connection: 10,
+            max_connections: 256,
             start_time: DateTime::MIN,
         }
     }
