@@ -159,8 +159,11 @@ impl<R: BufRead> ZincRowStream<R> {
                     self.push_rows(&grid);
                     return Ok(());
                 }
-                // Cut inside a multi-line cell: read on, unless the input has ended.
+                // Cut inside a multi-line cell: put back any blank lines set aside (they are
+                // inside the cell) and read on, unless the input has ended.
                 Err(e) if !self.done && is_cut_short(&e, &batch) => {
+                    batch.push_str(&std::mem::take(&mut self.carry));
+                    self.carry_lines = 0;
                     lines = 0;
                     continue;
                 }
@@ -281,6 +284,26 @@ mod tests {
             .unwrap();
         let whole = decode_grid(&text).unwrap();
         assert_eq!(rows.len(), whole.row_count());
+        let expected: Vec<Dict> = (0..whole.row_count())
+            .filter_map(|i| whole.row_dict(i))
+            .collect();
+        assert_eq!(rows, expected);
+    }
+
+    #[test]
+    fn blank_lines_inside_a_multi_line_cell_at_a_batch_boundary_are_kept() {
+        // Found by the zinc_stream fuzz target: a list spanning lines, with blank lines inside,
+        // cut by the batch boundary.
+        let mut text = String::from("ver:\"3.0\"\nid,v\n");
+        for i in 0..(BATCH_LINES - 3) {
+            text.push_str(&format!("@r{i},\n"));
+        }
+        text.push_str("@list,[\n\n\n\n\n1,\n\n-INF\n\n]\n@last,2\n");
+        let rows: Vec<Dict> = ZincRowStream::new(text.as_bytes())
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        let whole = decode_grid(&text).unwrap();
         let expected: Vec<Dict> = (0..whole.row_count())
             .filter_map(|i| whole.row_dict(i))
             .collect();
