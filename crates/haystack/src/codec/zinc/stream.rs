@@ -236,6 +236,21 @@ impl<R: BufRead> Iterator for ZincRowStream<R> {
 mod tests {
     use super::*;
 
+    /// Asserts the stream yields exactly the rows of the whole-grid decode; returns them.
+    fn assert_streams_like_whole(text: &str) -> Vec<Dict> {
+        let rows: Vec<Dict> = ZincRowStream::new(text.as_bytes())
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        let whole = decode_grid(text).unwrap();
+        assert_eq!(rows.len(), whole.row_count());
+        let expected: Vec<Dict> = (0..whole.row_count())
+            .filter_map(|i| whole.row_dict(i))
+            .collect();
+        assert_eq!(rows, expected);
+        rows
+    }
+
     #[test]
     fn rows_stream_in_order_across_batches() {
         let mut text = String::from("ver:\"3.0\" site\nid,n\n");
@@ -259,16 +274,8 @@ mod tests {
             text.push_str(&format!("@r{i},\n"));
         }
         text.push_str("@nested,<<\nver:\"3.0\"\na,b\n1,2\n3,4\n>>\n@last,\n");
-        let rows: Vec<Dict> = ZincRowStream::new(text.as_bytes())
-            .unwrap()
-            .collect::<Result<_, _>>()
-            .unwrap();
+        let rows = assert_streams_like_whole(&text);
         assert_eq!(rows.len(), BATCH_LINES + 1);
-        let whole = decode_grid(&text).unwrap();
-        let expected: Vec<Dict> = (0..whole.row_count())
-            .filter_map(|i| whole.row_dict(i))
-            .collect();
-        assert_eq!(rows, expected);
     }
 
     #[test]
@@ -278,16 +285,7 @@ mod tests {
             text.push_str(&format!("@r{i},{i}\n"));
         }
         text.push_str("\n\n\n\n@after,1\n\n\n");
-        let rows: Vec<Dict> = ZincRowStream::new(text.as_bytes())
-            .unwrap()
-            .collect::<Result<_, _>>()
-            .unwrap();
-        let whole = decode_grid(&text).unwrap();
-        assert_eq!(rows.len(), whole.row_count());
-        let expected: Vec<Dict> = (0..whole.row_count())
-            .filter_map(|i| whole.row_dict(i))
-            .collect();
-        assert_eq!(rows, expected);
+        assert_streams_like_whole(&text);
     }
 
     #[test]
@@ -299,15 +297,7 @@ mod tests {
             text.push_str(&format!("@r{i},\n"));
         }
         text.push_str("@list,[\n\n\n\n\n1,\n\n-INF\n\n]\n@last,2\n");
-        let rows: Vec<Dict> = ZincRowStream::new(text.as_bytes())
-            .unwrap()
-            .collect::<Result<_, _>>()
-            .unwrap();
-        let whole = decode_grid(&text).unwrap();
-        let expected: Vec<Dict> = (0..whole.row_count())
-            .filter_map(|i| whole.row_dict(i))
-            .collect();
-        assert_eq!(rows, expected);
+        assert_streams_like_whole(&text);
     }
 
     #[test]
