@@ -8,6 +8,7 @@
 
 pub mod hayson;
 pub(crate) mod hayson_scan;
+mod object_writer;
 mod tree;
 pub mod v3;
 

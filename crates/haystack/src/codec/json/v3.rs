@@ -3,6 +3,7 @@
 //! `"z:"`, `"-:"`, `"b:"`), grids as `{"meta":{"ver":..},"cols":[..],"rows":[..]}`
 //! with column meta inline in the column object.
 
+use super::object_writer;
 use super::{
     Dialect, JsonNode, JsonPath, Result, check_depth, content_error, dict_from_members,
     grid_from_node, parse, write_json_number, write_json_string,
@@ -189,42 +190,15 @@ pub fn write_grid(grid: &Grid, out: &mut String) {
         }
         out.push('}');
     }
-    out.push_str("],\"rows\":[");
-    for (r, row) in grid.rows().enumerate() {
-        if r > 0 {
-            out.push(',');
-        }
-        out.push('{');
-        let mut first = true;
-        for (column, cell) in grid.columns().iter().zip(row) {
-            if let Some(value) = cell {
-                if !first {
-                    out.push(',');
-                }
-                first = false;
-                write_member(&column.name, value, out);
-            }
-        }
-        out.push('}');
-    }
-    out.push_str("]}");
+    object_writer::write_rows(grid, out, write_value);
 }
 
 fn write_member(name: &str, value: &Value, out: &mut String) {
-    write_json_string(name, out);
-    out.push(':');
-    write_value(value, out);
+    object_writer::write_member(name, value, out, write_value);
 }
 
 fn write_dict(dict: &Dict, out: &mut String) {
-    out.push('{');
-    for (i, (name, value)) in dict.iter().enumerate() {
-        if i > 0 {
-            out.push(',');
-        }
-        write_member(name, value, out);
-    }
-    out.push('}');
+    object_writer::write_dict(dict, out, write_value);
 }
 
 /// Writes one value as JSON v3.
