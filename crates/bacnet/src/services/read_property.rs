@@ -19,37 +19,16 @@ use crate::encoding::context::{
     decode_optional_context, encode_closing, encode_opening, encode_optional_context,
     expect_opening,
 };
-use crate::encoding::{DecodeError, Element, ObjectIdentifier, PrimitiveValue, Reader};
+use crate::encoding::{
+    DecodeError, Element, ObjectIdentifier, ObjectPropertyReference, PrimitiveValue, Reader,
+};
 use crate::enums::PropertyIdentifier;
 
-/// ReadProperty-Request: which property of which object to read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct ReadPropertyRequest {
-    /// [0] the object.
-    pub object: ObjectIdentifier,
-    /// [1] the property.
-    pub property: PropertyIdentifier,
-    /// [2] the array element (0 reads the array length); `None` reads the whole value.
-    pub array_index: Option<u32>,
-}
-
-impl ReadPropertyRequest {
-    /// Appends the service parameters.
-    pub fn encode(&self, buf: &mut Vec<u8>) {
-        self.object.encode_context(0, buf);
-        self.property.encode_context(1, buf);
-        encode_optional_context(self.array_index.as_ref(), 2, buf);
-    }
-
-    /// Decodes the service parameters.
-    pub fn decode(reader: &mut Reader<'_>) -> Result<Self, DecodeError> {
-        Ok(Self {
-            object: ObjectIdentifier::decode_context(reader, 0)?,
-            property: PropertyIdentifier::decode_context(reader, 1)?,
-            array_index: decode_optional_context(reader, 2)?,
-        })
-    }
-}
+/// ReadProperty-Request: which property of which object to read. Its parameters are exactly
+/// the BACnetObjectPropertyReference sequence (object [0], property [1], array index [2]
+/// OPTIONAL, where index 0 reads the array length and `None` the whole value), so it is that
+/// type and shares its codec.
+pub type ReadPropertyRequest = ObjectPropertyReference;
 
 /// ReadProperty-ACK: the property read and its value as generic tagged data, so that
 /// constructed values (lists, arrays, sequences) decode losslessly.
