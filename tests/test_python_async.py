@@ -46,6 +46,77 @@ async def test_bacnet_client_reads_and_writes_the_stress_device() -> None:
         await server.stop()
 
 
+async def test_bacnet_server_objects_and_write_stream() -> None:
+    server = await bacnet.Server.start("127.0.0.1:0")
+    client = await bacnet.Client.bind("127.0.0.1:0")
+    try:
+        device = server.address
+        added = server.add_object(
+            {
+                "type": "av",
+                "instance": 50,
+                "name": "Zone-Setpoint",
+                "present_value": 21.0,
+                "commandable": True,
+                "units": "degrees-celsius",
+            }
+        )
+        assert added == "analog-value,50"
+        assert server.object_count == 41
+        assert await client.read(device, "device,400", "object-list", index=0) == 41
+        assert await client.read(device, "av,50", "object-name") == "Zone-Setpoint"
+        with pytest.raises(ValueError, match="duplicate-name"):
+            server.add_object({"type": "bv", "instance": 77, "name": "Zone-Setpoint"})
+        with pytest.raises(ValueError, match="already-exists"):
+            server.add_object({"type": "av", "instance": 50, "name": "Other"})
+        with pytest.raises(ValueError, match="units"):
+            server.add_object({"type": "ai", "instance": 77, "name": "X", "units": "furlongs"})
+
+        # A simulated sensor: local sets bypass the network's write rules.
+        server.set("ai,1", "pv", 70.25)
+        assert server.get("ai,1", "pv") == pytest.approx(70.25)
+        assert await client.read(device, "ai,1", "pv") == pytest.approx(70.25)
+        with pytest.raises(RuntimeError, match="write-access-denied"):
+            await client.write(device, "ai,1", "pv", 1.0)
+
+        # Network writes arrive in order with the value after each write.
+        await client.write(device, "av,50", "pv", 23.5, priority=8)
+        await client.write(device, "av,50", "pv", 19.0, priority=12)  # loses to priority 8
+        await client.write(device, "av,50", "object-name", "Setpoint-2")
+        seen = []
+        async for write in server.writes():
+            seen.append((write.property, write.value))
+            if write.property == "object-name" or len(seen) > 10:
+                break
+        names = [name for name, _ in seen]
+        # Priority 8: the present-value, the array and the command priority change;
+        # priority 12 under it changes only the array; then the rename.
+        assert names == [
+            "present-value",
+            "priority-array",
+            "current-command-priority",
+            "priority-array",
+            "object-name",
+        ]
+        assert seen[0][1] == pytest.approx(23.5)
+        assert seen[1][1][7] == pytest.approx(23.5) and seen[1][1][11] is None
+        assert seen[2][1] == 8
+        assert seen[3][1][11] == pytest.approx(19.0)
+        assert seen[4][1] == "Setpoint-2"
+        assert server.get("av,50", "pv") == pytest.approx(23.5)
+        assert server.dropped_writes == 0
+
+        server.remove_object("av,50")
+        assert server.object_count == 40
+        with pytest.raises(RuntimeError, match="unknown-object"):
+            await client.read(device, "av,50", "pv")
+        with pytest.raises(ValueError, match="unknown-object"):
+            server.remove_object("av,50")
+    finally:
+        client.close()
+        await server.stop()
+
+
 async def test_bacnet_who_is_by_broadcast_on_loopback() -> None:
     port = free_udp_port()
     server = await bacnet.Server.start(f"127.0.0.1:{port}", broadcast="127.255.255.255")

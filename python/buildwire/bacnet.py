@@ -30,11 +30,20 @@ Wire tools:
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from buildwire import _native
 
-__all__ = ["Client", "ObjectIdentifier", "Server", "dissect", "property_identifier"]
+__all__ = [
+    "Client",
+    "ObjectIdentifier",
+    "PropertyWrite",
+    "Server",
+    "dissect",
+    "property_identifier",
+]
 
 
 class ObjectIdentifier(NamedTuple):
@@ -219,6 +228,95 @@ class Server:
         """How many objects it serves, the Device included."""
         return self._handle.object_count
 
+    def add_object(self, spec: dict[str, Any]) -> str:
+        """Add an object described as in a JSON device file; returns its identifier.
+
+        Required keys: ``type`` (a name or alias such as ``"av"``), ``instance`` and ``name``;
+        optional: ``present_value``, ``units``, ``commandable``, ``out_of_service``,
+        ``description``, ``min_pres_value``, ``max_pres_value``, ``state_text``,
+        ``number_of_states``, ``priority``, ``ack_required``. Raises :class:`ValueError`
+        with the field at fault, or with the BACnet error (``object:
+        object-identifier-already-exists``, ``object: duplicate-name``).
+
+            >>> import asyncio
+            >>> async def main():
+            ...     server = await Server.start("127.0.0.1:0")
+            ...     added = server.add_object({"type": "av", "instance": 50, "name": "Setpoint",
+            ...                                "present_value": 21.0, "commandable": True,
+            ...                                "units": "degrees-celsius"})
+            ...     count = server.object_count
+            ...     await server.stop()
+            ...     return added, count
+            >>> asyncio.run(main())
+            ('analog-value,50', 41)
+        """
+        return self._handle.add_object(json.dumps(spec))
+
+    def remove_object(self, object_id: str) -> None:
+        """Remove an object (not the Device); raises :class:`ValueError` if unknown."""
+        self._handle.remove_object(object_id)
+
+    def get(self, object_id: str, property_id: str, index: int | None = None) -> Any:
+        """Read a property of this device locally (as a client's ``read`` would)."""
+        return _value(json.loads(self._handle.get(object_id, property_id, index)))
+
+    def set(
+        self, object_id: str, property_id: str, value: Any, value_type: str | None = None
+    ) -> None:
+        """Set a property locally, without the network's access rules.
+
+        For a simulated sensor's new reading (``set("ai,1", "pv", 22.5)``), a status change,
+        a renamed object. Network clients see the new value on their next read. Only single
+        primitive values; ``value_type`` forces the datatype (``"real"``, ``"unsigned"``,
+        ``"enumerated"`` ...).
+        """
+        text, guessed = _text(value)
+        self._handle.set(object_id, property_id, text, value_type or guessed)
+
+    async def writes(self) -> AsyncIterator[PropertyWrite]:
+        """Every property a network client changes, as it happens, until the device stops.
+
+        Writes are queued from the start (up to 4,096; beyond that the newest are dropped and
+        counted in :attr:`dropped_writes`). ``value`` is the property's whole value after
+        the write: for a commandable present-value, the winner of the priority array.
+
+            >>> import asyncio
+            >>> async def main():
+            ...     server = await Server.start("127.0.0.1:0")
+            ...     client = await Client.bind("127.0.0.1:0")
+            ...     await client.write(server.address, "av,1", "pv", 19.5, priority=8)
+            ...     async for write in server.writes():
+            ...         break
+            ...     client.close()
+            ...     await server.stop()
+            ...     return write.object, write.property, write.value
+            >>> asyncio.run(main())
+            ('analog-value,1', 'present-value', 19.5)
+        """
+        while True:
+            event = await self._handle.next_write()
+            if event is None:
+                return
+            data = json.loads(event)
+            yield PropertyWrite(data["object"], data["property"], _value(data["value"]))
+
+    @property
+    def dropped_writes(self) -> int:
+        """Network writes lost because :meth:`writes` was not read fast enough."""
+        return self._handle.dropped_writes
+
     async def stop(self) -> None:
         """Stop the device."""
         await self._handle.stop()
+
+
+@dataclass(frozen=True)
+class PropertyWrite:
+    """One property a network client changed (see :meth:`Server.writes`)."""
+
+    object: str
+    """The object, e.g. ``"analog-value,1"``."""
+    property: str
+    """The property, e.g. ``"present-value"``."""
+    value: Any
+    """The property's value after the write."""

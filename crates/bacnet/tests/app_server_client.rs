@@ -620,7 +620,7 @@ async fn write_hook_sees_network_writes_and_shutdown_stops_answers() {
     let server = stress_server().await;
     let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
     let sink = std::sync::Arc::clone(&seen);
-    server.set_write_hook(Box::new(move |change| sink.lock().unwrap().push(*change)));
+    server.set_write_hook(Box::new(move |change, _value| sink.lock().unwrap().push(*change)));
     let client = client().await;
     let addr = server.local_addr();
     client
@@ -643,4 +643,39 @@ async fn write_hook_sees_network_writes_and_shutdown_stops_answers() {
         quick.read(addr, id("av,2"), P::PresentValue, None).await,
         Err(ClientError::Timeout)
     );
+}
+
+#[tokio::test]
+async fn device_local_date_and_time_follow_the_host_clock() {
+    use buildwire_bacnet::driver::clock::local_now;
+    let server = stress_server().await;
+    let client = client().await;
+    let device = server.with_database(|db| db.device_identifier());
+    let before = local_now();
+    let date = client
+        .read(server.local_addr(), device, P::LocalDate, None)
+        .await
+        .unwrap();
+    let time = client
+        .read(server.local_addr(), device, P::LocalTime, None)
+        .await
+        .unwrap();
+    let after = local_now();
+    let [Element::Application(ApplicationValue::Date(date))] = date.as_slice() else {
+        panic!("local-date is not one Date: {date:?}");
+    };
+    let [Element::Application(ApplicationValue::Time(time))] = time.as_slice() else {
+        panic!("local-time is not one Time: {time:?}");
+    };
+    // Answered with the clock of the request: between the two readings taken around it
+    // (compared as hundredths of the day; a test run across midnight is the only exception).
+    assert!(*date == before.date || *date == after.date, "{date:?}");
+    let hundredths = |t: &buildwire_bacnet::encoding::Time| {
+        ((u32::from(t.hour) * 60 + u32::from(t.minute)) * 60 + u32::from(t.second)) * 100
+            + u32::from(t.hundredths)
+    };
+    if before.date == after.date {
+        assert!(hundredths(&before.time) <= hundredths(time), "{time:?}");
+        assert!(hundredths(time) <= hundredths(&after.time), "{time:?}");
+    }
 }

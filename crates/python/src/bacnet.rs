@@ -3,12 +3,17 @@
 
 use std::net::{Ipv4Addr, SocketAddrV4};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use buildwire_bacnet::app::{ValueType, parse_value_text};
 use buildwire_bacnet::driver::{BacnetClient, BacnetServer, ServerConfig};
+use buildwire_bacnet::encoding::Element;
 use buildwire_bacnet::inspect::elements_json;
-use buildwire_bacnet::objects::profile::{DeviceProfile, large_profile, stress_profile};
+use buildwire_bacnet::objects::PropertyData;
+use buildwire_bacnet::objects::profile::{
+    DeviceProfile, ObjectSpec, large_profile, stress_profile,
+};
 use buildwire_bacnet::services::{
     InstanceRange, PropertyReference, ReadAccessSpecification, ReadResult,
 };
@@ -17,7 +22,7 @@ use pyo3::exceptions::{PyRuntimeError, PyTimeoutError, PyValueError};
 use pyo3::prelude::*;
 use pyo3_async_runtimes::tokio::future_into_py;
 use serde_json::json;
-use tokio::sync::Mutex;
+use tokio::sync::{Mutex, mpsc};
 
 /// The standard BACnet/IP port, used when an address has none.
 const BACNET_PORT: u16 = 47808;
@@ -241,14 +246,44 @@ impl BacnetClientHandle {
     }
 }
 
+/// Most analog values `objects="large:N"` creates.
+const MAX_LARGE_OBJECTS: u32 = 100_000;
+
+/// Network writes buffered for `next_write` before the oldest unread ones are dropped.
+const WRITE_QUEUE: usize = 4096;
+
 /// A running BACnet/IP device.
 #[pyclass(module = "buildwire._native")]
 pub struct BacnetServerHandle {
     inner: Arc<Mutex<Option<BacnetServer>>>,
+    /// Network writes as JSON `{"object", "property", "value"}`, fed by the write hook.
+    writes: Arc<Mutex<mpsc::Receiver<String>>>,
+    /// Writes lost because nobody read the queue.
+    dropped_writes: Arc<AtomicU64>,
     #[pyo3(get)]
     local_address: String,
-    #[pyo3(get)]
-    object_count: usize,
+}
+
+/// Installs a write hook that queues every network write as JSON for Python.
+fn queue_writes(server: &BacnetServer) -> (mpsc::Receiver<String>, Arc<AtomicU64>) {
+    let (sender, receiver) = mpsc::channel(WRITE_QUEUE);
+    let dropped = Arc::new(AtomicU64::new(0));
+    let counter = Arc::clone(&dropped);
+    server.set_write_hook(Box::new(move |change, value| {
+        let event = json!({
+            "object": change.object.to_string(),
+            "property": change.property.to_string(),
+            "value": elements_json(value),
+        });
+        if sender.try_send(event.to_string()).is_err() {
+            counter.fetch_add(1, Ordering::Relaxed);
+        }
+    }));
+    (receiver, dropped)
+}
+
+fn property_error(e: buildwire_bacnet::objects::PropertyError) -> PyErr {
+    PyValueError::new_err(format!("{}: {}", e.class, e.code))
 }
 
 /// Starts a device on `bind` serving `objects`: "stress", "large:N" or a JSON device file's text.
@@ -266,7 +301,13 @@ pub fn bacnet_serve(
         text if text.starts_with("large:") => {
             let n = text[6..]
                 .parse()
-                .map_err(|_| PyValueError::new_err("large:N needs a number of objects"))?;
+                .ok()
+                .filter(|n: &u32| *n <= MAX_LARGE_OBJECTS)
+                .ok_or_else(|| {
+                    PyValueError::new_err(format!(
+                        "large:N needs a number of objects from 0 to {MAX_LARGE_OBJECTS}"
+                    ))
+                })?;
             large_profile(n)
         }
         json => DeviceProfile::from_json(json).map_err(|e| PyValueError::new_err(e.to_string()))?,
@@ -274,7 +315,6 @@ pub fn bacnet_serve(
     let database = profile
         .build()
         .map_err(|e| PyValueError::new_err(e.to_string()))?;
-    let object_count = database.len();
     let mut config = ServerConfig::new(bind, database);
     if let Some(b) = broadcast {
         config.broadcast = Some(
@@ -286,16 +326,105 @@ pub fn bacnet_serve(
         let server = BacnetServer::start(config)
             .await
             .map_err(|e| PyRuntimeError::new_err(format!("cannot start on {bind}: {e}")))?;
+        let (writes, dropped_writes) = queue_writes(&server);
         Ok(BacnetServerHandle {
             local_address: server.local_addr().to_string(),
             inner: Arc::new(Mutex::new(Some(server))),
-            object_count,
+            writes: Arc::new(Mutex::new(writes)),
+            dropped_writes,
         })
     })
 }
 
+impl BacnetServerHandle {
+    /// Runs `f` on the device's object database (from Python's thread, never a tokio one).
+    fn with_database<R>(
+        &self,
+        f: impl FnOnce(&mut buildwire_bacnet::objects::database::ObjectDatabase) -> PyResult<R>,
+    ) -> PyResult<R> {
+        let guard = self.inner.blocking_lock();
+        let server = guard
+            .as_ref()
+            .ok_or_else(|| PyRuntimeError::new_err("the device is stopped"))?;
+        server.with_database(f)
+    }
+}
+
 #[pymethods]
 impl BacnetServerHandle {
+    /// How many objects the device serves, the Device included.
+    #[getter]
+    fn object_count(&self) -> PyResult<usize> {
+        self.with_database(|db| Ok(db.len()))
+    }
+
+    /// Network writes lost because the queue was full (nobody iterated `writes()`).
+    #[getter]
+    fn dropped_writes(&self) -> u64 {
+        self.dropped_writes.load(Ordering::Relaxed)
+    }
+
+    /// Adds an object described by one object of the JSON device format.
+    fn add_object(&self, spec_json: &str) -> PyResult<String> {
+        let spec =
+            ObjectSpec::from_json(spec_json).map_err(|e| PyValueError::new_err(e.to_string()))?;
+        let object = spec.build();
+        let identifier = object.identifier();
+        self.with_database(|db| db.add(object).map_err(property_error))?;
+        Ok(identifier.to_string())
+    }
+
+    /// Removes an object (not the Device).
+    fn remove_object(&self, object_id: &str) -> PyResult<()> {
+        let id = object(object_id)?;
+        self.with_database(|db| db.remove(id).map(|_| ()).map_err(property_error))
+    }
+
+    /// Reads a property locally; JSON elements as the client's `read` gives them.
+    #[pyo3(signature = (object_id, property_id, index=None))]
+    fn get(&self, object_id: &str, property_id: &str, index: Option<u32>) -> PyResult<String> {
+        let (obj, prop) = (object(object_id)?, property(property_id)?);
+        self.with_database(|db| {
+            db.read_property(obj, prop, index)
+                .map(|elements| elements_json(&elements).to_string())
+                .map_err(property_error)
+        })
+    }
+
+    /// Sets a property locally without network access rules (a new sensor reading): the
+    /// value is text typed by `value_type` or guessed, as for the client's `write`.
+    #[pyo3(signature = (object_id, property_id, value, value_type=None))]
+    fn set(
+        &self,
+        object_id: &str,
+        property_id: &str,
+        value: &str,
+        value_type: Option<String>,
+    ) -> PyResult<()> {
+        let (obj, prop) = (object(object_id)?, property(property_id)?);
+        let value_type = value_type
+            .map(|t| t.parse::<ValueType>())
+            .transpose()
+            .map_err(PyValueError::new_err)?;
+        let elements =
+            parse_value_text(value, value_type, obj, prop).map_err(PyValueError::new_err)?;
+        let data = match elements.as_slice() {
+            [Element::Application(single)] => PropertyData::Single(single.clone()),
+            _ => {
+                return Err(PyValueError::new_err(
+                    "set takes one primitive value; describe arrays and lists in the object spec",
+                ));
+            }
+        };
+        self.with_database(|db| db.set_local(obj, prop, data).map_err(property_error))
+    }
+
+    /// The next network write as JSON, or None once the device has stopped.
+    fn next_write<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let writes = Arc::clone(&self.writes);
+        future_into_py(py, async move { Ok(writes.lock().await.recv().await) })
+    }
+
     /// Stops the device.
     fn stop<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let inner = Arc::clone(&self.inner);

@@ -6,6 +6,7 @@
 
 mod bip;
 mod client;
+pub mod clock;
 mod server;
 
 pub use bip::{BipConfig, BipTransport, MAX_BIP_DATAGRAM, Received};

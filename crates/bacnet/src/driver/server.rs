@@ -164,7 +164,9 @@ async fn serve(
             received = transport.recv(&mut buf) => match received {
                 Ok(received) => {
                     if let Some(npdu) = received.npdu {
-                        lock(&core).handle_npdu(
+                        let mut core = lock(&core);
+                        core.database_mut().set_clock(super::clock::local_now());
+                        core.handle_npdu(
                             std::time::Instant::now(),
                             received.source,
                             &npdu,

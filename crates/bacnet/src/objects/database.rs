@@ -31,8 +31,8 @@ pub struct PropertyChange {
 pub type PropertyResult = (PropertyIdentifier, Result<Vec<Element>, PropertyError>);
 
 /// A callback run for every [`PropertyChange`] a network write causes (for COV,
-/// persistence or audit layers).
-pub type WriteHook = Box<dyn FnMut(&PropertyChange) + Send>;
+/// persistence or audit layers), with the property's whole value after the write.
+pub type WriteHook = Box<dyn FnMut(&PropertyChange, &[Element]) + Send>;
 
 /// The objects of one device.
 pub struct ObjectDatabase {
@@ -304,10 +304,15 @@ impl ObjectDatabase {
                 property,
             })
             .collect();
-        if let Some(hook) = self.hook.as_mut() {
+        // The hook is taken out while it runs so that it can be given the new values.
+        if let Some(mut hook) = self.hook.take() {
             for change in &changes {
-                hook(change);
+                let value = self
+                    .read_property(change.object, change.property, None)
+                    .unwrap_or_default();
+                hook(change, &value);
             }
+            self.hook = Some(hook);
         }
         Ok(changes)
     }

@@ -115,6 +115,16 @@ pub struct ObjectSpec {
 }
 
 impl ObjectSpec {
+    /// Parses one object of the JSON format (the members listed in the module doc), for
+    /// adding objects to a running device.
+    pub fn from_json(text: &str) -> Result<ObjectSpec, ProfileError> {
+        let document = parse_json(text, "(object)")?;
+        let mut fields = Fields::new("", &document)?;
+        let spec = parse_object(&mut fields)?;
+        fields.finish()?;
+        Ok(spec)
+    }
+
     /// A spec with defaults for everything but type, instance and name.
     pub fn new(object_type: ObjectType, instance: u32, name: &str) -> Self {
         Self {
@@ -287,18 +297,7 @@ impl DeviceProfile {
 
     /// Parses a JSON profile (see the module doc for the format).
     pub fn from_json(text: &str) -> Result<Self, ProfileError> {
-        if text.len() > MAX_PROFILE_BYTES {
-            return Err(ProfileError::new(
-                "(document)",
-                format!("larger than {MAX_PROFILE_BYTES} bytes"),
-            ));
-        }
-        let document: Value = serde_json::from_str(text).map_err(|error| {
-            ProfileError::new(
-                &format!("line {} column {}", error.line(), error.column()),
-                error.to_string(),
-            )
-        })?;
+        let document = parse_json(text, "(document)")?;
         let mut root = Fields::new("", &document)?;
         let device = parse_device(&mut root.object("device")?)?;
         let items = root.array("objects")?;
@@ -321,6 +320,22 @@ impl DeviceProfile {
             .collect::<Result<Vec<_>, ProfileError>>()?;
         Ok(Self { device, objects })
     }
+}
+
+/// JSON text of at most [`MAX_PROFILE_BYTES`], parsed; `what` names it in the size error.
+fn parse_json(text: &str, what: &str) -> Result<Value, ProfileError> {
+    if text.len() > MAX_PROFILE_BYTES {
+        return Err(ProfileError::new(
+            what,
+            format!("larger than {MAX_PROFILE_BYTES} bytes"),
+        ));
+    }
+    serde_json::from_str(text).map_err(|error| {
+        ProfileError::new(
+            &format!("line {} column {}", error.line(), error.column()),
+            error.to_string(),
+        )
+    })
 }
 
 /// A JSON object being read member by member; [`Fields::finish`] rejects leftovers.

@@ -9,7 +9,7 @@ use buildwire_bacnet::app::{Destination, ValueType, parse_value_text};
 use buildwire_bacnet::driver::{BacnetClient, BacnetServer, ClientConfig, ServerConfig};
 use buildwire_bacnet::encoding::{ApplicationValue, Element};
 use buildwire_bacnet::inspect::{application_json, dissect_bip, element_json, elements_json};
-use buildwire_bacnet::objects::profile::{DeviceProfile, stress_profile};
+use buildwire_bacnet::objects::profile::{DeviceProfile, large_profile, stress_profile};
 use buildwire_bacnet::services::{
     InstanceRange, PropertyReference, ReadAccessSpecification, ReadResult, WriteAccessSpecification,
 };
@@ -39,7 +39,8 @@ pub enum BacnetCommand {
     #[command(after_help = "Examples:\n  \
         buildwire bacnet serve\n  \
         buildwire bacnet serve --bind 127.0.0.1:47809 --broadcast 127.255.255.255 --device-id 1234\n  \
-        buildwire bacnet serve --objects site.json")]
+        buildwire bacnet serve --objects site.json\n  \
+        buildwire bacnet serve --objects large:1500 --max-apdu 480   # segmented object-list")]
     Serve(ServeArgs),
     /// Broadcast a Who-Is and list the devices that answer.
     #[command(after_help = "Examples:\n  \
@@ -160,6 +161,9 @@ fn name(args: NameArgs) -> CommandResult {
 
 // ---- network commands: a device server and a client over BACnet/IP ----
 
+/// Most analog values `--objects large:N` creates (the object-list stays readable).
+const MAX_LARGE_OBJECTS: u32 = 100_000;
+
 /// Default BACnet/IP port (Annex J, X'BAC0').
 const BACNET_PORT: u16 = 47808;
 
@@ -171,7 +175,8 @@ pub struct ServeArgs {
     /// Device instance (overrides the profile's).
     #[arg(long)]
     device_id: Option<u32>,
-    /// The objects: `stress` (40 objects of every common type) or a JSON profile file.
+    /// The objects: `stress` (the 40-object stress server of the bac-py benchmarks),
+    /// `large:N` (a device and N analog values, for big object-lists) or a JSON profile file.
     #[arg(long, default_value = "stress")]
     objects: String,
     /// The subnet's broadcast address (default: 127.255.255.255 on loopback, x.y.z.255
@@ -218,6 +223,9 @@ pub struct ClientArgs {
     /// Seconds to wait for each attempt (3 retries follow a silent attempt).
     #[arg(long, default_value_t = 3.0)]
     timeout: f64,
+    /// Largest APDU this client accepts (50..1476); longer answers come segmented.
+    #[arg(long, default_value_t = 1476)]
+    max_apdu: u16,
     /// Print JSON instead of text.
     #[arg(long)]
     json: bool,
@@ -366,6 +374,7 @@ async fn start_client(
 ) -> Result<BacnetClient, Box<dyn std::error::Error>> {
     let mut config = ClientConfig::new(parse_address(&args.bind)?, broadcast);
     config.tsm = tsm_config(args.timeout)?;
+    config.tsm.max_apdu = MaxApdu::for_length(args.max_apdu);
     BacnetClient::start(config)
         .await
         .map_err(|e| format!("cannot bind {}: {e}", args.bind).into())
@@ -410,6 +419,15 @@ fn serve(args: ServeArgs) -> CommandResult {
     let bind = parse_address(&args.bind)?;
     let mut profile = if args.objects == "stress" {
         stress_profile()
+    } else if let Some(count) = args.objects.strip_prefix("large:") {
+        let count: u32 = count
+            .parse()
+            .ok()
+            .filter(|n| *n <= MAX_LARGE_OBJECTS)
+            .ok_or_else(|| {
+                format!("--objects large:N takes N from 0 to {MAX_LARGE_OBJECTS}, not {count:?}")
+            })?;
+        large_profile(count)
     } else {
         let text = std::fs::read_to_string(&args.objects)
             .map_err(|e| format!("cannot read {}: {e}", args.objects))?;
