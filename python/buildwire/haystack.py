@@ -28,6 +28,7 @@ import datetime as _dt
 import json
 import math
 import re
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any, Union
 
@@ -37,6 +38,7 @@ __all__ = [
     "MARKER",
     "NA",
     "REMOVE",
+    "Client",
     "Coord",
     "DateTime",
     "Grid",
@@ -360,3 +362,160 @@ def _to_hayson(value: Any) -> Any:
             "rows": [_to_hayson(r) for r in value.rows],
         }
     raise TypeError(f"{type(value).__name__} is not a Haystack value")
+
+
+def _ref_text(ref: Ref | str) -> str:
+    return ref.id if isinstance(ref, Ref) else ref.removeprefix("@")
+
+
+def _grid(hayson: str) -> Grid:
+    grid = _from_hayson(json.loads(hayson))
+    assert isinstance(grid, Grid)
+    return grid
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(_to_hayson(value), ensure_ascii=False, allow_nan=False)
+
+
+class Client:
+    """An asyncio client of a Haystack server, with SCRAM-SHA-256 login.
+
+    It speaks the HTTP API, or the WebSocket API when asked. Create it with
+    :meth:`Client.connect`.
+
+    Ops without side effects go as GET with Zinc query parameters, the others as POST.
+    A server's error grid raises :class:`RuntimeError` with its message; a refused login
+    raises :class:`PermissionError`; an unreachable server :class:`ConnectionError`.
+
+    Example (against a server on 127.0.0.1:8080)::
+
+        client = await haystack.Client.connect("http://127.0.0.1:8080/api", "admin", "secret")
+        about = await client.about()
+        points = await client.read("point and his", limit=10)
+        his = await client.his_read(points.rows[0]["id"], "yesterday")
+        frame = his.to_dataframe()                    # with pandas installed
+        async for changes in client.watch([p["id"] for p in points.rows]):
+            print(changes.rows)
+    """
+
+    def __init__(self, handle: Any) -> None:
+        self._handle = handle
+
+    @classmethod
+    async def connect(
+        cls,
+        url: str,
+        username: str | None = None,
+        password: str | None = None,
+        *,
+        wire: str = "zinc",
+        timeout: float = 30.0,
+        ca: bytes | None = None,
+        websocket: bool = False,
+    ) -> Client:
+        """Connect to the API at ``url`` (``http://host:port/api``) and log in.
+
+        ``wire`` is the encoding on the wire (``zinc`` or ``json``); ``ca`` a PEM of extra
+        trusted CA certificates for https; ``websocket`` sends the ops over the server's
+        WebSocket API (``/api/ws``) after the HTTP login.
+        """
+        return cls(
+            await _native.haystack_connect(url, username, password, wire, timeout, ca, websocket)
+        )
+
+    @property
+    def url(self) -> str:
+        """The API's base URL."""
+        return self._handle.url
+
+    async def call(self, op: str, request: Grid | None = None) -> Grid:
+        """Send ``request`` (an empty grid by default) to ``op``; the answer grid."""
+        return _grid(await self._handle.call(op, _dumps(request or Grid())))
+
+    async def about(self) -> dict[str, Any]:
+        """Return the ``about`` row: server name, product, version, time zone..."""
+        grid = await self.call("about")
+        return grid.rows[0] if grid.rows else {}
+
+    async def ops(self) -> Grid:
+        """Return the ops the server supports."""
+        return await self.call("ops")
+
+    async def filetypes(self) -> Grid:
+        """Return the formats the server supports (``formats`` on Haystack 3 servers)."""
+        return await self.call("filetypes")
+
+    async def defs(self, filter: str | None = None, limit: int | None = None) -> Grid:
+        """Return the server's defs, optionally filtered."""
+        return _grid(await self._handle.filtered("defs", filter, limit))
+
+    async def libs(self, filter: str | None = None, limit: int | None = None) -> Grid:
+        """Return the server's def libraries, optionally filtered."""
+        return _grid(await self._handle.filtered("libs", filter, limit))
+
+    async def read(self, filter: str, limit: int | None = None) -> Grid:
+        """Entities matching a filter, e.g. ``"point and his"``."""
+        return _grid(await self._handle.read(filter, limit))
+
+    async def read_ids(self, ids: list[Ref | str]) -> Grid:
+        """Entities by id, in the order asked."""
+        return _grid(await self._handle.read_ids([_ref_text(i) for i in ids]))
+
+    async def nav(self, nav_id: Ref | str | None = None) -> Grid:
+        """Return the navigation tree's roots, or the children of ``nav_id``."""
+        return _grid(await self._handle.nav(None if nav_id is None else _ref_text(nav_id)))
+
+    async def point_write(
+        self, id: Ref | str, level: int, value: Any, who: str | None = None
+    ) -> Grid:
+        """Write ``value`` at priority ``level`` (1..17); ``None`` releases the level."""
+        return _grid(await self._handle.point_write(_ref_text(id), level, _dumps(value), who))
+
+    async def point_write_array(self, id: Ref | str) -> Grid:
+        """Return the point's 17-level priority array."""
+        return _grid(await self._handle.point_write(_ref_text(id)))
+
+    async def his_read(self, id: Ref | str, range: str | _dt.date) -> Grid:
+        """Read the history of a point over a range.
+
+        ``range`` is ``"today"``, ``"yesterday"``, a date, ``"2024-01-01,2024-01-31"`` or a
+        datetime range; ``his_read(...).to_dataframe()`` gives pandas.
+        """
+        text = range.isoformat() if isinstance(range, _dt.date) else range
+        return _grid(await self._handle.his_read(_ref_text(id), text))
+
+    async def his_write(self, id: Ref | str, samples: list[tuple[_dt.datetime, Any]]) -> Grid:
+        """Write timestamped values (timezone-aware datetimes) to a point."""
+        items = [{"ts": ts, "val": val} for ts, val in samples]
+        return _grid(await self._handle.his_write(_ref_text(id), _dumps(items)))
+
+    async def invoke_action(self, id: Ref | str, action: str, **args: Any) -> Grid:
+        """Invoke ``action`` on an entity with keyword arguments."""
+        return _grid(await self._handle.invoke_action(_ref_text(id), action, _dumps(args)))
+
+    async def watch(
+        self,
+        ids: list[Ref | str],
+        *,
+        dis: str = "buildwire",
+        lease: float | None = None,
+        interval: float = 1.0,
+    ) -> AsyncIterator[Grid]:
+        """Watch entities: yields their current values first, then each set of changes.
+
+        The watch is closed on the server when the iteration ends (``break`` included).
+        """
+        handle = await self._handle.watch([_ref_text(i) for i in ids], dis, lease, interval)
+        try:
+            while True:
+                changes = await handle.next()
+                if changes is None:
+                    return
+                yield _grid(changes)
+        finally:
+            await handle.close()
+
+    async def close(self) -> None:
+        """End the session on the server (the ``close`` op)."""
+        await self.call("close")

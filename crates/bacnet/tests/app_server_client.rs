@@ -620,7 +620,9 @@ async fn write_hook_sees_network_writes_and_shutdown_stops_answers() {
     let server = stress_server().await;
     let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
     let sink = std::sync::Arc::clone(&seen);
-    server.set_write_hook(Box::new(move |change, _value| sink.lock().unwrap().push(*change)));
+    server.set_write_hook(Box::new(move |change, _value| {
+        sink.lock().unwrap().push(*change)
+    }));
     let client = client().await;
     let addr = server.local_addr();
     client

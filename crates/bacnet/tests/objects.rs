@@ -1040,7 +1040,9 @@ fn write_hook_sees_every_change() {
     let mut db = stress();
     let seen = Arc::new(Mutex::new(Vec::new()));
     let sink = Arc::clone(&seen);
-    db.set_write_hook(Box::new(move |change, _value| sink.lock().unwrap().push(*change)));
+    db.set_write_hook(Box::new(move |change, _value| {
+        sink.lock().unwrap().push(*change)
+    }));
     let bv = id(ObjectType::BinaryValue, 2);
     let changes = db
         .write_property(

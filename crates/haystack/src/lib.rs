@@ -7,11 +7,13 @@
 //! - [`filter`]: the filter language (parse, print, evaluate);
 //! - [`store`]: the in-memory entity store with tag and value indexes, the ref graph,
 //!   histories, and the `Storage` trait servers talk to;
-//! - [`auth`]: HTTP authentication (HELLO / SCRAM-SHA-256 / BEARER).
+//! - [`auth`]: HTTP authentication (HELLO / SCRAM-SHA-256 / BEARER);
+//! - [`client`]: the HTTP and WebSocket API client (tokio).
 
 #![warn(missing_docs)]
 
 pub mod auth;
+pub mod client;
 pub mod codec;
 pub mod defs;
 pub mod filter;

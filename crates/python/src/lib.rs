@@ -5,6 +5,7 @@
 //! in `python/buildwire/`. Structured results cross as JSON text, decoded by the Python layer.
 
 mod bacnet;
+mod haystack_client;
 mod opcua;
 
 use pyo3::exceptions::PyValueError;
@@ -106,6 +107,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(bacnet_property, m)?)?;
     m.add_function(wrap_pyfunction!(haystack_convert, m)?)?;
     m.add_function(wrap_pyfunction!(haystack_convert_value, m)?)?;
+    m.add_function(wrap_pyfunction!(haystack_client::haystack_connect, m)?)?;
+    m.add_class::<haystack_client::HaystackClientHandle>()?;
+    m.add_class::<haystack_client::HaystackWatchHandle>()?;
     m.add_function(wrap_pyfunction!(opcua_dissect, m)?)?;
     m.add_function(wrap_pyfunction!(opcua_status_name, m)?)?;
     m.add_function(wrap_pyfunction!(bacnet::bacnet_client, m)?)?;

@@ -32,6 +32,9 @@ pub enum HaystackCommand {
         after_help = "Example:\n  buildwire haystack decode ../shared/data/haystack/bravo.zinc --json"
     )]
     Decode(DecodeArgs),
+    /// Run one op against a Haystack server (HTTP or WebSocket), with SCRAM login.
+    #[command(after_help = super::haystack_client::AFTER_HELP)]
+    Client(super::haystack_client::ClientArgs),
 }
 
 #[derive(Debug, Args)]
@@ -81,6 +84,7 @@ pub fn execute(cmd: HaystackCommand) -> CommandResult {
         HaystackCommand::Convert(args) => convert(args),
         HaystackCommand::Query(args) => query(args),
         HaystackCommand::Decode(args) => decode(args),
+        HaystackCommand::Client(args) => super::haystack_client::client(args),
     }
 }
 

@@ -4,6 +4,7 @@ mod bacnet;
 mod bench;
 mod bench_opcua;
 mod haystack;
+mod haystack_client;
 mod opcua;
 
 use clap::{Parser, Subcommand};

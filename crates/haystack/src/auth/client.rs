@@ -37,7 +37,6 @@ pub enum ClientError {
 enum State {
     Start,
     SentClientFirst {
-        token: String,
         first: ClientFirst,
     },
     SentClientFinal {
@@ -93,16 +92,14 @@ impl ScramClient {
                     nonce: self.nonce.clone(),
                 };
                 let value = scram_header(&token, &first.to_message());
-                self.state = State::SentClientFirst { token, first };
+                self.state = State::SentClientFirst { first };
                 Ok(value)
             }
-            State::SentClientFirst {
-                token: first_token,
-                first,
-            } => {
-                if first_token != token {
-                    return Err(ClientError::OutOfOrder);
-                }
+            State::SentClientFirst { first } => {
+                // The handshake token is the server's opaque state: echo the latest one.
+                // The spec's examples keep one token for the whole exchange, but servers
+                // may issue a new one per step (haystack-py does), and refusing that would
+                // gain nothing: the nonce check below ties the steps together.
                 let server_first_text = header.required_base64("data")?;
                 let server_first = ServerFirst::parse(&server_first_text)?;
                 if !server_first.nonce.starts_with(&first.nonce)

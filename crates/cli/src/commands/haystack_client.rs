@@ -1,0 +1,264 @@
+//! `buildwire haystack client URL OP [ARGS]`: any standard op against a Haystack server,
+//! over HTTP (default) or the WebSocket API (`--ws`), with SCRAM login.
+
+use std::time::Duration;
+
+use buildwire_haystack::client::{
+    ClientOptions, HaystackApi, HaystackClient, WsClient, websocket_url,
+};
+use buildwire_haystack::codec::{Format, zinc};
+use buildwire_haystack::value::{DateTime, Dict, Grid, Ref, Value};
+use clap::Args;
+
+use super::CommandResult;
+
+/// Environment variable read for the password when `--password` is not given.
+const PASSWORD_VARIABLE: &str = "BUILDWIRE_HAYSTACK_PASSWORD";
+
+#[derive(Debug, Args)]
+pub struct ClientArgs {
+    /// The API's base URL, e.g. http://127.0.0.1:8080/api
+    url: String,
+    /// The op: about, ops, filetypes, formats, defs, libs, read, nav, watch, point-write,
+    /// his-read, his-write, invoke-action, close.
+    op: String,
+    /// The op's arguments (see the examples).
+    args: Vec<String>,
+    /// User name for SCRAM login.
+    #[arg(long, short)]
+    user: Option<String>,
+    /// Password (default: the BUILDWIRE_HAYSTACK_PASSWORD environment variable).
+    #[arg(long)]
+    password: Option<String>,
+    /// `read`: at most this many entities.
+    #[arg(long)]
+    limit: Option<usize>,
+    /// `point-write`: who is writing.
+    #[arg(long)]
+    who: Option<String>,
+    /// `watch`: seconds between polls.
+    #[arg(long, default_value_t = 1.0)]
+    interval: f64,
+    /// `watch`: stop after this many sets of changes.
+    #[arg(long)]
+    count: Option<usize>,
+    /// Use the WebSocket API (`ws://HOST:PORT/api/ws` derived from the URL, after an HTTP
+    /// login).
+    #[arg(long)]
+    ws: bool,
+    /// Encoding on the wire: zinc (the spec's default) or json.
+    #[arg(long, default_value = "zinc")]
+    wire: Format,
+    /// Seconds to wait for each answer.
+    #[arg(long, default_value_t = 30.0)]
+    timeout: f64,
+    /// A PEM file of extra trusted CA certificates (https with a private CA).
+    #[arg(long)]
+    ca: Option<String>,
+    /// Print the grid as JSON (Hayson) instead of Zinc.
+    #[arg(long)]
+    json: bool,
+}
+
+pub const AFTER_HELP: &str = "Ops and their arguments:\n  \
+    about | ops | filetypes | formats | close\n  \
+    defs [FILTER] | libs [FILTER]\n  \
+    read FILTER [--limit N]            read @id1 @id2 ...   (by id)\n  \
+    nav [@NAVID]\n  \
+    watch @id1 @id2 ... [--interval S] [--count N]   (one grid of changes per line with --json)\n  \
+    point-write @ID                    (the priority array)\n  \
+    point-write @ID LEVEL VALUE [--who NAME]   (VALUE in Zinc: 72.5, N to release, \"text\")\n  \
+    his-read @ID RANGE                 (today, yesterday, 2024-01-01, 2024-01-01,2024-01-31)\n  \
+    his-write @ID TS=VALUE ...         (2024-01-01T00:00:00Z UTC=72.5)\n  \
+    invoke-action @ID ACTION [name=VALUE ...]\n\n\
+    Examples:\n  \
+    buildwire haystack client http://127.0.0.1:8080/api about -u admin\n  \
+    buildwire haystack client http://127.0.0.1:8080/api read 'point and his' --limit 5 --json\n  \
+    buildwire haystack client http://127.0.0.1:8080/api his-read @p1 yesterday -u admin\n  \
+    buildwire haystack client http://127.0.0.1:8080/api read site --ws -u admin";
+
+pub fn client(args: ClientArgs) -> CommandResult {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(run(args))
+}
+
+async fn run(args: ClientArgs) -> CommandResult {
+    let timeout = Duration::try_from_secs_f64(args.timeout)
+        .map_err(|_| format!("--timeout {} is not a number of seconds", args.timeout))?;
+    let mut options = ClientOptions {
+        format: args.wire,
+        timeout,
+        ..ClientOptions::default()
+    };
+    if let Some(user) = &args.user {
+        let password = match &args.password {
+            Some(password) => password.clone(),
+            None => std::env::var(PASSWORD_VARIABLE).map_err(|_| {
+                format!("--user needs --password or the {PASSWORD_VARIABLE} environment variable")
+            })?,
+        };
+        options.username = Some(user.clone());
+        options.password = Some(password);
+    }
+    if let Some(path) = &args.ca {
+        let pem = std::fs::read(path).map_err(|e| format!("cannot read {path}: {e}"))?;
+        options.root_certificates_pem.push(pem);
+    }
+    let http = HaystackClient::connect(&args.url, options).await?;
+    if args.op == "watch" {
+        return watch(&http, &args).await;
+    }
+    let grid = if args.ws {
+        let ws_url = websocket_url(http.url())
+            .ok_or_else(|| format!("cannot derive a WebSocket URL from {}", http.url()))?;
+        let ws = WsClient::connect(&ws_url, http.auth_token(), timeout).await?;
+        call(&ws, &args).await?
+    } else {
+        call(&http, &args).await?
+    };
+    print_grid(&grid, args.json);
+    Ok(())
+}
+
+fn print_grid(grid: &Grid, json: bool) {
+    if json {
+        println!("{}", Format::Json.encode_grid(grid));
+    } else {
+        print!("{}", zinc::encode_grid(grid));
+    }
+}
+
+fn parse_ref(text: &str) -> Result<Ref, String> {
+    match zinc::decode_value(text) {
+        Ok(Value::Ref(id)) => Ok(id),
+        _ => Err(format!("`{text}` is not a ref: write ids as @id")),
+    }
+}
+
+fn parse_value(text: &str) -> Result<Value, String> {
+    zinc::decode_value(text).map_err(|e| format!("`{text}` is not a Zinc value ({e})"))
+}
+
+fn argument<'a>(args: &'a ClientArgs, index: usize, what: &str) -> Result<&'a str, String> {
+    args.args
+        .get(index)
+        .map(String::as_str)
+        .ok_or_else(|| format!("`{}` needs {what}", args.op))
+}
+
+async fn call(
+    api: &impl HaystackApi,
+    args: &ClientArgs,
+) -> Result<Grid, Box<dyn std::error::Error>> {
+    let first = args.args.first().map(String::as_str);
+    let grid = match args.op.as_str() {
+        "about" => Grid::from_dicts(&[api.about().await?])?,
+        "ops" => api.ops().await?,
+        "filetypes" => api.filetypes().await?,
+        "formats" => api.formats().await?,
+        "defs" => api.defs(first, args.limit).await?,
+        "libs" => api.libs(first, args.limit).await?,
+        "read" => {
+            let filter = argument(args, 0, "a filter or ids")?;
+            if filter.starts_with('@') {
+                let ids = args
+                    .args
+                    .iter()
+                    .map(|id| parse_ref(id))
+                    .collect::<Result<Vec<_>, _>>()?;
+                api.read_ids(&ids).await?
+            } else {
+                api.read(filter, args.limit).await?
+            }
+        }
+        "nav" => {
+            let nav_id = first.map(parse_ref).transpose()?;
+            api.nav(nav_id.as_ref()).await?
+        }
+        "point-write" => {
+            let id = parse_ref(argument(args, 0, "a point id")?)?;
+            match args.args.get(1) {
+                None => api.point_write_array(&id).await?,
+                Some(level) => {
+                    let level: u8 = level
+                        .parse()
+                        .ok()
+                        .filter(|l| (1..=17).contains(l))
+                        .ok_or_else(|| format!("level `{level}` is not 1..17"))?;
+                    let value = parse_value(argument(args, 2, "a value")?)?;
+                    api.point_write(&id, level, value, args.who.as_deref(), None)
+                        .await?
+                }
+            }
+        }
+        "his-read" => {
+            let id = parse_ref(argument(args, 0, "a point id")?)?;
+            api.his_read(&id, argument(args, 1, "a range")?).await?
+        }
+        "his-write" => {
+            let id = parse_ref(argument(args, 0, "a point id")?)?;
+            let samples = args.args[1..]
+                .iter()
+                .map(|pair| {
+                    let (ts, value) = pair
+                        .rsplit_once('=')
+                        .ok_or_else(|| format!("`{pair}` is not TS=VALUE"))?;
+                    let Value::DateTime(ts) = parse_value(ts)? else {
+                        return Err(format!("`{ts}` is not a Zinc datetime"));
+                    };
+                    Ok::<(DateTime, Value), String>((*ts, parse_value(value)?))
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            api.his_write(&id, &samples).await?
+        }
+        "invoke-action" => {
+            let id = parse_ref(argument(args, 0, "an entity id")?)?;
+            let action = argument(args, 1, "an action name")?;
+            let mut arguments = Dict::new();
+            for pair in &args.args[2..] {
+                let (name, value) = pair
+                    .split_once('=')
+                    .ok_or_else(|| format!("`{pair}` is not name=VALUE"))?;
+                arguments.insert(name, parse_value(value)?)?;
+            }
+            api.invoke_action(&id, action, &arguments).await?
+        }
+        "close" => {
+            api.close().await?;
+            Grid::default()
+        }
+        other => {
+            return Err(format!(
+                "unknown op `{other}`: see `buildwire haystack client --help` for the list"
+            )
+            .into());
+        }
+    };
+    Ok(grid)
+}
+
+async fn watch(http: &HaystackClient, args: &ClientArgs) -> CommandResult {
+    let ids = args
+        .args
+        .iter()
+        .map(|id| parse_ref(id))
+        .collect::<Result<Vec<_>, _>>()?;
+    if ids.is_empty() {
+        return Err("`watch` needs the ids to watch (@id ...)".into());
+    }
+    let interval = Duration::try_from_secs_f64(args.interval)
+        .map_err(|_| format!("--interval {} is not a number of seconds", args.interval))?;
+    let mut watch = http.watch("buildwire cli", &ids, None, interval).await?;
+    let mut seen = 0;
+    while args.count.is_none_or(|count| seen < count) {
+        let Some(changes) = watch.next().await else {
+            break;
+        };
+        print_grid(&changes?, args.json);
+        seen += 1;
+    }
+    watch.close().await?;
+    Ok(())
+}

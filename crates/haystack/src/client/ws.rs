@@ -1,0 +1,258 @@
+//! [`WsClient`]: the Haystack ops over one WebSocket, many requests in flight.
+//!
+//! The message format is the JSON envelope that haystack-py's WebSocket API uses (there is
+//! no WebSocket chapter in the Haystack spec): a request `{"id": "7", "op": "read",
+//! "grid": <Hayson grid>}`, its answer `{"id": "7", "grid": <Hayson grid>}`, and pushes from
+//! the server without an id, `{"type": "watch", "watchId": "...", "grid": ...}`. The
+//! subprotocol is `haystack`. After an HTTP SCRAM login, the bearer token goes in the
+//! upgrade request (`Authorization: BEARER authToken=...`) and in a first message
+//! `{"authToken": "..."}`, which is what haystack-py's server waits for.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use futures_util::{SinkExt, StreamExt};
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use tokio::sync::{Mutex, mpsc, oneshot};
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tokio_tungstenite::tungstenite::http::HeaderValue;
+
+use crate::codec::json::hayson;
+use crate::value::{Grid, Value};
+
+use super::api::HaystackApi;
+use super::error::ClientError;
+use super::request;
+
+/// Requests in flight on one connection; more wait for a free slot.
+const MAX_IN_FLIGHT: usize = 1024;
+/// Server pushes kept until read; older ones are dropped past this.
+const MAX_QUEUED_PUSHES: usize = 4096;
+/// Largest message accepted from the server.
+const MAX_MESSAGE_BYTES: usize = 64 * 1024 * 1024;
+
+/// The WebSocket URL of an HTTP API base URL: `http://h:p/api/` → `ws://h:p/api/ws`
+/// (`https` → `wss`); `None` for other schemes.
+pub fn websocket_url(api: &str) -> Option<String> {
+    let api = if api.ends_with('/') {
+        api.to_owned()
+    } else {
+        format!("{api}/")
+    };
+    api.strip_prefix("http://")
+        .map(|rest| format!("ws://{rest}ws"))
+        .or_else(|| {
+            api.strip_prefix("https://")
+                .map(|rest| format!("wss://{rest}ws"))
+        })
+}
+
+/// A message the server sent without being asked (a watch's changes).
+#[derive(Debug, Clone, PartialEq)]
+pub struct WsPush {
+    /// The envelope's `type` (`watch`).
+    pub kind: String,
+    /// The watch it belongs to, for `watch` pushes.
+    pub watch_id: Option<String>,
+    /// The changed entities.
+    pub grid: Grid,
+}
+
+/// Where the answer to one request goes.
+type Answer = oneshot::Sender<Result<Grid, ClientError>>;
+/// One request for the connection task: its id, the message, and where the answer goes.
+type Outgoing = (String, String, Answer);
+type Pending = HashMap<String, Answer>;
+
+/// A Haystack client over one WebSocket connection. Every op of [`HaystackApi`] works;
+/// calls from several tasks share the connection.
+#[derive(Debug)]
+pub struct WsClient {
+    outgoing: mpsc::Sender<Outgoing>,
+    pushes: Mutex<mpsc::Receiver<WsPush>>,
+    next_id: AtomicU64,
+    timeout: Duration,
+}
+
+#[derive(Deserialize)]
+struct Envelope<'a> {
+    #[serde(default, borrow)]
+    id: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    grid: Option<&'a RawValue>,
+    #[serde(default, rename = "type")]
+    kind: Option<String>,
+    #[serde(default, rename = "watchId")]
+    watch_id: Option<String>,
+}
+
+impl WsClient {
+    /// Connects to `url` (`ws://host:port/api/ws`), sending `auth_token` (from
+    /// [`super::HaystackClient::auth_token`]) when the server wants a login.
+    pub async fn connect(
+        url: &str,
+        auth_token: Option<&str>,
+        timeout: Duration,
+    ) -> Result<Self, ClientError> {
+        let mut upgrade = url
+            .into_client_request()
+            .map_err(|e| ClientError::Config(format!("`{url}`: {e}")))?;
+        let headers = upgrade.headers_mut();
+        headers.insert(
+            "Sec-WebSocket-Protocol",
+            HeaderValue::from_static("haystack"),
+        );
+        if let Some(token) = auth_token {
+            let bearer = HeaderValue::from_str(&format!("BEARER authToken={token}"))
+                .map_err(|_| ClientError::Config("auth token is not header text".into()))?;
+            headers.insert("Authorization", bearer);
+        }
+        let config = tokio_tungstenite::tungstenite::protocol::WebSocketConfig::default()
+            .max_message_size(Some(MAX_MESSAGE_BYTES))
+            .max_frame_size(Some(MAX_MESSAGE_BYTES));
+        let connecting = tokio_tungstenite::connect_async_with_config(upgrade, Some(config), true);
+        let (mut socket, _) = tokio::time::timeout(timeout, connecting)
+            .await
+            .map_err(|_| ClientError::Transport {
+                url: url.to_owned(),
+                message: "timed out".into(),
+            })?
+            .map_err(|e| ClientError::Transport {
+                url: url.to_owned(),
+                message: e.to_string(),
+            })?;
+        if let Some(token) = auth_token {
+            let hello = serde_json::json!({ "authToken": token }).to_string();
+            socket
+                .send(Message::text(hello))
+                .await
+                .map_err(|e| ClientError::WebSocket(e.to_string()))?;
+        }
+        let (outgoing, requests) = mpsc::channel(MAX_IN_FLIGHT);
+        let (push_sender, pushes) = mpsc::channel(MAX_QUEUED_PUSHES);
+        tokio::spawn(run(socket, requests, push_sender));
+        Ok(Self {
+            outgoing,
+            pushes: Mutex::new(pushes),
+            next_id: AtomicU64::new(1),
+            timeout,
+        })
+    }
+
+    /// The next push from the server (watch changes), or `None` once the connection closed.
+    pub async fn next_push(&self) -> Option<WsPush> {
+        self.pushes.lock().await.recv().await
+    }
+}
+
+impl HaystackApi for WsClient {
+    async fn call(&self, op: &str, grid: &Grid) -> Result<Grid, ClientError> {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed).to_string();
+        let message = format!(
+            "{{\"id\":{},\"op\":{},\"grid\":{}}}",
+            serde_json::Value::String(id.clone()),
+            serde_json::Value::String(op.to_owned()),
+            hayson::encode_grid(grid)
+        );
+        let (answer, receiver) = oneshot::channel();
+        self.outgoing
+            .send((id, message, answer))
+            .await
+            .map_err(|_| ClientError::WebSocket("the connection is closed".into()))?;
+        match tokio::time::timeout(self.timeout, receiver).await {
+            Ok(Ok(result)) => result,
+            Ok(Err(_)) => Err(ClientError::WebSocket("the connection closed".into())),
+            Err(_) => Err(ClientError::Transport {
+                url: format!("WebSocket op {op}"),
+                message: "timed out".into(),
+            }),
+        }
+    }
+}
+
+/// Moves requests out and answers in until either side closes.
+async fn run<S>(
+    socket: tokio_tungstenite::WebSocketStream<S>,
+    mut requests: mpsc::Receiver<Outgoing>,
+    pushes: mpsc::Sender<WsPush>,
+) where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+{
+    let (mut sink, mut stream) = socket.split();
+    let pending: Arc<std::sync::Mutex<Pending>> = Arc::default();
+    loop {
+        tokio::select! {
+            request = requests.recv() => {
+                let Some((id, message, answer)) = request else { break };
+                if let Ok(mut table) = pending.lock() {
+                    table.insert(id, answer);
+                }
+                if sink.send(Message::text(message)).await.is_err() {
+                    break;
+                }
+            }
+            incoming = stream.next() => {
+                let text = match incoming {
+                    Some(Ok(Message::Text(text))) => text,
+                    Some(Ok(Message::Binary(_) | Message::Ping(_) | Message::Pong(_) | Message::Frame(_))) => continue,
+                    Some(Ok(Message::Close(_)) | Err(_)) | None => break,
+                };
+                dispatch(text.as_str(), &pending, &pushes);
+            }
+        }
+    }
+    // Whoever still waits learns that the connection is gone.
+    if let Ok(mut table) = pending.lock() {
+        for (_, answer) in table.drain() {
+            let _ = answer.send(Err(ClientError::WebSocket("the connection closed".into())));
+        }
+    }
+}
+
+/// Routes one message: an answer to its waiting caller, a push to the push queue.
+fn dispatch(text: &str, pending: &std::sync::Mutex<Pending>, pushes: &mpsc::Sender<WsPush>) {
+    let Ok(envelope) = serde_json::from_str::<Envelope<'_>>(text) else {
+        return; // not an envelope: nothing can be routed
+    };
+    let grid = envelope
+        .grid
+        .map(|raw| hayson::decode_grid(raw.get()).map_err(ClientError::from));
+    match envelope.id {
+        Some(raw_id) => {
+            // Ids are sent as strings; a server echoing them as numbers is accepted too.
+            let id = match serde_json::from_str::<serde_json::Value>(raw_id.get()) {
+                Ok(serde_json::Value::String(text)) => text,
+                Ok(other) => other.to_string(),
+                Err(_) => return,
+            };
+            let answer = pending.lock().ok().and_then(|mut table| table.remove(&id));
+            if let Some(answer) = answer {
+                let result = match grid {
+                    Some(grid) => grid.and_then(request::check_response),
+                    None => Err(ClientError::WebSocket(format!("answer {id} has no grid"))),
+                };
+                let _ = answer.send(result);
+            }
+        }
+        None => {
+            if let Some(Ok(grid)) = grid {
+                let watch_id = envelope
+                    .watch_id
+                    .or_else(|| match grid.meta.get("watchId") {
+                        Some(Value::Str(id)) => Some(id.clone()),
+                        _ => None,
+                    });
+                let push = WsPush {
+                    kind: envelope.kind.unwrap_or_else(|| "watch".to_owned()),
+                    watch_id,
+                    grid,
+                };
+                let _ = pushes.try_send(push);
+            }
+        }
+    }
+}

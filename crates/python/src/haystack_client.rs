@@ -1,0 +1,371 @@
+//! The Haystack client for Python: awaitables over `buildwire_haystack::client`. Grids and
+//! values cross as Hayson JSON text (decoded in `python/buildwire/haystack.py`).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use buildwire_haystack::client::{
+    ClientError, ClientOptions, HaystackApi, HaystackClient, Watch, WsClient, websocket_url,
+};
+use buildwire_haystack::codec::Format;
+use buildwire_haystack::codec::json::hayson;
+use buildwire_haystack::value::{DateTime, Dict, Grid, Ref, Value};
+use pyo3::exceptions::{PyConnectionError, PyPermissionError, PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3_async_runtimes::tokio::future_into_py;
+use tokio::sync::Mutex;
+
+fn client_error(error: ClientError) -> PyErr {
+    match error {
+        ClientError::LoginRefused { .. } | ClientError::Auth(_) => {
+            PyPermissionError::new_err(error.to_string())
+        }
+        ClientError::Transport { .. } | ClientError::WebSocket(_) => {
+            PyConnectionError::new_err(error.to_string())
+        }
+        ClientError::Config(_) | ClientError::Request(_) => {
+            PyValueError::new_err(error.to_string())
+        }
+        other => PyRuntimeError::new_err(other.to_string()),
+    }
+}
+
+fn value_error(what: &str, e: impl std::fmt::Display) -> PyErr {
+    PyValueError::new_err(format!("{what}: {e}"))
+}
+
+fn grid_json(grid: &Grid) -> String {
+    hayson::encode_grid(grid)
+}
+
+fn parse_ref(text: &str) -> Ref {
+    Ref::new(text.strip_prefix('@').unwrap_or(text))
+}
+
+fn parse_value(json: &str) -> PyResult<Value> {
+    hayson::decode_value(json).map_err(|e| value_error("value", e))
+}
+
+/// The transport under a handle: HTTP, or WebSocket after an HTTP login.
+enum Transport {
+    Http(HaystackClient),
+    Ws(HaystackClient, WsClient),
+}
+
+impl Transport {
+    async fn call(&self, op: &str, request: &Grid) -> Result<Grid, ClientError> {
+        match self {
+            Transport::Http(http) => http.call(op, request).await,
+            Transport::Ws(_, ws) => ws.call(op, request).await,
+        }
+    }
+
+    fn http(&self) -> &HaystackClient {
+        match self {
+            Transport::Http(http) | Transport::Ws(http, _) => http,
+        }
+    }
+}
+
+/// A logged-in Haystack client (see :class:`buildwire.haystack.Client`).
+#[pyclass(module = "buildwire._native")]
+pub struct HaystackClientHandle {
+    inner: Arc<Transport>,
+    #[pyo3(get)]
+    url: String,
+}
+
+/// Connects to the API at `url`, logging in with SCRAM when a user name is given.
+#[pyfunction]
+#[pyo3(signature = (url, username=None, password=None, wire="zinc".to_owned(), timeout=30.0, ca_pem=None, websocket=false))]
+#[allow(clippy::too_many_arguments)]
+pub fn haystack_connect(
+    py: Python<'_>,
+    url: String,
+    username: Option<String>,
+    password: Option<String>,
+    wire: String,
+    timeout: f64,
+    ca_pem: Option<Vec<u8>>,
+    websocket: bool,
+) -> PyResult<Bound<'_, PyAny>> {
+    let format: Format = wire.parse().map_err(PyValueError::new_err)?;
+    if !matches!(format, Format::Zinc | Format::Json) {
+        return Err(PyValueError::new_err("wire must be zinc or json"));
+    }
+    let timeout = Duration::try_from_secs_f64(timeout)
+        .map_err(|_| PyValueError::new_err("timeout must be a positive number of seconds"))?;
+    let options = ClientOptions {
+        username,
+        password,
+        format,
+        timeout,
+        root_certificates_pem: ca_pem.into_iter().collect(),
+        ..ClientOptions::default()
+    };
+    future_into_py(py, async move {
+        let http = HaystackClient::connect(&url, options)
+            .await
+            .map_err(client_error)?;
+        let api = http.url().to_owned();
+        let transport = if websocket {
+            let ws_url = websocket_url(&api)
+                .ok_or_else(|| PyValueError::new_err("cannot derive the WebSocket URL"))?;
+            let ws = WsClient::connect(&ws_url, http.auth_token(), timeout)
+                .await
+                .map_err(client_error)?;
+            Transport::Ws(http, ws)
+        } else {
+            Transport::Http(http)
+        };
+        Ok(HaystackClientHandle {
+            inner: Arc::new(transport),
+            url: api,
+        })
+    })
+}
+
+/// Runs `f` on the transport and gives the answer grid as Hayson JSON.
+fn answer<'py, F, Fut>(py: Python<'py>, inner: &Arc<Transport>, f: F) -> PyResult<Bound<'py, PyAny>>
+where
+    F: FnOnce(Arc<Transport>) -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = Result<Grid, ClientError>> + Send + 'static,
+{
+    let inner = Arc::clone(inner);
+    future_into_py(py, async move {
+        let grid = f(inner).await.map_err(client_error)?;
+        Ok(grid_json(&grid))
+    })
+}
+
+#[pymethods]
+impl HaystackClientHandle {
+    /// Sends a request grid (Hayson JSON) to `op`; the answer grid as Hayson JSON.
+    fn call<'py>(
+        &self,
+        py: Python<'py>,
+        op: String,
+        request_json: &str,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let request =
+            hayson::decode_grid(request_json).map_err(|e| value_error("request grid", e))?;
+        answer(py, &self.inner, move |t| async move {
+            t.call(&op, &request).await
+        })
+    }
+
+    /// `read` by filter.
+    #[pyo3(signature = (filter, limit=None))]
+    fn read<'py>(
+        &self,
+        py: Python<'py>,
+        filter: String,
+        limit: Option<usize>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let request = buildwire_haystack::client::request::read_filter(&filter, limit)
+            .map_err(|e| value_error("read", e))?;
+        answer(py, &self.inner, move |t| async move {
+            t.call("read", &request).await
+        })
+    }
+
+    /// `read` by ids (`@id` or `id`).
+    fn read_ids<'py>(&self, py: Python<'py>, ids: Vec<String>) -> PyResult<Bound<'py, PyAny>> {
+        let ids: Vec<Ref> = ids.iter().map(|id| parse_ref(id)).collect();
+        let request = buildwire_haystack::client::request::read_ids(&ids)
+            .map_err(|e| value_error("read", e))?;
+        answer(py, &self.inner, move |t| async move {
+            t.call("read", &request).await
+        })
+    }
+
+    /// `nav` from the roots or from `nav_id`.
+    #[pyo3(signature = (nav_id=None))]
+    fn nav<'py>(&self, py: Python<'py>, nav_id: Option<String>) -> PyResult<Bound<'py, PyAny>> {
+        let nav_id = nav_id.map(|id| parse_ref(&id));
+        let request = buildwire_haystack::client::request::nav(nav_id.as_ref())
+            .map_err(|e| value_error("nav", e))?;
+        answer(py, &self.inner, move |t| async move {
+            t.call("nav", &request).await
+        })
+    }
+
+    /// `defs` or `libs` (op) with an optional filter and limit.
+    #[pyo3(signature = (op, filter=None, limit=None))]
+    fn filtered<'py>(
+        &self,
+        py: Python<'py>,
+        op: String,
+        filter: Option<String>,
+        limit: Option<usize>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let request = buildwire_haystack::client::request::filtered(filter.as_deref(), limit)
+            .map_err(|e| value_error(&op, e))?;
+        answer(py, &self.inner, move |t| async move {
+            t.call(&op, &request).await
+        })
+    }
+
+    /// `pointWrite` of a Hayson value at `level`, or the priority array without a level.
+    #[pyo3(signature = (id, level=None, value_json=None, who=None))]
+    fn point_write<'py>(
+        &self,
+        py: Python<'py>,
+        id: String,
+        level: Option<u8>,
+        value_json: Option<String>,
+        who: Option<String>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let id = parse_ref(&id);
+        let request = match level {
+            None => buildwire_haystack::client::request::point_write_array(&id),
+            Some(level) => {
+                if !(1..=17).contains(&level) {
+                    return Err(PyValueError::new_err("level must be 1..17"));
+                }
+                let value = value_json.as_deref().map(parse_value).transpose()?;
+                buildwire_haystack::client::request::point_write(
+                    &id,
+                    level,
+                    value.unwrap_or(Value::Null),
+                    who.as_deref(),
+                    None,
+                )
+            }
+        }
+        .map_err(|e| value_error("pointWrite", e))?;
+        answer(py, &self.inner, move |t| async move {
+            t.call("pointWrite", &request).await
+        })
+    }
+
+    /// `hisRead` of one point over a range in the spec's text forms.
+    fn his_read<'py>(
+        &self,
+        py: Python<'py>,
+        id: String,
+        range: String,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let request = buildwire_haystack::client::request::his_read(&parse_ref(&id), &range)
+            .map_err(|e| value_error("hisRead", e))?;
+        answer(py, &self.inner, move |t| async move {
+            t.call("hisRead", &request).await
+        })
+    }
+
+    /// `hisWrite` of samples given as a Hayson list of `{"ts": ..., "val": ...}` dicts.
+    fn his_write<'py>(
+        &self,
+        py: Python<'py>,
+        id: String,
+        samples_json: &str,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let Value::List(items) = parse_value(samples_json)? else {
+            return Err(PyValueError::new_err("samples must be a list"));
+        };
+        let mut samples: Vec<(DateTime, Value)> = Vec::with_capacity(items.len());
+        for item in items {
+            let Value::Dict(dict) = item else {
+                return Err(PyValueError::new_err(
+                    "each sample is a dict with ts and val",
+                ));
+            };
+            let Some(Value::DateTime(ts)) = dict.get("ts") else {
+                return Err(PyValueError::new_err("a sample's ts must be a DateTime"));
+            };
+            samples.push((
+                ts.as_ref().clone(),
+                dict.get("val").cloned().unwrap_or(Value::Null),
+            ));
+        }
+        let request = buildwire_haystack::client::request::his_write(&parse_ref(&id), &samples)
+            .map_err(|e| value_error("hisWrite", e))?;
+        answer(py, &self.inner, move |t| async move {
+            t.call("hisWrite", &request).await
+        })
+    }
+
+    /// `invokeAction` with arguments as a Hayson dict.
+    fn invoke_action<'py>(
+        &self,
+        py: Python<'py>,
+        id: String,
+        action: String,
+        args_json: &str,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let Value::Dict(args) = parse_value(args_json)? else {
+            return Err(PyValueError::new_err("action arguments must be a dict"));
+        };
+        let args: Dict = *args;
+        let request =
+            buildwire_haystack::client::request::invoke_action(&parse_ref(&id), &action, &args)
+                .map_err(|e| value_error("invokeAction", e))?;
+        answer(py, &self.inner, move |t| async move {
+            t.call("invokeAction", &request).await
+        })
+    }
+
+    /// Opens a watch on `ids` polled over HTTP every `interval` seconds.
+    #[pyo3(signature = (ids, dis, lease=None, interval=1.0))]
+    fn watch<'py>(
+        &self,
+        py: Python<'py>,
+        ids: Vec<String>,
+        dis: String,
+        lease: Option<f64>,
+        interval: f64,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let ids: Vec<Ref> = ids.iter().map(|id| parse_ref(id)).collect();
+        let interval = Duration::try_from_secs_f64(interval)
+            .map_err(|_| PyValueError::new_err("interval must be a positive number of seconds"))?;
+        let inner = Arc::clone(&self.inner);
+        future_into_py(py, async move {
+            let watch = inner
+                .http()
+                .watch(&dis, &ids, lease, interval)
+                .await
+                .map_err(client_error)?;
+            Ok(HaystackWatchHandle {
+                id: watch.id().to_owned(),
+                inner: Arc::new(Mutex::new(watch)),
+            })
+        })
+    }
+
+    /// The bearer token of the login, if the server asked for one.
+    #[getter]
+    fn auth_token(&self) -> Option<String> {
+        self.inner.http().auth_token().map(str::to_owned)
+    }
+}
+
+/// An open watch (see :meth:`buildwire.haystack.Client.watch`).
+#[pyclass(module = "buildwire._native")]
+pub struct HaystackWatchHandle {
+    inner: Arc<Mutex<Watch>>,
+    #[pyo3(get)]
+    id: String,
+}
+
+#[pymethods]
+impl HaystackWatchHandle {
+    /// The next set of changes as Hayson JSON, or None once closed.
+    fn next<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let inner = Arc::clone(&self.inner);
+        future_into_py(py, async move {
+            match inner.lock().await.next().await {
+                None => Ok(None),
+                Some(Ok(grid)) => Ok(Some(grid_json(&grid))),
+                Some(Err(e)) => Err(client_error(e)),
+            }
+        })
+    }
+
+    /// Closes the watch on the server.
+    fn close<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let inner = Arc::clone(&self.inner);
+        future_into_py(py, async move {
+            inner.lock().await.close().await.map_err(client_error)
+        })
+    }
+}
