@@ -1,5 +1,5 @@
 """Our Haystack client (Python API and `buildwire haystack client`) against haystack-py's
-server (tests/peers/haystackpy_server.py: FastAPI, in-memory backend, SCRAM) on 127.0.0.1,
+server (crates/bench/peers/haystackpy_server.py: FastAPI, in-memory backend, SCRAM) on 127.0.0.1,
 with the Alpha building loaded. haystack-py's deviations from the spec that the assertions
 meet are named where they matter.
 """
@@ -18,7 +18,7 @@ from buildwire import haystack
 
 REPO = Path(__file__).resolve().parent.parent
 PEER_PYTHON = REPO / ".peers" / "py313" / "bin" / "python"
-SERVER_SCRIPT = REPO / "tests" / "peers" / "haystackpy_server.py"
+SERVER_SCRIPT = REPO / "crates" / "bench" / "peers" / "haystackpy_server.py"
 ALPHA_POINTS = 1846
 
 

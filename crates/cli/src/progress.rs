@@ -6,6 +6,7 @@ use std::time::Duration;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 /// A spinner line showing a phase, a count and a rate.
+#[derive(Clone)]
 pub struct ProgressLine {
     bar: ProgressBar,
 }

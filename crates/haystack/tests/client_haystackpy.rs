@@ -48,7 +48,7 @@ fn start_haystack_py() -> (Peer, u16) {
     assert!(status.success(), "scripts/peers.sh py313 failed");
     let port = free_port();
     let mut child = Command::new(repo.join(".peers/py313/bin/python"))
-        .arg(repo.join("tests/peers/haystackpy_server.py"))
+        .arg(repo.join("crates/bench/peers/haystackpy_server.py"))
         .arg("--port")
         .arg(port.to_string())
         .arg(repo.join("../shared/data/haystack/alpha.json"))

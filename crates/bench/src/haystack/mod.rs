@@ -1,3 +1,4 @@
 //! Haystack benchmarks.
 
 pub mod decode;
+pub mod http;

@@ -34,6 +34,10 @@ pub enum HaystackBench {
         reported and skipped.\n\nExample:\n  buildwire bench haystack decode --iterations 20 --json"
     )]
     Decode(HaystackDecodeArgs),
+    /// HTTP load as haystack-py publishes it: 50 connections, SCRAM once each, a mix of
+    /// about, ops, read site, read point and nav; buildwire, haystack-py and the limit.
+    #[command(after_help = super::bench_haystack_http::AFTER_HELP)]
+    Http(super::bench_haystack_http::HaystackHttpArgs),
     /// (internal) one decoder in a child process; prints timings as JSON.
     #[command(hide = true)]
     DecodeWorker(DecodeWorkerArgs),
@@ -119,6 +123,7 @@ pub fn execute(cmd: BenchCommand) -> CommandResult {
         }
         BenchCommand::Opcua(cmd) => super::bench_opcua::execute(cmd),
         BenchCommand::Haystack(HaystackBench::Decode(args)) => haystack_decode(args),
+        BenchCommand::Haystack(HaystackBench::Http(args)) => super::bench_haystack_http::run(args),
         BenchCommand::Haystack(HaystackBench::DecodeWorker(args)) => {
             let decoder = parse_decoder(&args.decoder)?;
             let out = decode::worker(decoder, &args.file, args.iterations);
@@ -139,6 +144,13 @@ fn parse_decoder(name: &str) -> Result<decode::Decoder, String> {
         })
 }
 
+/// Where the peers are: `--peers`, else $BUILDWIRE_PEERS, else ./.peers.
+pub(super) fn peers_dir(given: Option<&PathBuf>) -> PathBuf {
+    given.cloned().unwrap_or_else(|| {
+        std::env::var_os("BUILDWIRE_PEERS").map_or_else(|| PathBuf::from(".peers"), PathBuf::from)
+    })
+}
+
 fn haystack_decode(args: HaystackDecodeArgs) -> CommandResult {
     if !args.data.join("alpha.zinc").is_file() {
         return Err(format!(
@@ -154,9 +166,7 @@ fn haystack_decode(args: HaystackDecodeArgs) -> CommandResult {
             .collect::<Result<Vec<_>, _>>()?,
         None => decode::Decoder::ALL.to_vec(),
     };
-    let peers = args.peers.clone().unwrap_or_else(|| {
-        std::env::var_os("BUILDWIRE_PEERS").map_or_else(|| PathBuf::from(".peers"), PathBuf::from)
-    });
+    let peers = peers_dir(args.peers.as_ref());
     // The worker is this same command line: the binary, or the Python console script.
     let worker_program = std::env::args_os()
         .next()
@@ -183,9 +193,18 @@ fn haystack_decode(args: HaystackDecodeArgs) -> CommandResult {
         "config": config,
         "results": results,
     });
-    if args.json {
+    print_table_and_report(&table, &report, args.json)
+}
+
+/// The table on stdout; with `json`, the table on stderr and the JSON report on stdout.
+pub(super) fn print_table_and_report(
+    table: &str,
+    report: &serde_json::Value,
+    json: bool,
+) -> CommandResult {
+    if json {
         eprint!("{table}");
-        println!("{}", serde_json::to_string_pretty(&report)?);
+        println!("{}", serde_json::to_string_pretty(report)?);
     } else {
         print!("{table}");
     }

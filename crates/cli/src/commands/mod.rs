@@ -2,6 +2,7 @@
 
 mod bacnet;
 mod bench;
+mod bench_haystack_http;
 mod bench_opcua;
 mod haystack;
 mod haystack_client;

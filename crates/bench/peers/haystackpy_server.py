@@ -53,7 +53,7 @@ def main() -> None:
                 task.result()
                 return
             await asyncio.sleep(0.05)
-        print(f"ready {len(entities)} entities", flush=True)
+        print(f"ready {len(entities)} entities on http://127.0.0.1:{args.port}/api", flush=True)
         await task
 
     asyncio.run(serve())

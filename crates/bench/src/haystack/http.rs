@@ -1,0 +1,592 @@
+//! The Haystack HTTP load benchmark, as haystack-py publishes it: every connection logs in
+//! once with SCRAM, then loops over a fixed mix of ops (`about`, `ops`, read `site`, read
+//! `point`, `nav`) for a warm-up and a measured phase; requests per second and latency per
+//! op and overall.
+//!
+//! Every reply is checked before it is counted: status 200, and a body that is the same as
+//! the first checked reply of that op (whose grid was decoded and its row count checked), or,
+//! for `about` (whose `serverTime` changes), a body that decodes to one row with a
+//! `haystackVersion`.
+//!
+//! The `limit` target ([`LimitServer`]) serves the bytes recorded from a real server through
+//! the same HTTP stack (hyper, HTTP/1.1) with no Haystack work at all: the ceiling for this
+//! machine, client and HTTP stack.
+
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use buildwire_haystack::client::{ClientOptions, HaystackClient};
+use buildwire_haystack::codec::Format;
+use bytes::Bytes;
+use http_body_util::Full;
+use hyper::body::Incoming;
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper::{Request, Response};
+use hyper_util::rt::TokioIo;
+use serde::Serialize;
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+
+use crate::stats::{LatencyHistogram, LatencySummary};
+
+/// One op of the mix: a GET of `/api/{path}` (Zinc-encoded query, as the spec allows for
+/// ops without side effects) and what its answer must hold.
+#[derive(Clone, Debug)]
+pub struct MixOp {
+    /// Name in the report (`about`, `read site` ...).
+    pub name: &'static str,
+    /// Path and query below the API base, e.g. `read?filter=%22site%22`.
+    pub path: &'static str,
+    /// Rows the answer must have, when known.
+    pub rows: Option<usize>,
+}
+
+/// The published mix: about, ops, read `site`, read `point`, nav.
+pub fn published_mix(points: usize, sites: usize) -> Vec<MixOp> {
+    vec![
+        MixOp {
+            name: "about",
+            path: "about",
+            rows: Some(1),
+        },
+        MixOp {
+            name: "ops",
+            path: "ops",
+            rows: None,
+        },
+        MixOp {
+            name: "read site",
+            path: "read?filter=%22site%22",
+            rows: Some(sites),
+        },
+        MixOp {
+            name: "read point",
+            path: "read?filter=%22point%22",
+            rows: Some(points),
+        },
+        MixOp {
+            name: "nav",
+            path: "nav",
+            rows: None,
+        },
+    ]
+}
+
+/// What to load and how.
+#[derive(Clone, Debug)]
+pub struct HttpLoadConfig {
+    /// API base URL, e.g. `http://127.0.0.1:8080/api`.
+    pub url: String,
+    /// User and password for the SCRAM login (none: the server has no auth).
+    pub login: Option<(String, String)>,
+    /// Concurrent connections, each with its own login and its own keep-alive connection.
+    pub connections: usize,
+    /// Not measured.
+    pub warmup: Duration,
+    /// Measured.
+    pub duration: Duration,
+    /// Response format asked for (Accept).
+    pub format: Format,
+    /// The ops, looped in order by every connection.
+    pub mix: Vec<MixOp>,
+}
+
+/// Results of one op (or of all, for the overall line).
+#[derive(Clone, Debug, Serialize)]
+pub struct OpOutcome {
+    /// Op name, or `overall`.
+    pub name: String,
+    /// Requests sent in the measured phase.
+    pub sent: u64,
+    /// Checked-correct replies in the measured phase.
+    pub answered: u64,
+    /// Failed or wrong replies in the measured phase.
+    pub errors: u64,
+    /// Answered per second.
+    pub rps: f64,
+    /// Response body bytes per second.
+    pub bytes_per_sec: f64,
+    /// Latency of answered requests.
+    pub latency_ms: LatencySummary,
+    /// The first error seen, if any.
+    pub first_error: Option<String>,
+}
+
+/// A whole load run against one server.
+#[derive(Clone, Debug, Serialize)]
+pub struct HttpLoadOutcome {
+    /// Seconds of the measured phase.
+    pub seconds: f64,
+    /// Logins that failed (their connections did not run).
+    pub login_failures: usize,
+    /// Per op, then `overall`.
+    pub ops: Vec<OpOutcome>,
+}
+
+#[derive(Default)]
+struct OpTally {
+    sent: u64,
+    answered: u64,
+    errors: u64,
+    bytes: u64,
+    latency: LatencyHistogram,
+    first_error: Option<String>,
+}
+
+impl OpTally {
+    fn add(&mut self, other: &OpTally) {
+        self.sent += other.sent;
+        self.answered += other.answered;
+        self.errors += other.errors;
+        self.bytes += other.bytes;
+        self.latency.merge(&other.latency);
+        if self.first_error.is_none() {
+            self.first_error.clone_from(&other.first_error);
+        }
+    }
+}
+
+/// What a checked reply must look like.
+enum Expected {
+    /// Equal bytes to this first reply.
+    Bytes(Bytes),
+    /// Decodes to one row with `haystackVersion` (`about`).
+    About,
+}
+
+/// Checks the first reply of an op and returns what later replies must be.
+fn first_check(op: &MixOp, format: Format, body: &Bytes) -> Result<Expected, String> {
+    let text =
+        std::str::from_utf8(body).map_err(|e| format!("{}: body not UTF-8: {e}", op.name))?;
+    let grid = format
+        .decode_grid(text)
+        .map_err(|e| format!("{}: answer does not decode: {e}", op.name))?;
+    if grid.meta.contains("err") {
+        return Err(format!(
+            "{}: error grid: {:?}",
+            op.name,
+            grid.meta.get("dis")
+        ));
+    }
+    if let Some(rows) = op.rows
+        && grid.row_count() != rows
+    {
+        return Err(format!(
+            "{}: {} rows, expected {rows}",
+            op.name,
+            grid.row_count()
+        ));
+    }
+    if op.name == "about" {
+        if !grid.columns().iter().any(|c| c.name == "haystackVersion") {
+            return Err("about: no haystackVersion".into());
+        }
+        return Ok(Expected::About);
+    }
+    Ok(Expected::Bytes(body.clone()))
+}
+
+fn later_check(
+    op: &MixOp,
+    format: Format,
+    expected: &Expected,
+    body: &Bytes,
+) -> Result<(), String> {
+    match expected {
+        Expected::Bytes(first) if first == body => Ok(()),
+        Expected::Bytes(_) => Err(format!("{}: answer differs from the first one", op.name)),
+        Expected::About => first_check(op, format, body).map(|_| ()),
+    }
+}
+
+/// Runs the load against `config.url`; `progress` is called about once a second with the
+/// elapsed time and the answers so far.
+pub async fn run(
+    config: HttpLoadConfig,
+    progress: impl Fn(Duration, u64) + Send + 'static,
+) -> Result<HttpLoadOutcome, String> {
+    let base = if config.url.ends_with('/') {
+        config.url.clone()
+    } else {
+        format!("{}/", config.url)
+    };
+    // Logins first, one per connection, so that SCRAM's cost is not in the measurement.
+    let mut logins = Vec::with_capacity(config.connections);
+    for _ in 0..config.connections {
+        let options = match &config.login {
+            Some((user, password)) => ClientOptions::login(user, password),
+            None => ClientOptions::default(),
+        };
+        logins.push(HaystackClient::connect(&base, options));
+    }
+    let mut tokens = Vec::new();
+    let mut login_failures = 0;
+    let mut first_login_error = None;
+    for login in logins {
+        match login.await {
+            Ok(client) => tokens.push(client.auth_token().map(str::to_owned)),
+            Err(e) => {
+                login_failures += 1;
+                first_login_error.get_or_insert(e.to_string());
+            }
+        }
+    }
+    if tokens.is_empty() {
+        return Err(format!(
+            "every login failed: {}",
+            first_login_error.unwrap_or_default()
+        ));
+    }
+    let (phase_sender, phase) = watch::channel(Phase::Warmup);
+    let mix = Arc::new(config.mix.clone());
+    let answered = Arc::new(AtomicU64::new(0));
+    let mut workers = Vec::new();
+    for token in tokens {
+        let http = reqwest::Client::builder()
+            .http1_only()
+            .pool_max_idle_per_host(1)
+            .tcp_nodelay(true)
+            .timeout(Duration::from_secs(30))
+            .build()
+            .map_err(|e| e.to_string())?;
+        workers.push(tokio::spawn(worker(
+            http,
+            base.clone(),
+            token,
+            config.format,
+            Arc::clone(&mix),
+            phase.clone(),
+            Arc::clone(&answered),
+        )));
+    }
+    let start = Instant::now();
+    sleep_with_progress(config.warmup, start, &progress, &answered).await;
+    let _ = phase_sender.send(Phase::Measure);
+    let measure_start = Instant::now();
+    sleep_with_progress(config.duration, start, &progress, &answered).await;
+    let _ = phase_sender.send(Phase::Stop);
+    let seconds = measure_start.elapsed().as_secs_f64();
+    let mut tallies: Vec<OpTally> = config.mix.iter().map(|_| OpTally::default()).collect();
+    for worker in workers {
+        let worker_tallies = worker.await.map_err(|e| e.to_string())?;
+        for (total, part) in tallies.iter_mut().zip(&worker_tallies) {
+            total.add(part);
+        }
+    }
+    let mut overall = OpTally::default();
+    let mut ops = Vec::new();
+    for (op, tally) in config.mix.iter().zip(&tallies) {
+        overall.add(tally);
+        ops.push(outcome(op.name, tally, seconds));
+    }
+    ops.push(outcome("overall", &overall, seconds));
+    Ok(HttpLoadOutcome {
+        seconds,
+        login_failures,
+        ops,
+    })
+}
+
+fn outcome(name: &str, tally: &OpTally, seconds: f64) -> OpOutcome {
+    OpOutcome {
+        name: name.to_owned(),
+        sent: tally.sent,
+        answered: tally.answered,
+        errors: tally.errors,
+        rps: tally.answered as f64 / seconds,
+        bytes_per_sec: tally.bytes as f64 / seconds,
+        latency_ms: tally.latency.summary(),
+        first_error: tally.first_error.clone(),
+    }
+}
+
+async fn sleep_with_progress(
+    length: Duration,
+    start: Instant,
+    progress: &(impl Fn(Duration, u64) + Send),
+    answered: &AtomicU64,
+) {
+    let end = Instant::now() + length;
+    while Instant::now() < end {
+        let step = (end - Instant::now()).min(Duration::from_secs(1));
+        tokio::time::sleep(step).await;
+        progress(start.elapsed(), answered.load(Ordering::Relaxed));
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Phase {
+    Warmup,
+    Measure,
+    Stop,
+}
+
+/// One connection's loop over the mix until told to stop.
+async fn worker(
+    http: reqwest::Client,
+    base: String,
+    token: Option<String>,
+    format: Format,
+    mix: Arc<Vec<MixOp>>,
+    phase: watch::Receiver<Phase>,
+    answered: Arc<AtomicU64>,
+) -> Vec<OpTally> {
+    let mut tallies: Vec<OpTally> = mix.iter().map(|_| OpTally::default()).collect();
+    let mut expected: Vec<Option<Expected>> = mix.iter().map(|_| None).collect();
+    let bearer = token.map(|t| format!("BEARER authToken={t}"));
+    'run: loop {
+        for (index, op) in mix.iter().enumerate() {
+            let current = *phase.borrow();
+            if current == Phase::Stop {
+                break 'run;
+            }
+            let measuring = current == Phase::Measure;
+            let mut request = http
+                .get(format!("{base}{}", op.path))
+                .header("Accept", format.mime());
+            if let Some(bearer) = &bearer {
+                request = request.header("Authorization", bearer);
+            }
+            let sent = Instant::now();
+            let result = match request.send().await {
+                Ok(response) if response.status() == 200 => response
+                    .bytes()
+                    .await
+                    .map_err(|e| format!("{}: {e}", op.name)),
+                Ok(response) => Err(format!("{}: HTTP {}", op.name, response.status())),
+                Err(e) => Err(format!("{}: {e}", op.name)),
+            };
+            let elapsed = sent.elapsed();
+            let checked = result.and_then(|body| {
+                let check = match &expected[index] {
+                    Some(expected) => later_check(op, format, expected, &body),
+                    None => first_check(op, format, &body).map(|first| {
+                        expected[index] = Some(first);
+                    }),
+                };
+                check.map(|()| body.len())
+            });
+            if checked.is_ok() {
+                answered.fetch_add(1, Ordering::Relaxed);
+            }
+            if !measuring {
+                continue;
+            }
+            let tally = &mut tallies[index];
+            tally.sent += 1;
+            match checked {
+                Ok(bytes) => {
+                    tally.answered += 1;
+                    tally.bytes += bytes as u64;
+                    tally.latency.record(elapsed);
+                }
+                Err(error) => {
+                    tally.errors += 1;
+                    tally.first_error.get_or_insert(error);
+                    // Back off a little so a failing server is not hammered in a tight loop.
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+            }
+        }
+    }
+    tallies
+}
+
+/// Records the answer of every op of `mix` from a running server (after logging in), for
+/// [`LimitServer`] to serve.
+pub async fn record_answers(
+    url: &str,
+    login: Option<(String, String)>,
+    format: Format,
+    mix: &[MixOp],
+) -> Result<HashMap<String, Bytes>, String> {
+    let base = if url.ends_with('/') {
+        url.to_owned()
+    } else {
+        format!("{url}/")
+    };
+    let options = match login {
+        Some((user, password)) => ClientOptions::login(&user, &password),
+        None => ClientOptions::default(),
+    };
+    let client = HaystackClient::connect(&base, options)
+        .await
+        .map_err(|e| e.to_string())?;
+    let http = reqwest::Client::new();
+    let mut answers = HashMap::new();
+    for op in mix {
+        let mut request = http
+            .get(format!("{base}{}", op.path))
+            .header("Accept", format.mime());
+        if let Some(token) = client.auth_token() {
+            request = request.header("Authorization", format!("BEARER authToken={token}"));
+        }
+        let response = request.send().await.map_err(|e| e.to_string())?;
+        if response.status() != 200 {
+            return Err(format!("{}: HTTP {}", op.name, response.status()));
+        }
+        let body = response.bytes().await.map_err(|e| e.to_string())?;
+        first_check(op, format, &body)?;
+        answers.insert(format!("/api/{}", op.path), body);
+    }
+    Ok(answers)
+}
+
+/// An HTTP/1.1 server (hyper, like buildwire's) that answers each recorded path with its
+/// recorded bytes: the same responses with no Haystack work, the `limit` column.
+pub struct LimitServer {
+    address: SocketAddr,
+    stop: watch::Sender<bool>,
+}
+
+impl LimitServer {
+    /// Starts serving `answers` (path with query → body) as `content_type` on 127.0.0.1,
+    /// on a runtime of its own (two worker threads, like a server process) so that it does
+    /// not share the load generator's.
+    pub fn start(
+        answers: HashMap<String, Bytes>,
+        content_type: &'static str,
+    ) -> std::io::Result<Self> {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()?;
+        let listener = runtime.block_on(TcpListener::bind("127.0.0.1:0"))?;
+        let address = listener.local_addr()?;
+        let answers = Arc::new(answers);
+        let (stop, stopped) = watch::channel(false);
+        std::thread::spawn(move || {
+            runtime.block_on(serve_recorded(listener, answers, content_type, stopped))
+        });
+        Ok(Self { address, stop })
+    }
+
+    /// The API base URL to load.
+    pub fn url(&self) -> String {
+        format!("http://{}/api", self.address)
+    }
+}
+
+async fn serve_recorded(
+    listener: TcpListener,
+    answers: Arc<HashMap<String, Bytes>>,
+    content_type: &'static str,
+    mut stopped: watch::Receiver<bool>,
+) {
+    loop {
+        let accepted = tokio::select! {
+            accepted = listener.accept() => accepted,
+            _ = stopped.changed() => break,
+        };
+        let Ok((stream, _)) = accepted else { continue };
+        let _ = stream.set_nodelay(true);
+        let answers = Arc::clone(&answers);
+        tokio::spawn(async move {
+            let service = service_fn(move |request: Request<Incoming>| {
+                let answers = Arc::clone(&answers);
+                async move {
+                    let key = request
+                        .uri()
+                        .path_and_query()
+                        .map(|pq| pq.as_str().to_owned())
+                        .unwrap_or_default();
+                    let response = match answers.get(&key) {
+                        Some(body) => Response::builder()
+                            .header("Content-Type", content_type)
+                            .body(Full::new(body.clone())),
+                        None => Response::builder()
+                            .status(404)
+                            .body(Full::new(Bytes::new())),
+                    };
+                    Ok::<_, Infallible>(response.unwrap_or_default())
+                }
+            });
+            let _ = http1::Builder::new()
+                .serve_connection(TokioIo::new(stream), service)
+                .await;
+        });
+    }
+}
+
+impl Drop for LimitServer {
+    fn drop(&mut self) {
+        let _ = self.stop.send(true);
+    }
+}
+
+/// haystack-py's server script, embedded so the binary needs no source tree.
+pub const HAYSTACK_PY_SERVER_SCRIPT: &str = include_str!("../../peers/haystackpy_server.py");
+
+/// A server in a child process, killed when dropped.
+pub struct ServerProcess {
+    child: std::process::Child,
+    /// The API base URL it printed.
+    pub url: String,
+}
+
+impl ServerProcess {
+    /// Starts `command` and waits (up to `timeout`) for a stdout line holding
+    /// `http://HOST:PORT/api` (buildwire's "listening on ..." or the peer's "ready ... URL").
+    pub fn start(mut command: std::process::Command, timeout: Duration) -> Result<Self, String> {
+        use std::io::{BufRead, BufReader};
+        command
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::inherit());
+        let mut child = command
+            .spawn()
+            .map_err(|e| format!("cannot start {command:?}: {e}"))?;
+        let Some(stdout) = child.stdout.take() else {
+            let _ = child.kill();
+            return Err("no stdout from the server process".into());
+        };
+        let (sender, receiver) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut reader = BufReader::new(stdout);
+            let mut line = String::new();
+            loop {
+                line.clear();
+                match reader.read_line(&mut line) {
+                    Ok(0) | Err(_) => {
+                        let _ = sender.send(None);
+                        return;
+                    }
+                    Ok(_) => {
+                        if let Some(start) = line.find("http://") {
+                            let url = line[start..].split_whitespace().next().unwrap_or("");
+                            let _ = sender.send(Some(url.to_owned()));
+                            // Keep draining so the child never blocks on a full pipe.
+                            let mut sink = String::new();
+                            while reader.read_line(&mut sink).is_ok_and(|n| n > 0) {
+                                sink.clear();
+                            }
+                            return;
+                        }
+                    }
+                }
+            }
+        });
+        match receiver.recv_timeout(timeout) {
+            Ok(Some(url)) => Ok(Self { child, url }),
+            Ok(None) | Err(_) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                Err(format!(
+                    "the server did not print its URL within {} s",
+                    timeout.as_secs()
+                ))
+            }
+        }
+    }
+}
+
+impl Drop for ServerProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

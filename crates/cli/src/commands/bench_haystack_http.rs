@@ -1,0 +1,259 @@
+//! `buildwire bench haystack http`: the published Haystack HTTP load (50 connections, SCRAM
+//! once each, about / ops / read site / read point / nav) against buildwire's server,
+//! haystack-py's server and the `limit` (recorded answers through the same HTTP stack), in
+//! one run on the same data.
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::Duration;
+
+use buildwire_bench::haystack::http::{
+    self, HAYSTACK_PY_SERVER_SCRIPT, HttpLoadConfig, HttpLoadOutcome, LimitServer, ServerProcess,
+};
+use buildwire_bench::report::MachineInfo;
+use buildwire_haystack::codec::Format;
+use clap::Args;
+use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
+
+use super::CommandResult;
+use crate::progress::ProgressLine;
+
+const USER: &str = "bench";
+const PASSWORD: &str = "bench-password";
+
+#[derive(Debug, Args)]
+pub struct HaystackHttpArgs {
+    /// Folder holding the buildings' files.
+    #[arg(long, default_value = "../shared/data/haystack")]
+    data: PathBuf,
+    /// Buildings to load (the published run loads both; `alpha` alone gives the 1,846-row
+    /// `read point` of the published figures).
+    #[arg(long, value_delimiter = ',', default_value = "alpha,bravo")]
+    buildings: Vec<String>,
+    /// Concurrent connections, each logged in once with SCRAM.
+    #[arg(long, default_value_t = 50)]
+    connections: usize,
+    /// Seconds of warm-up (not measured).
+    #[arg(long, default_value_t = 3.0)]
+    warmup: f64,
+    /// Seconds measured.
+    #[arg(long, default_value_t = 15.0)]
+    seconds: f64,
+    /// Response format: json (what haystack-py's clients use) or zinc.
+    #[arg(long, default_value = "json")]
+    format: Format,
+    /// Targets to run, in this order (default: all): buildwire, haystack-py, limit.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "buildwire,haystack-py,limit"
+    )]
+    targets: Vec<String>,
+    /// Where scripts/peers.sh installed the peers (default: $BUILDWIRE_PEERS or ./.peers).
+    #[arg(long)]
+    peers: Option<PathBuf>,
+    /// Print the report as JSON on stdout (the table goes to stderr).
+    #[arg(long)]
+    json: bool,
+}
+
+pub const AFTER_HELP: &str = "Each target runs alone, one after the other, on the same data; \
+    the limit target serves the bytes recorded from buildwire's (or else haystack-py's) answers \
+    through hyper, with no Haystack work. Every reply is checked before it is counted.\n\n\
+    Examples:\n  buildwire bench haystack http\n  \
+    buildwire bench haystack http --seconds 5 --targets buildwire,limit --json";
+
+fn seconds(value: f64, flag: &str) -> Result<Duration, String> {
+    Duration::try_from_secs_f64(value)
+        .map_err(|_| format!("{flag} {value} is not a number of seconds"))
+}
+
+pub fn run(args: HaystackHttpArgs) -> CommandResult {
+    let warmup = seconds(args.warmup, "--warmup")?;
+    let duration = seconds(args.seconds, "--seconds")?;
+    let format = match args.format {
+        Format::Json | Format::Zinc => args.format,
+        other => {
+            return Err(format!(
+                "--format {other} is not served by both servers; use json or zinc"
+            )
+            .into());
+        }
+    };
+    let mut files = Vec::new();
+    let (mut points, mut sites) = (0, 0);
+    for building in &args.buildings {
+        let zinc = args.data.join(format!("{building}.zinc"));
+        let text = std::fs::read_to_string(&zinc)
+            .map_err(|e| format!("cannot read {}: {e} (pass --data DIR)", zinc.display()))?;
+        let grid = Format::Zinc.decode_grid(&text)?;
+        let has = |tag: &str| {
+            (0..grid.row_count())
+                .filter(|r| grid.get(*r, tag).is_some())
+                .count()
+        };
+        points += has("point");
+        sites += has("site");
+        files.push(args.data.join(format!("{building}.json")));
+    }
+    let mix = http::published_mix(points, sites);
+    let peers = super::bench::peers_dir(args.peers.as_ref());
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    let progress = ProgressLine::new(args.json);
+    let mut results: Vec<(String, Result<HttpLoadOutcome, String>)> = Vec::new();
+    let mut recorded_from: Option<String> = None;
+    let mut recorded = None;
+    let login = || Some((USER.to_owned(), PASSWORD.to_owned()));
+    let load = |url: &str, target: &str, login: Option<(String, String)>| {
+        let config = HttpLoadConfig {
+            url: url.to_owned(),
+            login,
+            connections: args.connections.max(1),
+            warmup,
+            duration,
+            format,
+            mix: mix.clone(),
+        };
+        let line = progress.clone();
+        let name = target.to_owned();
+        runtime.block_on(http::run(config, move |elapsed, answered| {
+            line.set(format!(
+                "{name}: {:.0} s, {answered} answers",
+                elapsed.as_secs_f64()
+            ));
+        }))
+    };
+    for target in &args.targets {
+        progress.set(format!("{target}: starting"));
+        let outcome = match target.as_str() {
+            "buildwire" | "haystack-py" => {
+                let server = if target == "buildwire" {
+                    start_buildwire(&files)
+                } else {
+                    start_haystack_py(&peers, &files)
+                };
+                server.and_then(|server| {
+                    // The limit serves the first server's answers (buildwire's when it runs).
+                    if recorded.is_none() {
+                        recorded = runtime
+                            .block_on(http::record_answers(&server.url, login(), format, &mix))
+                            .ok();
+                        recorded_from = recorded.as_ref().map(|_| target.clone());
+                    }
+                    load(&server.url, target, login())
+                })
+            }
+            "limit" => match recorded.clone() {
+                Some(answers) => LimitServer::start(answers, format.mime())
+                    .map_err(|e| e.to_string())
+                    .and_then(|server| load(&server.url(), target, None)),
+                None => Err("no server answered to record the limit's responses from".into()),
+            },
+            other => Err(format!(
+                "unknown target `{other}`: buildwire, haystack-py or limit"
+            )),
+        };
+        results.push((target.clone(), outcome));
+    }
+    progress.finish();
+    let table = render(&results);
+    let report = serde_json::json!({
+        "benchmark": "haystack http",
+        "machine": MachineInfo::detect(),
+        "config": {
+            "buildings": args.buildings, "connections": args.connections,
+            "warmup_s": args.warmup, "seconds": args.seconds, "format": format.name(),
+            "limit_recorded_from": recorded_from,
+        },
+        "results": results.iter().map(|(target, outcome)| match outcome {
+            Ok(outcome) => serde_json::json!({"target": target, "outcome": outcome}),
+            Err(error) => serde_json::json!({"target": target, "error": error}),
+        }).collect::<Vec<_>>(),
+    });
+    super::bench::print_table_and_report(&table, &report, args.json)
+}
+
+fn start_buildwire(files: &[PathBuf]) -> Result<ServerProcess, String> {
+    let program = std::env::current_exe().map_err(|e| e.to_string())?;
+    let mut command = Command::new(program);
+    command.args(["haystack", "serve", "--bind", "127.0.0.1:0", "--user"]);
+    command.arg(format!("{USER}:{PASSWORD}:admin"));
+    for file in files {
+        command.arg("--data").arg(file);
+    }
+    ServerProcess::start(command, Duration::from_secs(60))
+}
+
+fn start_haystack_py(peers: &std::path::Path, files: &[PathBuf]) -> Result<ServerProcess, String> {
+    let python = peers.join("py313/bin/python");
+    if !python.is_file() {
+        return Err(format!(
+            "{} is missing: run scripts/peers.sh py313",
+            python.display()
+        ));
+    }
+    let dir = std::env::temp_dir().join(format!("buildwire-bench-haystack-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+    let script = dir.join("haystackpy_server.py");
+    std::fs::write(&script, HAYSTACK_PY_SERVER_SCRIPT).map_err(|e| e.to_string())?;
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map_err(|e| e.to_string())?
+        .port();
+    let mut command = Command::new(python);
+    command.arg(&script).args([
+        "--port",
+        &port.to_string(),
+        "--user",
+        USER,
+        "--password",
+        PASSWORD,
+    ]);
+    command.args(files);
+    ServerProcess::start(command, Duration::from_secs(120))
+}
+
+fn render(results: &[(String, Result<HttpLoadOutcome, String>)]) -> String {
+    let mut table = Table::new();
+    table.load_preset(UTF8_FULL_CONDENSED);
+    table.set_header([
+        "target", "op", "rps", "MiB/s", "p50 ms", "p95 ms", "p99 ms", "errors",
+    ]);
+    for (target, outcome) in results {
+        match outcome {
+            Ok(outcome) => {
+                for op in &outcome.ops {
+                    table.add_row([
+                        target.clone(),
+                        op.name.clone(),
+                        format!("{:.0}", op.rps),
+                        format!("{:.1}", op.bytes_per_sec / (1024.0 * 1024.0)),
+                        format!("{:.2}", op.latency_ms.p50_ms),
+                        format!("{:.2}", op.latency_ms.p95_ms),
+                        format!("{:.2}", op.latency_ms.p99_ms),
+                        match &op.first_error {
+                            Some(error) => format!("{} ({error})", op.errors),
+                            None => op.errors.to_string(),
+                        },
+                    ]);
+                }
+            }
+            Err(error) => {
+                table.add_row([
+                    target.clone(),
+                    "-".into(),
+                    "-".into(),
+                    "-".into(),
+                    "-".into(),
+                    "-".into(),
+                    "-".into(),
+                    error.clone(),
+                ]);
+            }
+        }
+    }
+    format!("{table}\n")
+}
