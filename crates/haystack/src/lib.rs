@@ -8,6 +8,9 @@
 //! - [`store`]: the in-memory entity store with tag and value indexes, the ref graph,
 //!   histories, and the `Storage` trait servers talk to;
 //! - [`auth`]: HTTP authentication (HELLO / SCRAM-SHA-256 / BEARER);
+//! - [`ops`]: the Haystack ops without I/O (request grid, role and time in, response grid
+//!   out), the HTTP request path, the async storage interface and watches;
+//! - [`server`]: the tokio HTTP + WebSocket server over [`ops`] (feature `server`);
 //! - [`client`]: the HTTP and WebSocket API client (tokio).
 
 #![warn(missing_docs)]
@@ -17,6 +20,9 @@ pub mod client;
 pub mod codec;
 pub mod defs;
 pub mod filter;
+pub mod ops;
+#[cfg(feature = "server")]
+pub mod server;
 pub mod store;
 pub mod timezone;
 pub mod units;

@@ -32,6 +32,9 @@ pub enum HaystackCommand {
         after_help = "Example:\n  buildwire haystack decode ../shared/data/haystack/bravo.zinc --json"
     )]
     Decode(DecodeArgs),
+    /// Serve Haystack over HTTP and WebSocket (SCRAM login, roles, optional TLS).
+    #[command(after_help = super::haystack_serve::AFTER_HELP)]
+    Serve(super::haystack_serve::ServeArgs),
     /// Run one op against a Haystack server (HTTP or WebSocket), with SCRAM login.
     #[command(after_help = super::haystack_client::AFTER_HELP)]
     Client(super::haystack_client::ClientArgs),
@@ -85,6 +88,7 @@ pub fn execute(cmd: HaystackCommand) -> CommandResult {
         HaystackCommand::Query(args) => query(args),
         HaystackCommand::Decode(args) => decode(args),
         HaystackCommand::Client(args) => super::haystack_client::client(args),
+        HaystackCommand::Serve(args) => super::haystack_serve::serve(args),
     }
 }
 

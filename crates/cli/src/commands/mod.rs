@@ -6,6 +6,7 @@ mod bench_haystack_http;
 mod bench_opcua;
 mod haystack;
 mod haystack_client;
+mod haystack_serve;
 mod opcua;
 
 use clap::{Parser, Subcommand};

@@ -1,0 +1,11 @@
+//! The server's request path without sockets: op, method, content type, Accept, role and
+//! body from the input, answered by a fresh engine over a small database. The driver
+//! (`ops::fuzz::http_request_case`) panics when the answer breaks the HTTP API's promises
+//! (an unexpected status, or a 200 Zinc/JSON body that does not decode).
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    let _ = buildwire_haystack::ops::fuzz::http_request_case(data);
+});

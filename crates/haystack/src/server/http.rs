@@ -1,0 +1,268 @@
+//! The HTTP driver: accepts connections (TLS optional), serves HTTP/1.1 with hyper, reads
+//! bounded bodies, authenticates with the `Authorization` header, and hands each request to
+//! [`crate::ops::Engine::handle_http`].
+
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::Instant;
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full, Limited};
+use hyper::body::Incoming;
+use hyper::header::{self, HeaderValue};
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper::{Request, Response, StatusCode};
+use hyper_util::rt::{TokioIo, TokioTimer};
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
+use tokio_rustls::TlsAcceptor;
+
+use crate::auth::{AuthHeader, AuthResponse, Session};
+use crate::ops::{CallContext, HttpRequest, Op};
+
+use super::{Shared, now_ms, stopped, ws};
+
+/// Largest request head (request line and headers) read, in bytes.
+const MAX_HEAD_BYTES: usize = 128 * 1024;
+
+/// The body of a response made from shared text, without copying it.
+struct SharedText(Arc<str>);
+
+impl AsRef<[u8]> for SharedText {
+    fn as_ref(&self) -> &[u8] {
+        self.0.as_bytes()
+    }
+}
+
+pub(crate) type Body = Full<Bytes>;
+
+pub(crate) fn text_response(
+    status: u16,
+    content_type: &'static str,
+    body: Bytes,
+) -> Response<Body> {
+    let mut response = Response::new(Full::new(body));
+    *response.status_mut() = StatusCode::from_u16(status).unwrap_or(StatusCode::OK);
+    response
+        .headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    response
+}
+
+pub(crate) fn plain(status: u16, message: &str) -> Response<Body> {
+    text_response(
+        status,
+        "text/plain; charset=utf-8",
+        Bytes::from(message.to_owned()),
+    )
+}
+
+fn header_value(text: &str) -> HeaderValue {
+    HeaderValue::from_str(text).unwrap_or_else(|_| HeaderValue::from_static(""))
+}
+
+/// Accepts connections until shutdown, then waits (up to the grace period) for the
+/// connections to finish their requests.
+pub(crate) async fn accept_loop(
+    listener: TcpListener,
+    tls: Option<TlsAcceptor>,
+    shared: Arc<Shared>,
+    max_connections: usize,
+) {
+    let slots = Arc::new(Semaphore::new(max_connections));
+    let mut shutdown = shared.shutdown.clone();
+    loop {
+        let accepted = tokio::select! {
+            accepted = listener.accept() => accepted,
+            _ = stopped(&mut shutdown) => break,
+        };
+        let (stream, _peer) = match accepted {
+            Ok(pair) => pair,
+            Err(_) => {
+                // Out of descriptors or a connection reset before accept: back off briefly.
+                tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+                continue;
+            }
+        };
+        let Ok(slot) = slots.clone().try_acquire_owned() else {
+            continue; // over the connection limit: the stream is dropped (closed)
+        };
+        let _ = stream.set_nodelay(true);
+        let shared = shared.clone();
+        let tls = tls.clone();
+        tokio::spawn(async move {
+            let _slot = slot;
+            match tls {
+                None => serve(stream, shared).await,
+                Some(acceptor) => {
+                    let handshake = acceptor.accept(stream);
+                    if let Ok(Ok(stream)) =
+                        tokio::time::timeout(shared.timeouts.tls_handshake, handshake).await
+                    {
+                        serve(stream, shared).await;
+                    }
+                }
+            }
+        });
+    }
+    drop(listener);
+    // Every connection holds a slot until it ends: wait for all of them to come back.
+    let all = u32::try_from(max_connections).unwrap_or(u32::MAX);
+    let grace = shared.timeouts.shutdown_grace + std::time::Duration::from_secs(1);
+    let _ = tokio::time::timeout(grace, slots.acquire_many(all)).await;
+}
+
+/// Serves one connection; at shutdown, finishes the request in progress and closes.
+async fn serve<S>(stream: S, shared: Arc<Shared>)
+where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let header_timeout = shared.timeouts.header_read;
+    let grace = shared.timeouts.shutdown_grace;
+    let mut shutdown = shared.shutdown.clone();
+    let service = service_fn(move |req| {
+        let shared = shared.clone();
+        async move { Ok::<_, Infallible>(handle(shared, req).await) }
+    });
+    let connection = http1::Builder::new()
+        .timer(TokioTimer::new())
+        .header_read_timeout(header_timeout)
+        .max_buf_size(MAX_HEAD_BYTES)
+        .serve_connection(TokioIo::new(stream), service)
+        .with_upgrades();
+    tokio::pin!(connection);
+    tokio::select! {
+        _ = connection.as_mut() => return,
+        _ = stopped(&mut shutdown) => {}
+    }
+    connection.as_mut().graceful_shutdown();
+    let _ = tokio::time::timeout(grace, connection).await;
+}
+
+/// What the `Authorization` header allows.
+pub(crate) enum Authorized {
+    /// Serve the request as this caller.
+    Caller(CallContext),
+    /// The login's last step: serve as this caller and send `Authentication-Info`.
+    LoggedIn(CallContext, String),
+    /// Answer with this response instead.
+    Refused(Response<Body>),
+}
+
+fn context_of(session: &Session) -> CallContext {
+    CallContext::user(&session.user, session.role, now_ms())
+}
+
+/// Runs the `Authorization` header through the auth state machine.
+pub(crate) fn authorize(shared: &Shared, authorization: Option<&str>) -> Authorized {
+    let Some(mut auth) = shared.auth() else {
+        let role = shared.anonymous.unwrap_or(crate::auth::Role::Viewer);
+        return Authorized::Caller(CallContext::anonymous(role, now_ms()));
+    };
+    if authorization.is_none()
+        && let Some(role) = shared.anonymous
+    {
+        return Authorized::Caller(CallContext::anonymous(role, now_ms()));
+    }
+    let answer = auth.handle(authorization, Instant::now());
+    drop(auth);
+    match answer {
+        AuthResponse::Authorized(session) => Authorized::Caller(context_of(&session)),
+        AuthResponse::LoggedIn {
+            authentication_info,
+            session,
+        } => Authorized::LoggedIn(context_of(&session), authentication_info),
+        AuthResponse::Challenge { www_authenticate } => {
+            let mut r = plain(401, "authentication continues");
+            r.headers_mut()
+                .insert(header::WWW_AUTHENTICATE, header_value(&www_authenticate));
+            Authorized::Refused(r)
+        }
+        AuthResponse::Unauthorized(message) => {
+            let mut r = plain(401, &message);
+            r.headers_mut()
+                .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("HELLO"));
+            Authorized::Refused(r)
+        }
+        AuthResponse::BadRequest(message) => Authorized::Refused(plain(400, &message)),
+        AuthResponse::Forbidden(message) => Authorized::Refused(plain(403, &message)),
+        AuthResponse::Throttled { retry_after } => {
+            let mut r = plain(429, "too many failed logins: wait and try again");
+            let secs = retry_after.as_secs().max(1).to_string();
+            r.headers_mut()
+                .insert(header::RETRY_AFTER, header_value(&secs));
+            Authorized::Refused(r)
+        }
+        AuthResponse::Busy => Authorized::Refused(plain(503, "too many logins in progress")),
+    }
+}
+
+/// The bearer token of an `Authorization: BEARER authToken=...` header.
+pub(crate) fn bearer_token(authorization: Option<&str>) -> Option<String> {
+    let header = AuthHeader::parse(authorization?, true).ok()?;
+    (header.scheme == "BEARER")
+        .then(|| header.param("authToken").map(str::to_owned))
+        .flatten()
+}
+
+fn header_str(req: &Request<Incoming>, name: header::HeaderName) -> Option<&str> {
+    req.headers().get(name).and_then(|v| v.to_str().ok())
+}
+
+async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Response<Body> {
+    if ws::is_upgrade(&req, &shared.prefix) {
+        return ws::upgrade(shared, req);
+    }
+    let authorization = header_str(&req, header::AUTHORIZATION).map(str::to_owned);
+    let (ctx, login) = match authorize(&shared, authorization.as_deref()) {
+        Authorized::Caller(ctx) => (ctx, None),
+        Authorized::LoggedIn(ctx, info) => (ctx, Some(info)),
+        Authorized::Refused(response) => return response,
+    };
+    let max = shared.engine.limits().max_body_bytes;
+    let declared = header_str(&req, header::CONTENT_LENGTH).and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > max as u64) {
+        return plain(413, &format!("request body exceeds {max} bytes"));
+    }
+    let (parts, body) = req.into_parts();
+    let collected =
+        tokio::time::timeout(shared.timeouts.body_read, Limited::new(body, max).collect()).await;
+    let body = match collected {
+        Ok(Ok(collected)) => collected.to_bytes(),
+        Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => {
+            return plain(413, &format!("request body exceeds {max} bytes"));
+        }
+        Ok(Err(_)) => return plain(400, "the request body could not be read"),
+        Err(_) => return plain(408, "the request body took too long"),
+    };
+    let get = |name: header::HeaderName| parts.headers.get(name).and_then(|v| v.to_str().ok());
+    let request = HttpRequest {
+        method: parts.method.as_str(),
+        path: parts.uri.path(),
+        query: parts.uri.query(),
+        content_type: get(header::CONTENT_TYPE),
+        accept: get(header::ACCEPT),
+        body: &body,
+    };
+    let answer = shared
+        .engine
+        .handle_http(&shared.prefix, &request, &ctx)
+        .await;
+    if answer.op == Some(Op::Close)
+        && answer.status == 200
+        && let (Some(mut auth), Some(token)) =
+            (shared.auth(), bearer_token(authorization.as_deref()))
+    {
+        auth.logout(&token);
+    }
+    let body = Bytes::from_owner(SharedText(answer.body));
+    let mut response = text_response(answer.status, answer.content_type, body);
+    if let Some(info) = login {
+        response
+            .headers_mut()
+            .insert("Authentication-Info", header_value(&info));
+    }
+    response
+}

@@ -1,0 +1,486 @@
+//! The WebSocket API at `{prefix}/ws`: the ops over one connection, and watch changes
+//! pushed by the server.
+//!
+//! There is no WebSocket chapter in the Haystack spec; the wire format is the one of
+//! haystack-py's WebSocket API (JSON text messages, subprotocol `haystack`):
+//!
+//! - request `{"id": "7", "op": "read", "grid": <Hayson grid>}` → answer
+//!   `{"id": "7", "grid": <Hayson grid>}` (an error grid when the op fails); a JSON array
+//!   of requests is a batch, answered by an array in the same order; `ch` is echoed;
+//! - push `{"type": "watch", "watchId": "w-1", "grid": <changed entities>}` for the
+//!   watches opened on this connection;
+//! - login: a bearer token from an HTTP login in the upgrade request's `Authorization`
+//!   header, or as a first message `{"authToken": "..."}`, or SCRAM in messages —
+//!   `{"type":"hello","username":<base64url>}` → `{"type":"hello","handshakeToken",
+//!   "hash"}`, `{"type":"scram","handshakeToken","data"}` → `{"type":"scram",
+//!   "handshakeToken","hash","data"}`, the final `scram` → `{"type":"authOk","authToken",
+//!   "data"}`; failures answer `{"type":"authErr"}`. These go through the same
+//!   [`crate::auth::AuthServer`] as HTTP logins (the messages become header values);
+//! - `{"type":"capabilities", ...}` (haystack-py's v2 negotiation) is answered with
+//!   version 1, no compression, no chunking: binary frames are not supported.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
+use futures_util::{SinkExt, StreamExt};
+use hyper::body::Incoming;
+use hyper::header::{self, HeaderValue};
+use hyper::{Request, Response, StatusCode};
+use hyper_util::rt::TokioIo;
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::sync::mpsc;
+use tokio_tungstenite::WebSocketStream;
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::tungstenite::handshake::derive_accept_key;
+use tokio_tungstenite::tungstenite::protocol::{Role as WsRole, WebSocketConfig};
+
+use crate::auth::{AuthHeader, AuthResponse};
+use crate::codec::json::{hayson, write_json_string};
+use crate::ops::{CallContext, Op, WireFormat, error_grid};
+
+use super::http::{Authorized, Body, authorize, bearer_token, plain};
+use super::{Shared, now_ms, stopped};
+
+/// Most requests in one batch message.
+const MAX_BATCH: usize = 1000;
+/// Pending pushes per connection.
+const PUSH_QUEUE: usize = 256;
+
+/// Whether a request asks to open the WebSocket.
+pub(crate) fn is_upgrade(req: &Request<Incoming>, prefix: &str) -> bool {
+    req.uri().path().strip_prefix(prefix) == Some("/ws")
+        && req
+            .headers()
+            .get(header::UPGRADE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.eq_ignore_ascii_case("websocket"))
+}
+
+/// The logged-in caller of a connection, and the bearer token it used.
+struct Login {
+    ctx: CallContext,
+    token: Option<String>,
+}
+
+/// Answers the upgrade request (101) and starts the connection task.
+pub(crate) fn upgrade(shared: Arc<Shared>, mut req: Request<Incoming>) -> Response<Body> {
+    let headers = req.headers();
+    let version_ok = headers
+        .get(header::SEC_WEBSOCKET_VERSION)
+        .is_some_and(|v| v.as_bytes() == b"13");
+    let Some(key) = headers
+        .get(header::SEC_WEBSOCKET_KEY)
+        .map(|k| k.as_bytes().to_vec())
+    else {
+        return plain(400, "WebSocket upgrade without Sec-WebSocket-Key");
+    };
+    if req.method() != hyper::Method::GET {
+        return plain(400, "WebSocket upgrade must be a GET");
+    }
+    if !version_ok {
+        let mut r = plain(426, "WebSocket version 13 only");
+        r.headers_mut().insert(
+            header::SEC_WEBSOCKET_VERSION,
+            HeaderValue::from_static("13"),
+        );
+        return r;
+    }
+    let haystack_protocol = headers
+        .get_all(header::SEC_WEBSOCKET_PROTOCOL)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|p| p.trim() == "haystack");
+    let authorization = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    // A bearer token in the upgrade request logs the connection in; without one, the
+    // client logs in with messages (or is anonymous where that is allowed).
+    let login = if shared.auth.is_none() || authorization.is_some() {
+        match authorize(&shared, authorization.as_deref()) {
+            Authorized::Caller(ctx) | Authorized::LoggedIn(ctx, _) => Some(Login {
+                ctx,
+                token: bearer_token(authorization.as_deref()),
+            }),
+            Authorized::Refused(response) => return response,
+        }
+    } else {
+        shared.anonymous.map(|role| Login {
+            ctx: CallContext::anonymous(role, now_ms()),
+            token: None,
+        })
+    };
+    let Ok(slot) = shared.ws_slots.clone().try_acquire_owned() else {
+        return plain(503, "too many WebSocket connections");
+    };
+    let on_upgrade = hyper::upgrade::on(&mut req);
+    tokio::spawn(async move {
+        let _slot = slot;
+        if let Ok(upgraded) = on_upgrade.await {
+            let max = shared.engine.limits().max_body_bytes;
+            let config = WebSocketConfig::default()
+                .max_message_size(Some(max))
+                .max_frame_size(Some(max));
+            let socket = WebSocketStream::from_raw_socket(
+                TokioIo::new(upgraded),
+                WsRole::Server,
+                Some(config),
+            )
+            .await;
+            run(shared, socket, login).await;
+        }
+    });
+    let mut response = Response::new(Body::default());
+    *response.status_mut() = StatusCode::SWITCHING_PROTOCOLS;
+    let h = response.headers_mut();
+    h.insert(header::UPGRADE, HeaderValue::from_static("websocket"));
+    h.insert(header::CONNECTION, HeaderValue::from_static("Upgrade"));
+    if let Ok(accept) = HeaderValue::from_str(&derive_accept_key(&key)) {
+        h.insert(header::SEC_WEBSOCKET_ACCEPT, accept);
+    }
+    if haystack_protocol {
+        h.insert(
+            header::SEC_WEBSOCKET_PROTOCOL,
+            HeaderValue::from_static("haystack"),
+        );
+    }
+    response
+}
+
+#[derive(Deserialize)]
+struct Envelope<'a> {
+    #[serde(default, borrow)]
+    id: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    ch: Option<&'a RawValue>,
+    #[serde(default)]
+    op: Option<String>,
+    #[serde(default, borrow)]
+    grid: Option<&'a RawValue>,
+    #[serde(default, rename = "type")]
+    kind: Option<String>,
+    #[serde(default, rename = "authToken")]
+    auth_token: Option<String>,
+    #[serde(default)]
+    username: Option<String>,
+    #[serde(default, rename = "handshakeToken")]
+    handshake_token: Option<String>,
+    #[serde(default)]
+    data: Option<String>,
+}
+
+/// What to do after a message.
+enum Reply {
+    Nothing,
+    Send(String),
+    /// Send this, then close the connection.
+    SendAndClose(String),
+}
+
+fn json_str(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    write_json_string(s, &mut out);
+    out
+}
+
+fn auth_err(message: &str) -> String {
+    format!("{{\"type\":\"authErr\",\"dis\":{}}}", json_str(message))
+}
+
+/// The answer envelope around an encoded grid.
+fn answer(id: Option<&RawValue>, ch: Option<&RawValue>, grid: &str) -> String {
+    let mut out = String::with_capacity(grid.len() + 32);
+    out.push_str("{\"grid\":");
+    out.push_str(grid);
+    if let Some(id) = id {
+        out.push_str(",\"id\":");
+        out.push_str(id.get());
+    }
+    if let Some(ch) = ch {
+        out.push_str(",\"ch\":");
+        out.push_str(ch.get());
+    }
+    out.push('}');
+    out
+}
+
+/// One connection's state.
+struct Connection {
+    shared: Arc<Shared>,
+    id: u64,
+    login: Option<Login>,
+}
+
+impl Connection {
+    /// Runs a hello or scram message through the auth state machine.
+    fn scram(&mut self, envelope: &Envelope<'_>, hello: bool) -> Reply {
+        let Some(mut auth) = self.shared.auth() else {
+            // No logins on this server: say so the way a login succeeds.
+            return Reply::Send("{\"type\":\"authOk\",\"authToken\":\"\"}".into());
+        };
+        let header = if hello {
+            format!(
+                "HELLO username={}",
+                envelope.username.as_deref().unwrap_or("")
+            )
+        } else {
+            format!(
+                "SCRAM handshakeToken={}, data={}",
+                envelope.handshake_token.as_deref().unwrap_or(""),
+                envelope.data.as_deref().unwrap_or("")
+            )
+        };
+        let answer = auth.handle(Some(&header), Instant::now());
+        drop(auth);
+        match answer {
+            AuthResponse::Challenge { www_authenticate } => {
+                let Ok(h) = AuthHeader::parse(&www_authenticate, true) else {
+                    return Reply::SendAndClose(auth_err("login failed"));
+                };
+                let mut out = format!(
+                    "{{\"type\":{},\"handshakeToken\":{},\"hash\":{}",
+                    if hello { "\"hello\"" } else { "\"scram\"" },
+                    json_str(h.param("handshakeToken").unwrap_or("")),
+                    json_str(h.param("hash").unwrap_or("SHA-256")),
+                );
+                if let Some(data) = h.param("data") {
+                    out.push_str(",\"data\":");
+                    out.push_str(&json_str(data));
+                }
+                out.push('}');
+                Reply::Send(out)
+            }
+            AuthResponse::LoggedIn {
+                authentication_info,
+                session,
+            } => {
+                let h = AuthHeader::parse(&authentication_info, false).ok();
+                let param = |name: &str| {
+                    h.as_ref()
+                        .and_then(|h| h.param(name))
+                        .unwrap_or("")
+                        .to_owned()
+                };
+                let token = param("authToken");
+                let reply = format!(
+                    "{{\"type\":\"authOk\",\"authToken\":{},\"data\":{}}}",
+                    json_str(&token),
+                    json_str(&param("data"))
+                );
+                let mut ctx = CallContext::user(&session.user, session.role, now_ms());
+                ctx.connection = Some(self.id);
+                self.login = Some(Login {
+                    ctx,
+                    token: Some(token),
+                });
+                Reply::Send(reply)
+            }
+            AuthResponse::Forbidden(m)
+            | AuthResponse::BadRequest(m)
+            | AuthResponse::Unauthorized(m) => Reply::SendAndClose(auth_err(&m)),
+            AuthResponse::Throttled { .. } => {
+                Reply::SendAndClose(auth_err("too many failed logins: wait and try again"))
+            }
+            AuthResponse::Busy | AuthResponse::Authorized(_) => {
+                Reply::SendAndClose(auth_err("login failed"))
+            }
+        }
+    }
+
+    /// Checks a token sent as `{"authToken": ...}`.
+    fn token(&mut self, token: &str) -> Reply {
+        let Some(mut auth) = self.shared.auth() else {
+            return Reply::Nothing;
+        };
+        let answer = auth.handle(Some(&format!("BEARER authToken={token}")), Instant::now());
+        drop(auth);
+        match answer {
+            AuthResponse::Authorized(session) => {
+                let mut ctx = CallContext::user(&session.user, session.role, now_ms());
+                ctx.connection = Some(self.id);
+                self.login = Some(Login {
+                    ctx,
+                    token: Some(token.to_owned()),
+                });
+                Reply::Nothing
+            }
+            _ => Reply::SendAndClose(auth_err("invalid or expired auth token")),
+        }
+    }
+
+    /// Answers one envelope; `None` for messages that get no answer.
+    async fn envelope(&mut self, text: &str) -> Reply {
+        let Ok(envelope) = serde_json::from_str::<Envelope<'_>>(text) else {
+            return Reply::Nothing; // not a JSON object: ignored, as haystack-py does
+        };
+        match (envelope.kind.as_deref(), &envelope.op, &envelope.auth_token) {
+            (Some("hello"), None, _) => return self.scram(&envelope, true),
+            (Some("scram"), None, _) => return self.scram(&envelope, false),
+            (Some("capabilities"), None, _) => {
+                return Reply::Send(
+                    "{\"type\":\"capabilities\",\"compression\":null,\"chunked\":false,\
+                     \"version\":1}"
+                        .into(),
+                );
+            }
+            (_, None, Some(token)) => return self.token(token),
+            (_, None, None) => {
+                let grid = error_grid("WebSocket message without `op`", None);
+                let text = hayson::encode_grid(&grid);
+                return Reply::Send(answer(envelope.id, envelope.ch, &text));
+            }
+            _ => {}
+        }
+        let op_name = envelope.op.as_deref().unwrap_or("");
+        let reply = |grid: &str| answer(envelope.id, envelope.ch, grid);
+        let error = |dis: &str| reply(&hayson::encode_grid(&error_grid(dis, None)));
+        let Some(login) = &mut self.login else {
+            return Reply::Send(error(
+                "log in first (hello/scram messages or an auth token)",
+            ));
+        };
+        let Some(op) = Op::from_name(op_name) else {
+            return Reply::Send(error(&format!("unknown op `{op_name}`")));
+        };
+        let grid = match envelope.grid {
+            None => crate::value::Grid::default(),
+            Some(raw) => match hayson::decode_grid(raw.get()) {
+                Ok(grid) => grid,
+                Err(e) => return Reply::Send(error(&format!("cannot read the grid: {e}"))),
+            },
+        };
+        login.ctx.now_ms = now_ms();
+        let (_, text) = self
+            .shared
+            .engine
+            .call_encoded(&login.ctx, op, &grid, WireFormat::Json)
+            .await;
+        if op == Op::Close {
+            if let (Some(token), Some(mut auth)) = (&login.token, self.shared.auth()) {
+                auth.logout(token);
+            }
+            return Reply::SendAndClose(reply(&text));
+        }
+        Reply::Send(reply(&text))
+    }
+
+    /// Answers a text message: one envelope or a batch (a JSON array of envelopes).
+    async fn message(&mut self, text: &str) -> Reply {
+        if !text.trim_start().starts_with('[') {
+            return self.envelope(text).await;
+        }
+        let Ok(items) = serde_json::from_str::<Vec<&RawValue>>(text) else {
+            return Reply::Nothing;
+        };
+        let mut out = String::from("[");
+        let mut close = false;
+        for item in items.iter().take(MAX_BATCH) {
+            let (text, last) = match self.envelope(item.get()).await {
+                Reply::Nothing => continue,
+                Reply::Send(s) => (s, false),
+                Reply::SendAndClose(s) => (s, true),
+            };
+            if out.len() > 1 {
+                out.push(',');
+            }
+            out.push_str(&text);
+            if last {
+                close = true;
+                break;
+            }
+        }
+        out.push(']');
+        if close {
+            Reply::SendAndClose(out)
+        } else {
+            Reply::Send(out)
+        }
+    }
+}
+
+async fn run<S>(shared: Arc<Shared>, mut socket: WebSocketStream<S>, login: Option<Login>)
+where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
+    let id = shared.next_connection.fetch_add(1, Ordering::Relaxed);
+    let login = login.map(|mut l| {
+        l.ctx.connection = Some(id);
+        l
+    });
+    let (push_tx, mut pushes) = mpsc::channel::<String>(PUSH_QUEUE);
+    if let Ok(mut pushers) = shared.pushers.lock() {
+        pushers.insert(id, push_tx);
+    }
+    let mut conn = Connection {
+        shared: shared.clone(),
+        id,
+        login,
+    };
+    let mut shutdown = shared.shutdown.clone();
+    let login_deadline = tokio::time::Instant::now() + shared.timeouts.ws_auth;
+    let idle = shared.timeouts.ws_idle;
+    loop {
+        let logged_in = conn.login.is_some();
+        let reply = tokio::select! {
+            incoming = tokio::time::timeout(idle, socket.next()) => {
+                let message = match incoming {
+                    Ok(Some(Ok(message))) => message,
+                    // Idle too long, closed, or a protocol error (e.g. an oversized message).
+                    _ => break,
+                };
+                match message {
+                    Message::Text(text) => conn.message(text.as_str()).await,
+                    Message::Close(_) => break,
+                    Message::Binary(_) => Reply::Send(answer(
+                        None,
+                        None,
+                        &hayson::encode_grid(&error_grid(
+                            "binary frames are not supported: send JSON text envelopes",
+                            None,
+                        )),
+                    )),
+                    Message::Ping(_) | Message::Pong(_) | Message::Frame(_) => Reply::Nothing,
+                }
+            }
+            Some(watch_id) = pushes.recv() => match &mut conn.login {
+                Some(login) => {
+                    login.ctx.now_ms = now_ms();
+                    match shared.engine.push_changes(&login.ctx, &watch_id).await {
+                        Some(grid) => Reply::Send(format!(
+                            "{{\"type\":\"watch\",\"watchId\":{},\"grid\":{}}}",
+                            json_str(&watch_id),
+                            hayson::encode_grid(&grid)
+                        )),
+                        None => Reply::Nothing,
+                    }
+                }
+                None => Reply::Nothing,
+            },
+            _ = tokio::time::sleep_until(login_deadline), if !logged_in => {
+                Reply::SendAndClose(auth_err("no login in time"))
+            }
+            _ = stopped(&mut shutdown) => break,
+        };
+        match reply {
+            Reply::Nothing => {}
+            Reply::Send(text) => {
+                if socket.send(Message::text(text)).await.is_err() {
+                    break;
+                }
+            }
+            Reply::SendAndClose(text) => {
+                let _ = socket.send(Message::text(text)).await;
+                break;
+            }
+        }
+    }
+    let _ = socket.close(None).await;
+    if let Ok(mut pushers) = shared.pushers.lock() {
+        pushers.remove(&id);
+    }
+    shared.engine.close_connection(id);
+}
