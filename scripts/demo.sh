@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `make demo`: the main job on embedded defaults. A simulated site speaks BACnet/IP and OPC UA
 # on 127.0.0.1, our clients talk to it, a short benchmark runs against each, and the Haystack
-# example buildings are decoded and queried. Everything stops when the script ends.
+# example buildings are decoded, queried and served over HTTP and WebSocket. Everything stops when the script ends.
 set -euo pipefail
 bw="${BUILDWIRE:?set BUILDWIRE to the buildwire binary}"
 here="$(cd "$(dirname "$0")/.." && pwd)"
@@ -57,6 +57,21 @@ if [ -d "$data" ]; then
     for filter in 'site' 'ahu' 'point and his and kind=="Number"' 'equipRef->siteRef->geoCity=="Fort Wayne"'; do
         printf '%-45s %s\n' "$filter" "$("$bw" haystack query "$data/alpha.zinc" "$data/bravo.zinc" "$filter" --count)"
     done
+    hport="$(free_port SOCK_STREAM)"
+    api="http://127.0.0.1:$hport/api"
+    step "Haystack server: Alpha and Bravo on $api (SCRAM login demo/demo)"
+    "$bw" haystack serve --bind "127.0.0.1:$hport" --data "$data/alpha.zinc" --data "$data/bravo.zinc" \
+        --user demo:demo:admin --user guest:guest:viewer > "$out/haystack.log" 2>&1 &
+    pids+=($!)
+    wait_for "$out/haystack.log" "listening"
+    cat "$out/haystack.log"
+    export BUILDWIRE_HAYSTACK_PASSWORD=demo
+    "$bw" haystack client "$api" about -u demo
+    printf 'sites: %s\n' "$("$bw" haystack client "$api" read site -u demo --json | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["rows"]))')"
+    printf 'points over the WebSocket API: %s\n' "$("$bw" haystack client "$api" read point --ws -u demo --json | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["rows"]))')"
+    "$bw" haystack client "$api" read 'point and his' --limit 3 -u demo
+    step "Haystack roles: a viewer may read but not write"
+    BUILDWIRE_HAYSTACK_PASSWORD=guest "$bw" haystack client "$api" his-write @a-0001 "2024-01-01T00:00:00Z UTC=1" -u guest || true
 else
     step "Haystack: $data not found (clone the project next to shared/ to see Alpha and Bravo)"
 fi
