@@ -90,7 +90,9 @@ async def http_checks(url: str, user: str, password: str, point: str | None) -> 
 
         # Priority array: write level 8 with a duration and level 16, then read it.
         await c.point_write(ref, 16, Number(65.0, unit), who="haystack-py")
-        await c.point_write(ref, 8, Number(68.0, unit), who="haystack-py", duration=Number(30, "min"))
+        await c.point_write(
+            ref, 8, Number(68.0, unit), who="haystack-py", duration=Number(30, "min")
+        )
         array = await c.point_write_array(ref)
         out["priority_levels"] = len(array)
         level8 = next(row for row in array if int(row["level"]) == 8)
