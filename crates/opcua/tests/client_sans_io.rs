@@ -427,8 +427,9 @@ mod client_sans_io_tests {
         let mut pair = Pair::connected(ClientConfig::new("opc.tcp://localhost:4840/"));
         let (handle, mut chunk) = undelivered_response(&mut pair);
         chunk.chunk_type = ChunkType::Abort;
-        chunk.body = StatusCode::BAD_ENCODING_LIMITS_EXCEEDED.to_bytes();
-        UaString::from("too big").encode(&mut chunk.body);
+        let mut body = StatusCode::BAD_ENCODING_LIMITS_EXCEEDED.to_bytes();
+        UaString::from("too big").encode(&mut body);
+        chunk.body = body.into();
         pair.client.handle_bytes(pair.now, &chunk.to_bytes());
         assert_eq!(
             pair.client.poll_event(),
@@ -449,7 +450,7 @@ mod client_sans_io_tests {
             panic!("expected a ReadResponse");
         };
         read.response_header.request_handle = handle + 100;
-        chunk.body = ServiceResponse::from(read).encode_message();
+        chunk.body = ServiceResponse::from(read).encode_message().into();
         pair.client.handle_bytes(pair.now, &chunk.to_bytes());
         assert_eq!(
             pair.client.poll_event(),

@@ -147,6 +147,45 @@ mod client_tcp_tests {
     }
 
     #[tokio::test]
+    async fn one_chunk_responses_with_a_large_receive_buffer() {
+        // The client offers 4 MiB chunks; the server (16 MiB send buffer) sends each 1 MiB
+        // getData response as one chunk, read straight into the client's receive buffer.
+        let server = start().await;
+        let mut config = ClientConfig::new(server.endpoint_url());
+        config.connection_limits.receive_buffer_size = 4 * 1024 * 1024;
+        let mut client = OpcuaClient::connect_with(config).await.unwrap();
+        let limits = *client.connection().negotiated_limits().unwrap();
+        assert_eq!(limits.receive_buffer_size, 4 * 1024 * 1024);
+        client
+            .call(
+                &THROUGHPUT_OBJECT,
+                &SET_SIZE_METHOD,
+                vec![Variant::UInt32(1024)],
+            )
+            .await
+            .unwrap();
+        let expected = server.with_server(|s| s.throughput.data());
+        for _ in 0..3 {
+            let out = client
+                .call(&THROUGHPUT_OBJECT, &GET_DATA_METHOD, vec![])
+                .await
+                .unwrap();
+            let Some(Variant::ByteString(data)) = out.first() else {
+                panic!("getData returns a ByteString");
+            };
+            assert!(data.as_bytes() == Some(&expected[..]));
+        }
+        // Smaller requests keep working on the same buffer.
+        let values = client
+            .read(&[setpoint()], AttributeId::Value)
+            .await
+            .unwrap();
+        assert_eq!(values[0].value, Some(Variant::Double(1.5)));
+        client.close().await.unwrap();
+        server.shutdown().await;
+    }
+
+    #[tokio::test]
     async fn user_name_login_ok_and_denied() {
         let server = start().await;
         let alice = ClientIdentity::UserName {

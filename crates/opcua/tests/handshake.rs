@@ -72,7 +72,7 @@ fn hello_acknowledge_then_chunked_open_secure_channel() {
                 sequence_number: 1 + index as u32,
                 request_id: 1,
             },
-            body: piece.to_vec(),
+            body: piece.to_vec().into(),
         };
         wire.extend(chunk.to_bytes());
     }

@@ -198,7 +198,7 @@ mod server_tests {
                 secure_channel_id: self.channel_id,
                 security_header: SecurityHeader::Asymmetric(AsymmetricSecurityHeader::none()),
                 sequence_header: self.next_sequence(),
-                body: request.encode_message(),
+                body: request.encode_message().into(),
             }
             .to_bytes()
         }
@@ -247,7 +247,7 @@ mod server_tests {
                             token_id: self.token_id,
                         }),
                         sequence_header: sequence,
-                        body: piece.to_vec(),
+                        body: piece.to_vec().into(),
                     }
                     .to_bytes(),
                 );
@@ -1294,6 +1294,75 @@ mod server_tests {
     }
 
     #[test]
+    fn get_data_goes_out_as_payload_slices_not_copies() {
+        use buildwire_opcua::transport::TransmitBuffer;
+        use bytes::Buf;
+
+        let mut client = Client::new();
+        client.connect();
+        client.anonymous_session();
+        client.call_methods(vec![method_call(
+            SET_SIZE_METHOD,
+            vec![Variant::UInt32(1024)],
+        )]);
+        let request = ServiceRequest::from(CallRequest {
+            request_header: client.header(),
+            methods_to_call: vec![method_call(GET_DATA_METHOD, vec![])],
+        });
+        let bytes = client.message_bytes(&request);
+        client.send(&bytes);
+        let mut gathered = TransmitBuffer::new();
+        let total = client
+            .connection
+            .transmit_buffered(&mut gathered, usize::MAX);
+        assert_eq!(total, gathered.remaining());
+        // The payload is referenced in the shared buffer, not copied.
+        let payload = client.server.throughput.data();
+        let inside = payload.as_ptr_range();
+        let mut slices = vec![std::io::IoSlice::new(&[]); gathered.part_count()];
+        assert_eq!(gathered.chunks_vectored(&mut slices), slices.len());
+        let referenced: usize = slices
+            .iter()
+            .filter(|slice| inside.contains(&slice.as_ptr()))
+            .map(|slice| slice.len())
+            .sum();
+        // (A piece shorter than INLINE_COPY_MAX, here the tail in the last chunk, is copied.)
+        assert!(payload.len() - referenced < buildwire_opcua::transport::INLINE_COPY_MAX);
+        assert!(referenced > payload.len() - 65_535);
+        // 1 MiB in 65535-byte chunks: 17 chunks, each a header run and a payload slice.
+        let chunks = (payload.len() + 50).div_ceil(65_535 - 24);
+        assert_eq!(chunks, 17);
+        assert!(gathered.part_count() >= 2 * chunks - 1);
+        // The gathered bytes are a valid response carrying the payload.
+        let stream = gathered.to_vec();
+        let mut decoder = FrameDecoder::new(65_535);
+        decoder.push(&stream);
+        let mut assembler = MessageAssembler::new(AssemblerRole::Client, 0, 0);
+        let mut message = None;
+        while let Some(frame) = decoder.next_frame().unwrap() {
+            let chunk = SecureChannelChunk::from_frame(&frame).unwrap();
+            if let Some(AssemblyEvent::Message(done)) = assembler.push(chunk).unwrap() {
+                message = Some(done);
+            }
+        }
+        let message = message.unwrap();
+        assert_eq!(message.chunk_count as usize, chunks);
+        let ServiceResponse::Call(response) =
+            ServiceResponse::decode_message_shared(&message.body, DecodingLimits::default())
+                .unwrap()
+        else {
+            panic!("expected a CallResponse");
+        };
+        let [Variant::ByteString(data)] = response.results[0].output_arguments.as_slice() else {
+            panic!("getData returned no ByteString");
+        };
+        assert!(data.as_bytes().unwrap() == &payload[..]);
+        // What a socket write of part of it leaves is the rest, in order.
+        gathered.advance(total / 3);
+        assert_eq!(gathered.to_vec(), stream[total / 3..]);
+    }
+
+    #[test]
     fn response_too_large_for_the_client_is_a_fault() {
         let mut client = Client::new();
         client.hello.max_message_size = 16 * 1024;
@@ -1338,7 +1407,7 @@ mod server_tests {
                 token_id: client.token_id,
             }),
             sequence_header: client.next_sequence(),
-            body,
+            body: body.into(),
         };
         client.send(&chunk.to_bytes());
         let Received::Response(response) = client.receive() else {

@@ -45,6 +45,9 @@ pub struct ThroughputConfig {
     pub report_every: Duration,
     /// Who the session runs as.
     pub identity: ClientIdentity,
+    /// The largest chunk the client offers to receive (its Hello ReceiveBufferSize); the
+    /// server answers with at most this. `None`: the client default (65535).
+    pub receive_buffer_size: Option<u32>,
 }
 
 impl ThroughputConfig {
@@ -61,6 +64,7 @@ impl ThroughputConfig {
             in_flight: 1,
             report_every: Duration::from_secs(2),
             identity: ClientIdentity::Anonymous,
+            receive_buffer_size: None,
         }
     }
 }
@@ -170,6 +174,9 @@ pub async fn run_throughput(
 ) -> Result<ThroughputReport, ThroughputError> {
     let mut client_config = ClientConfig::new(&config.endpoint);
     client_config.identity = config.identity.clone();
+    if let Some(size) = config.receive_buffer_size {
+        client_config.connection_limits.receive_buffer_size = size;
+    }
     let mut client = OpcuaClient::connect_with(client_config).await?;
     client
         .call(

@@ -40,6 +40,11 @@ pub struct ThroughputArgs {
     /// getData requests kept outstanding.
     #[arg(long, default_value_t = 1)]
     in_flight: usize,
+    /// Largest chunk the client offers to receive (Hello ReceiveBufferSize, at least 8192);
+    /// the server sends chunks of at most this and of at most its own send buffer size.
+    /// Default: the client's 65535.
+    #[arg(long, value_name = "BYTES")]
+    receive_buffer: Option<u32>,
     /// Start our server in this process on 127.0.0.1:0 and measure against it.
     #[arg(long)]
     with_server: bool,
@@ -94,6 +99,7 @@ fn throughput(args: ThroughputArgs) -> CommandResult {
         );
         config.object = object;
         config.in_flight = args.in_flight.max(1);
+        config.receive_buffer_size = args.receive_buffer;
         let report = run_throughput(&config, print_report).await?;
         print_report(&report);
         if args.json {

@@ -1,5 +1,6 @@
 //! Fuzzes the UA TCP `FrameDecoder` over arbitrary splits of arbitrary input: fed in pieces or
-//! in one go it must yield the same frames and the same error, and every frame that decodes as
+//! in one go, copied in with `push` or appended to its own `read_buffer`, it must yield the
+//! same frames and the same error, and every frame that decodes as
 //! a connection message or secure channel chunk must re-encode to the identical frame.
 
 #![no_main]
@@ -76,8 +77,28 @@ fuzz_target!(|data: &[u8]| {
         }
     }
 
+    // As a socket driver does: append to the decoder's own buffer, never past its room.
+    let mut direct = FrameDecoder::new(MAX_FRAME_SIZE);
+    let mut direct_frames = Vec::new();
+    let mut direct_error = None;
+    let mut rest = stream;
+    while !rest.is_empty() {
+        let buffer = direct.read_buffer();
+        let room = buffer.capacity() - buffer.len();
+        let take = piece.min(rest.len()).min(room);
+        assert!(take > 0, "read_buffer offered no room");
+        buffer.extend_from_slice(&rest[..take]);
+        rest = &rest[take..];
+        direct_error = drain(&mut direct, &mut direct_frames);
+        if direct_error.is_some() {
+            break;
+        }
+    }
+
     assert_eq!(split_frames, whole_frames);
     assert_eq!(split_error, whole_error);
+    assert_eq!(direct_frames, whole_frames);
+    assert_eq!(direct_error, whole_error);
     for frame in &whole_frames {
         check_frame(frame);
     }

@@ -54,7 +54,7 @@ fn preamble() -> Vec<u8> {
             sequence_number: 1,
             request_id: 1,
         },
-        body: open.encode_message(),
+        body: open.encode_message().into(),
     };
     bytes.extend_from_slice(&chunk.to_bytes());
     bytes

@@ -10,13 +10,15 @@
 //! OpenSecureChannel (Issue) under SecurityPolicy None, renewed once 75 % of the token lifetime
 //! has passed; CreateSession; ActivateSession (anonymous or user name); then application
 //! requests, each chunked to the server's receive buffer, correlated by request id and checked
-//! against its request handle, and failed with Bad_Timeout at its deadline. [`close`]
-//! (ClientConnection::close) sends CloseSession, then CloseSecureChannel.
+//! against its request handle, and failed with Bad_Timeout at its deadline.
+//! [`close`](ClientConnection::close) sends CloseSession, then CloseSecureChannel.
 //!
 //! Requests sent before the session is active wait and go out once it is.
 
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
+
+use bytes::BytesMut;
 
 use super::config::{ClientConfig, RENEW_AT_PERCENT};
 use super::request_table::{PendingRequest, RequestPurpose, RequestTable};
@@ -34,8 +36,8 @@ use crate::services::{
     ServiceResponse,
 };
 use crate::transport::{
-    Acknowledge, ConnectionMessage, ErrorMessage, Frame, FrameDecoder, Hello, MessageType,
-    NegotiatedLimits, PROTOCOL_VERSION, accept_acknowledge,
+    Acknowledge, ChunkSink, ConnectionMessage, ErrorMessage, Frame, FrameDecoder, Hello,
+    MessageType, NegotiatedLimits, PROTOCOL_VERSION, TransmitBuffer, accept_acknowledge,
 };
 use crate::types::StatusCode;
 
@@ -367,14 +369,23 @@ impl ClientConnection {
     /// Appends whole chunks to `out` until it grew by at least `max_bytes` or nothing is
     /// pending; returns the number of bytes appended.
     pub fn transmit_into(&mut self, out: &mut Vec<u8>, max_bytes: usize) -> usize {
+        self.transmit_to(out, max_bytes)
+    }
+
+    /// As [`transmit_into`](Self::transmit_into), into a gather list for a vectored write.
+    pub fn transmit_buffered(&mut self, out: &mut TransmitBuffer, max_bytes: usize) -> usize {
+        self.transmit_to(out, max_bytes)
+    }
+
+    fn transmit_to<S: ChunkSink>(&mut self, out: &mut S, max_bytes: usize) -> usize {
         let start = out.len();
         while out.len() - start < max_bytes && self.write_next(out) {}
         out.len() - start
     }
 
-    fn write_next(&mut self, out: &mut Vec<u8>) -> bool {
+    fn write_next<S: ChunkSink>(&mut self, out: &mut S) -> bool {
         if let Some(bytes) = self.immediate.pop_front() {
-            out.extend_from_slice(&bytes);
+            out.put_slice(&bytes);
             return true;
         }
         let chunk_size = self
@@ -451,12 +462,33 @@ impl ClientConnection {
         }
     }
 
-    /// Feeds bytes read from the socket (any split).
+    /// Feeds bytes read from the socket (any split); they are copied into the receive buffer.
+    /// Drivers that can read straight into [`read_buffer`](Self::read_buffer) avoid the copy.
     pub fn handle_bytes(&mut self, now: Instant, bytes: &[u8]) {
         if self.is_closed() {
             return;
         }
         self.decoder.push(bytes);
+        self.handle_received(now);
+    }
+
+    /// The receive buffer, with room for the rest of the frame in progress: append what the
+    /// socket returns (e.g. tokio's `read_buf`), then call
+    /// [`handle_received`](Self::handle_received). Only append. Once the connection is closed
+    /// the buffer is emptied each time, so a driver that goes on reading holds nothing.
+    pub fn read_buffer(&mut self) -> &mut BytesMut {
+        let closed = self.is_closed();
+        let buffer = self.decoder.read_buffer();
+        if closed {
+            buffer.clear();
+        }
+        buffer
+    }
+
+    /// Handles the bytes appended to [`read_buffer`](Self::read_buffer): frames are split off
+    /// the buffer without a copy, and a response of one chunk is decoded from that chunk (a
+    /// long ByteString in it becomes a slice of the receive buffer).
+    pub fn handle_received(&mut self, now: Instant) {
         while !self.is_closed() {
             match self.decoder.next_frame() {
                 Ok(Some(frame)) => self.handle_frame(now, &frame),
@@ -750,7 +782,7 @@ impl ClientConnection {
         let Some(request) = self.requests.take(message.request_id) else {
             return;
         };
-        let response = match ServiceResponse::decode_message_with_limits(
+        let response = match ServiceResponse::decode_message_shared(
             &message.body,
             self.config.decoding_limits,
         ) {

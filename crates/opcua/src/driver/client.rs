@@ -27,12 +27,11 @@ use crate::services::{
     ServiceRequest, ServiceResponse, TimestampsToReturn, TranslateBrowsePathsToNodeIdsRequest,
     ViewDescription, WriteRequest, WriteValue,
 };
+use crate::transport::TransmitBuffer;
 use crate::types::StatusCode;
 
-/// Bytes read from the socket at once.
-pub const CLIENT_READ_BUFFER: usize = 256 * 1024;
-/// Bytes of chunks gathered before one socket write.
-pub const CLIENT_WRITE_BATCH: usize = 256 * 1024;
+/// Bytes of chunks gathered before one (vectored) socket write.
+pub const CLIENT_WRITE_BATCH: usize = 4 * 1024 * 1024;
 /// Default TCP port of `opc.tcp` URLs.
 pub const DEFAULT_OPC_TCP_PORT: u16 = 4840;
 /// Most BrowseNext rounds one `browse` follows.
@@ -123,8 +122,7 @@ pub fn socket_address(endpoint_url: &str) -> Result<String, ClientError> {
 pub struct OpcuaClient {
     socket: TcpStream,
     connection: ClientConnection,
-    read_buffer: Vec<u8>,
-    write_buffer: Vec<u8>,
+    transmit: TransmitBuffer,
     completed: HashMap<u32, Result<ServiceResponse, StatusCode>>,
     closed: Option<(StatusCode, String)>,
 }
@@ -158,8 +156,7 @@ impl OpcuaClient {
         let mut client = Self {
             socket,
             connection,
-            read_buffer: vec![0u8; CLIENT_READ_BUFFER],
-            write_buffer: Vec::with_capacity(CLIENT_WRITE_BATCH + 65_536),
+            transmit: TransmitBuffer::new(),
             completed: HashMap::new(),
             closed: None,
         };
@@ -181,8 +178,8 @@ impl OpcuaClient {
         &self.connection
     }
 
-    /// Sends a request without waiting; returns its handle for [`next_response`]
-    /// (Self::next_response). Several may be in flight.
+    /// Sends a request without waiting; returns its handle for
+    /// [`next_response`](Self::next_response). Several may be in flight.
     pub async fn send(&mut self, request: impl Into<ServiceRequest>) -> Result<u32, ClientError> {
         let handle = self.connection.send(Instant::now(), request)?;
         self.flush().await?;
@@ -437,20 +434,17 @@ impl OpcuaClient {
 
     /// Writes everything the connection has to send.
     async fn flush(&mut self) -> Result<(), ClientError> {
-        loop {
-            self.write_buffer.clear();
-            if self
-                .connection
-                .transmit_into(&mut self.write_buffer, CLIENT_WRITE_BATCH)
-                == 0
-            {
-                return Ok(());
-            }
+        while self
+            .connection
+            .transmit_buffered(&mut self.transmit, CLIENT_WRITE_BATCH)
+            > 0
+        {
             self.socket
-                .write_all(&self.write_buffer)
+                .write_all_buf(&mut self.transmit)
                 .await
                 .map_err(|error| ClientError::io("writing to the server", error))?;
         }
+        Ok(())
     }
 
     /// Flushes, waits for bytes or the next deadline, and collects events. Returns true when
@@ -460,12 +454,11 @@ impl OpcuaClient {
         if self.closed.is_none() {
             let deadline = self.connection.poll_timeout();
             tokio::select! {
-                read = self.socket.read(&mut self.read_buffer) => match read {
+                // Straight into the connection's receive buffer: frames and one-chunk
+                // responses are split off it without a copy.
+                read = self.socket.read_buf(self.connection.read_buffer()) => match read {
                     Ok(0) => self.connection.handle_end_of_stream(),
-                    Ok(n) => {
-                        let bytes = self.read_buffer.get(..n).unwrap_or_default();
-                        self.connection.handle_bytes(Instant::now(), bytes);
-                    }
+                    Ok(_) => self.connection.handle_received(Instant::now()),
                     Err(error) => {
                         self.connection.handle_end_of_stream();
                         self.collect_events();

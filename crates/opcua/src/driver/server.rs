@@ -4,11 +4,12 @@
 //!
 //! Sharing: the `Server` sits behind a `std::sync::Mutex`. A connection holds the lock only
 //! while the core handles the bytes it just read (no `.await` inside), then writes its
-//! responses outside the lock; the benchmark payload is shared (`Arc`), so even a 100 MiB
-//! getData response is built under the lock in constant time and copied once, chunk by
-//! chunk, into the socket buffer. A `tokio::sync::Mutex` would add a wake-up per request for
-//! nothing, and a single owner task with channels would add two cross-task hops to every
-//! request of the latency-bound 1 KiB loop.
+//! responses outside the lock; the benchmark payload is shared (`Bytes`), so even a 100 MiB
+//! getData response is built under the lock in constant time, and its chunks go to the
+//! socket as gather writes of header bytes and payload slices: no copy in user space. A
+//! `tokio::sync::Mutex` would add a wake-up per request for nothing, and a single owner task
+//! with channels would add two cross-task hops to every request of the latency-bound 1 KiB
+//! loop.
 
 use std::io;
 use std::net::SocketAddr;
@@ -23,12 +24,12 @@ use tokio::task::JoinHandle;
 use crate::encoding::DateTime;
 use crate::server::address_space::AddNodeError;
 use crate::server::{Server, ServerConfig, ServerConnection};
+use crate::transport::TransmitBuffer;
 use crate::types::StatusCode;
 
-/// Bytes read from the socket at once.
-pub const SERVER_READ_BUFFER: usize = 256 * 1024;
-/// Bytes of chunks gathered before one socket write.
-pub const SERVER_WRITE_BATCH: usize = 256 * 1024;
+/// Bytes of chunks gathered before one (vectored) socket write. Shared payload slices cost
+/// no copy, so this only bounds how many chunk headers are prepared ahead.
+pub const SERVER_WRITE_BATCH: usize = 4 * 1024 * 1024;
 /// How often sessions are checked for expiry.
 pub const SESSION_SWEEP_INTERVAL: Duration = Duration::from_secs(1);
 
@@ -56,8 +57,8 @@ pub enum ServerStartError {
     AddressSpace(#[from] AddNodeError),
 }
 
-/// A running server; dropping it leaves the tasks running until [`shutdown`]
-/// (OpcuaServer::shutdown).
+/// A running server; dropping it leaves the tasks running until
+/// [`shutdown`](OpcuaServer::shutdown).
 #[derive(Debug)]
 pub struct OpcuaServer {
     local_addr: SocketAddr,
@@ -189,22 +190,20 @@ async fn refuse_connection(mut socket: TcpStream, max_connections: usize) {
     let _ = socket.shutdown().await;
 }
 
-/// Moves bytes between one socket and its `ServerConnection` until either side closes.
+/// Moves bytes between one socket and its `ServerConnection` until either side closes. Reads
+/// go straight into the connection's receive buffer and writes are gathered (header bytes
+/// and shared payload slices in one `writev`), so a getData payload is copied only by the
+/// kernel.
 async fn serve_connection(
     mut socket: TcpStream,
     server: SharedServer,
     mut shutdown: watch::Receiver<bool>,
 ) {
     let mut connection = ServerConnection::new(&lock(&server));
-    let mut read_buffer = vec![0u8; SERVER_READ_BUFFER];
-    let mut write_buffer = Vec::with_capacity(SERVER_WRITE_BATCH + 65_536);
+    let mut transmit = TransmitBuffer::new();
     loop {
-        loop {
-            write_buffer.clear();
-            if connection.transmit_into(&mut write_buffer, SERVER_WRITE_BATCH) == 0 {
-                break;
-            }
-            if socket.write_all(&write_buffer).await.is_err() {
+        while connection.transmit_buffered(&mut transmit, SERVER_WRITE_BATCH) > 0 {
+            if socket.write_all_buf(&mut transmit).await.is_err() {
                 return;
             }
         }
@@ -214,12 +213,9 @@ async fn serve_connection(
         }
         let deadline = connection.poll_timeout();
         tokio::select! {
-            read = socket.read(&mut read_buffer) => match read {
+            read = socket.read_buf(connection.read_buffer()) => match read {
                 Ok(0) | Err(_) => return,
-                Ok(n) => {
-                    let bytes = read_buffer.get(..n).unwrap_or_default();
-                    connection.handle_bytes(&mut lock(&server), Instant::now(), bytes);
-                }
+                Ok(_) => connection.handle_received(&mut lock(&server), Instant::now()),
             },
             () = sleep_until(deadline) => connection.handle_timeout(Instant::now()),
             _ = shutdown.changed() => return,

@@ -56,9 +56,7 @@ impl BinaryEncodable for ExtensionObject {
             let offset = reader.position();
             let body = match reader.read_u8()? {
                 NO_BODY => ExtensionObjectBody::None,
-                BINARY_BODY => {
-                    ExtensionObjectBody::Binary(ByteString::decode(reader)?.0.unwrap_or_default())
-                }
+                BINARY_BODY => ExtensionObjectBody::Binary(ByteString::decode(reader)?.into_vec()),
                 XML_BODY => ExtensionObjectBody::Xml(XmlElement::decode(reader)?),
                 other => {
                     return Err(reader.error_at(

@@ -31,7 +31,7 @@ pub use limits::{
 pub use localized_text::LocalizedText;
 pub use node_id::{ExpandedNodeId, Identifier, NodeId};
 pub use qualified_name::QualifiedName;
-pub use reader::Reader;
+pub use reader::{Reader, SHARE_MIN_LENGTH};
 pub use string::{ByteString, UaString, XmlElement};
 pub use variant::{Variant, VariantArray, VariantArrayError};
 pub use variant_type::VariantType;

@@ -308,7 +308,7 @@ pub(crate) mod tests {
             (0u32..300).prop_map(Identifier::Numeric),
             any::<Option<String>>().prop_map(|s| Identifier::String(UaString(s))),
             any::<u128>().prop_map(|g| Identifier::Guid(Guid::from_u128(g))),
-            any::<Option<Vec<u8>>>().prop_map(|b| Identifier::Opaque(ByteString(b))),
+            any::<Option<Vec<u8>>>().prop_map(|b| Identifier::Opaque(ByteString::from(b))),
         ];
         (prop_oneof![Just(0u16), 0u16..300, any::<u16>()], identifier).prop_map(
             |(namespace, identifier)| NodeId {

@@ -1,13 +1,25 @@
 //! `Reader`: a bounds-checked cursor over UA Binary input that carries the decoding limits and
-//! the current nesting depth.
+//! the current nesting depth. A reader made [`from_shared`](Reader::from_shared) also knows the
+//! reference-counted buffer its input lives in, so that large ByteStrings decode as slices of
+//! that buffer instead of copies.
+
+use bytes::Bytes;
 
 use super::error::{DecodeError, DecodeErrorKind};
 use super::limits::DecodingLimits;
+
+/// Byte runs at least this long are shared with a [`Reader::from_shared`] input instead of
+/// copied. Shorter ones are copied so that a small value kept for long (a session nonce, a
+/// written ByteString) never keeps a large receive buffer alive: a shared slice pins at most
+/// its buffer, which is at most one frame or message plus one socket read.
+pub const SHARE_MIN_LENGTH: usize = 64 * 1024;
 
 /// A cursor over an input slice. Every read checks the remaining length first.
 #[derive(Debug, Clone)]
 pub struct Reader<'a> {
     input: &'a [u8],
+    /// The buffer `input` is the whole of, when the caller has one.
+    shared: Option<&'a Bytes>,
     position: usize,
     limits: DecodingLimits,
     depth: usize,
@@ -23,6 +35,19 @@ impl<'a> Reader<'a> {
     pub fn with_limits(input: &'a [u8], limits: DecodingLimits) -> Self {
         Self {
             input,
+            shared: None,
+            position: 0,
+            limits,
+            depth: 0,
+        }
+    }
+
+    /// A reader over a shared buffer: [`read_shared`](Self::read_shared) hands out slices of
+    /// `input` (no copy) for runs of at least [`SHARE_MIN_LENGTH`] bytes.
+    pub fn from_shared(input: &'a Bytes, limits: DecodingLimits) -> Self {
+        Self {
+            input: input.as_ref(),
+            shared: Some(input),
             position: 0,
             limits,
             depth: 0,
@@ -94,6 +119,17 @@ impl<'a> Reader<'a> {
                     available,
                 },
             )
+        })
+    }
+
+    /// Consumes the next `count` bytes as an owned [`Bytes`]: a slice of the shared input
+    /// (reference count only) when there is one and the run is long, else a copy.
+    pub fn read_shared(&mut self, count: usize) -> Result<Bytes, DecodeError> {
+        let start = self.position;
+        let bytes = self.read_bytes(count)?;
+        Ok(match self.shared {
+            Some(shared) if count >= SHARE_MIN_LENGTH => shared.slice(start..start + count),
+            _ => Bytes::copy_from_slice(bytes),
         })
     }
 
@@ -190,6 +226,35 @@ mod tests {
         );
         assert_eq!(reader.read_u8().unwrap(), 3);
         reader.expect_end().unwrap();
+    }
+
+    #[test]
+    fn shared_reads_slice_long_runs_and_copy_short_ones() {
+        let mut input = vec![7u8; 3];
+        input.extend(std::iter::repeat_n(9u8, SHARE_MIN_LENGTH));
+        let input = Bytes::from(input);
+        let mut reader = Reader::from_shared(&input, DecodingLimits::default());
+        let short = reader.read_shared(3).unwrap();
+        assert_eq!(short, [7u8; 3].as_slice());
+        // A copy: not inside the input buffer.
+        let range = input.as_ptr_range();
+        assert!(!range.contains(&short.as_ptr()));
+        let long = reader.read_shared(SHARE_MIN_LENGTH).unwrap();
+        assert_eq!(long.len(), SHARE_MIN_LENGTH);
+        assert!(long.iter().all(|b| *b == 9));
+        // A slice: the same memory, three bytes in.
+        assert_eq!(long.as_ptr(), input[3..].as_ptr());
+        assert_eq!(
+            reader.read_shared(1).unwrap_err().kind,
+            DecodeErrorKind::UnexpectedEnd {
+                needed: 1,
+                available: 0
+            }
+        );
+        // Without a shared input, long runs are copied too.
+        let mut plain = Reader::new(&input);
+        let copied = plain.read_shared(SHARE_MIN_LENGTH + 3).unwrap();
+        assert!(!range.contains(&copied.as_ptr()));
     }
 
     #[test]

@@ -3,6 +3,8 @@
 
 use std::fmt;
 
+use bytes::Bytes;
+
 use super::binary_encodable::{BinaryEncodable, encode_length, encode_null_length};
 use super::error::{DecodeError, DecodeErrorKind};
 use super::reader::Reader;
@@ -100,8 +102,11 @@ impl BinaryEncodable for UaString {
 }
 
 /// A UA ByteString: opaque bytes that may be null (`None`).
+///
+/// The bytes are a reference-counted [`Bytes`]: cloning is cheap, and a ByteString decoded by a
+/// [`Reader::from_shared`] reader may be a slice of the received message (no copy).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct ByteString(pub Option<Vec<u8>>);
+pub struct ByteString(pub Option<Bytes>);
 
 impl ByteString {
     /// The null byte string.
@@ -116,17 +121,34 @@ impl ByteString {
     pub fn is_null(&self) -> bool {
         self.0.is_none()
     }
+
+    /// The bytes as a vector (empty for null); no copy when this was their only reference.
+    pub fn into_vec(self) -> Vec<u8> {
+        self.0.map(Vec::from).unwrap_or_default()
+    }
 }
 
 impl From<Vec<u8>> for ByteString {
     fn from(bytes: Vec<u8>) -> Self {
-        Self(Some(bytes))
+        Self(Some(Bytes::from(bytes)))
     }
 }
 
 impl From<&[u8]> for ByteString {
     fn from(bytes: &[u8]) -> Self {
-        Self(Some(bytes.to_vec()))
+        Self(Some(Bytes::copy_from_slice(bytes)))
+    }
+}
+
+impl From<Bytes> for ByteString {
+    fn from(bytes: Bytes) -> Self {
+        Self(Some(bytes))
+    }
+}
+
+impl From<Option<Vec<u8>>> for ByteString {
+    fn from(bytes: Option<Vec<u8>>) -> Self {
+        Self(bytes.map(Bytes::from))
     }
 }
 
@@ -135,10 +157,18 @@ impl BinaryEncodable for ByteString {
         encode_optional_bytes(self.as_bytes(), buf);
     }
 
-    /// Copies the payload once, straight from the input slice.
+    /// Copies the payload once, straight from the input slice, or shares it when the reader
+    /// has a shared input and the payload is long (see [`Reader::read_shared`]).
     fn decode(reader: &mut Reader<'_>) -> Result<Self, DecodeError> {
         let limit = reader.limits().max_byte_string_length;
-        Ok(Self(read_bounded_bytes(reader, limit)?.map(<[u8]>::to_vec)))
+        let start = reader.position();
+        let Some(length) = reader.read_length()? else {
+            return Ok(Self::NULL);
+        };
+        if length > limit {
+            return Err(reader.error_at(start, DecodeErrorKind::StringTooLong { length, limit }));
+        }
+        reader.read_shared(length).map(|bytes| Self(Some(bytes)))
     }
 
     fn encoded_len(&self) -> usize {
@@ -244,6 +274,42 @@ mod tests {
         );
     }
 
+    #[test]
+    fn long_byte_strings_share_the_input_buffer() {
+        use crate::encoding::SHARE_MIN_LENGTH;
+        let payload: Vec<u8> = (0..SHARE_MIN_LENGTH + 5).map(|i| i as u8).collect();
+        let mut encoded = ByteString::from(vec![1u8, 2]).to_bytes();
+        ByteString::from(payload.clone()).encode(&mut encoded);
+        let input = bytes::Bytes::from(encoded);
+        let mut reader = Reader::from_shared(&input, DecodingLimits::default());
+        let short = ByteString::decode(&mut reader).unwrap();
+        let long = ByteString::decode(&mut reader).unwrap();
+        reader.expect_end().unwrap();
+        assert_eq!(short.as_bytes(), Some([1u8, 2].as_slice()));
+        assert_eq!(long.as_bytes(), Some(payload.as_slice()));
+        let inside = input.as_ptr_range();
+        assert!(!inside.contains(&short.as_bytes().unwrap().as_ptr()));
+        assert_eq!(long.as_bytes().unwrap().as_ptr(), input[10..].as_ptr());
+        // The limit is checked before any slice is taken.
+        let limits = DecodingLimits {
+            max_byte_string_length: SHARE_MIN_LENGTH,
+            ..DecodingLimits::default()
+        };
+        let mut reader = Reader::from_shared(&input, limits);
+        ByteString::decode(&mut reader).unwrap();
+        assert_eq!(
+            ByteString::decode(&mut reader).unwrap_err(),
+            DecodeError {
+                offset: 6,
+                kind: DecodeErrorKind::StringTooLong {
+                    length: SHARE_MIN_LENGTH + 5,
+                    limit: SHARE_MIN_LENGTH
+                }
+            }
+        );
+        assert_eq!(long.into_vec(), payload);
+    }
+
     proptest! {
         #[test]
         fn strings_round_trip(text: Option<String>, bytes: Option<Vec<u8>>, xml: Option<String>) {
@@ -251,7 +317,7 @@ mod tests {
             let encoded = value.to_bytes();
             prop_assert_eq!(encoded.len(), value.encoded_len());
             prop_assert_eq!(UaString::from_bytes(&encoded).unwrap(), value);
-            let value = ByteString(bytes);
+            let value = ByteString::from(bytes);
             let encoded = value.to_bytes();
             prop_assert_eq!(encoded.len(), value.encoded_len());
             prop_assert_eq!(ByteString::from_bytes(&encoded).unwrap(), value);

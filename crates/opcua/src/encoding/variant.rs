@@ -417,7 +417,7 @@ pub(crate) mod tests {
                 .prop_map(|g| Variant::Guid(Guid::from_u128(g)))
                 .boxed(),
             T::ByteString => any::<Option<Vec<u8>>>()
-                .prop_map(|b| Variant::ByteString(ByteString(b)))
+                .prop_map(|b| Variant::ByteString(ByteString::from(b)))
                 .boxed(),
             T::XmlElement => any::<Option<String>>()
                 .prop_map(|s| Variant::XmlElement(XmlElement(s)))

@@ -1,6 +1,8 @@
 //! `SecureChannelChunk`: an OPN, MSG or CLO frame under SecurityPolicy None, split into the
 //! secure channel id, security header, sequence header and the (plain) body.
 
+use bytes::Bytes;
+
 use super::security_header::{AsymmetricSecurityHeader, SymmetricSecurityHeader};
 use super::sequence_header::SequenceHeader;
 use crate::encoding::{BinaryEncodable, DecodeError, Reader};
@@ -66,12 +68,14 @@ pub struct SecureChannelChunk {
     pub security_header: SecurityHeader,
     /// Sequence number and request id.
     pub sequence_header: SequenceHeader,
-    /// The (part of the) encoded service message carried by this chunk.
-    pub body: Vec<u8>,
+    /// The (part of the) encoded service message carried by this chunk: a slice of the
+    /// frame, not a copy.
+    pub body: Bytes,
 }
 
 impl SecureChannelChunk {
-    /// Splits a frame from the [`FrameDecoder`](crate::transport::FrameDecoder).
+    /// Splits a frame from the [`FrameDecoder`](crate::transport::FrameDecoder); the body
+    /// shares the frame's buffer.
     pub fn from_frame(frame: &Frame) -> Result<Self, SecureChannelError> {
         let message_type = frame.header.message_type;
         if !message_type.is_secure_channel() {
@@ -91,7 +95,8 @@ impl SecureChannelChunk {
             secure_channel_id,
             security_header,
             sequence_header,
-            body: reader.rest().to_vec(),
+            // The reader never moves past its input; min() keeps slice() panic-free anyway.
+            body: frame.body.slice(reader.position().min(frame.body.len())..),
         })
     }
 
@@ -140,7 +145,7 @@ mod tests {
                 sequence_number: 1,
                 request_id: 1,
             },
-            body: vec![0x01, 0x00, 0xBE, 0x01],
+            body: Bytes::from_static(&[0x01, 0x00, 0xBE, 0x01]),
         };
         let bytes = chunk.to_bytes();
         assert_eq!(&bytes[..4], b"OPNF");
@@ -166,7 +171,7 @@ mod tests {
                 sequence_number: 52,
                 request_id: 2,
             },
-            body: vec![9, 9],
+            body: Bytes::from_static(&[9, 9]),
         };
         let bytes = chunk.to_bytes();
         assert_eq!(
@@ -180,6 +185,26 @@ mod tests {
             SecureChannelChunk::from_frame(&decode_frame(&bytes)).unwrap(),
             chunk
         );
+    }
+
+    #[test]
+    fn chunk_body_shares_the_frame_buffer() {
+        let chunk = SecureChannelChunk {
+            message_type: MessageType::Message,
+            chunk_type: ChunkType::Final,
+            secure_channel_id: 7,
+            security_header: SecurityHeader::Symmetric(SymmetricSecurityHeader { token_id: 3 }),
+            sequence_header: SequenceHeader {
+                sequence_number: 52,
+                request_id: 2,
+            },
+            body: Bytes::from(vec![4u8; 5000]),
+        };
+        let frame = decode_frame(&chunk.to_bytes());
+        let split = SecureChannelChunk::from_frame(&frame).unwrap();
+        assert_eq!(split, chunk);
+        // 4 (channel id) + 4 (token id) + 8 (sequence header) bytes into the frame body.
+        assert_eq!(split.body.as_ptr(), frame.body[16..].as_ptr());
     }
 
     #[test]

@@ -1,8 +1,17 @@
 //! `MessageAssembler`: joins the chunks of a secure channel message (OPC 10000-6 §6.7.2,
 //! §6.7.3) into one body, enforcing the negotiated MaxMessageSize and MaxChunkCount, and
 //! turns an abort chunk (`A`) into an event that drops the partial message.
+//!
+//! Copies: a message of one chunk is passed on as it is (its body is a slice of the receive
+//! buffer); the chunks of a longer message are copied once, into one buffer. That buffer is
+//! reused for the next long message once the previous message has been dropped, so a
+//! connection that keeps receiving large responses neither regrows nor faults in fresh memory
+//! for each: it keeps its last multi-chunk message, which is within the MaxMessageSize it
+//! already accepts.
 
 use std::collections::HashMap;
+
+use bytes::{Bytes, BytesMut};
 
 use super::chunk::SecureChannelChunk;
 use crate::encoding::{BinaryEncodable, DecodeError, Reader, UaString};
@@ -33,7 +42,7 @@ pub struct AssembledMessage {
     /// Number of chunks joined.
     pub chunk_count: u32,
     /// The concatenated chunk bodies: the encoded service message.
-    pub body: Vec<u8>,
+    pub body: Bytes,
 }
 
 /// What a chunk completed.
@@ -102,7 +111,7 @@ struct Partial {
     message_type: MessageType,
     secure_channel_id: u32,
     chunk_count: u32,
-    body: Vec<u8>,
+    body: BytesMut,
 }
 
 /// Reassembles chunked messages, keyed by request id.
@@ -112,6 +121,9 @@ pub struct MessageAssembler {
     max_message_size: u32,
     max_chunk_count: u32,
     partial: HashMap<u32, Partial>,
+    /// The last joined message: once every other reference to it is dropped, its memory
+    /// holds the next long message.
+    last_joined: Option<Bytes>,
 }
 
 impl MessageAssembler {
@@ -123,6 +135,7 @@ impl MessageAssembler {
             max_message_size,
             max_chunk_count,
             partial: HashMap::new(),
+            last_joined: None,
         }
     }
 
@@ -161,66 +174,103 @@ impl MessageAssembler {
                 MAX_MESSAGES_IN_PROGRESS,
             ));
         }
-        let status = self.too_large_status();
-        let (max_size, max_chunks) = (self.max_message_size, self.max_chunk_count);
-        let partial = self.partial.entry(request_id).or_insert_with(|| Partial {
-            message_type: chunk.message_type,
-            secure_channel_id: chunk.secure_channel_id,
-            chunk_count: 0,
-            body: Vec::new(),
-        });
-        let result = Self::append(partial, &chunk, request_id, status, max_size, max_chunks);
+        let result = self.append(chunk, request_id);
         if result.is_err() {
             self.partial.remove(&request_id);
         }
-        result?;
-        if chunk.chunk_type != ChunkType::Final {
-            return Ok(None);
-        }
-        let Some(done) = self.partial.remove(&request_id) else {
-            return Ok(None);
+        result
+    }
+
+    /// An empty buffer for a long message: the last joined message's memory when nothing else
+    /// refers to it any more, else a new buffer sized like that message (a size this
+    /// connection really received, within MaxMessageSize), so the copy does not regrow.
+    fn join_buffer(&mut self) -> BytesMut {
+        let Some(last) = self.last_joined.take() else {
+            return BytesMut::new();
         };
-        Ok(Some(AssemblyEvent::Message(AssembledMessage {
-            message_type: done.message_type,
-            secure_channel_id: done.secure_channel_id,
-            request_id,
-            chunk_count: done.chunk_count,
-            body: done.body,
-        })))
+        let size = last.len();
+        match last.try_into_mut() {
+            Ok(mut reused) => {
+                reused.clear();
+                reused
+            }
+            Err(_) => BytesMut::with_capacity(size),
+        }
     }
 
     fn append(
-        partial: &mut Partial,
-        chunk: &SecureChannelChunk,
+        &mut self,
+        chunk: SecureChannelChunk,
         request_id: u32,
-        status: StatusCode,
-        max_size: u32,
-        max_chunks: u32,
-    ) -> Result<(), AssemblyError> {
-        if partial.message_type != chunk.message_type
-            || partial.secure_channel_id != chunk.secure_channel_id
-        {
-            return Err(AssemblyError::InconsistentChunk(request_id));
-        }
-        let count = partial.chunk_count.saturating_add(1);
-        if max_chunks != 0 && count > max_chunks {
+    ) -> Result<Option<AssemblyEvent>, AssemblyError> {
+        let status = self.too_large_status();
+        let (count, size) = match self.partial.get(&request_id) {
+            Some(partial) => {
+                if partial.message_type != chunk.message_type
+                    || partial.secure_channel_id != chunk.secure_channel_id
+                {
+                    return Err(AssemblyError::InconsistentChunk(request_id));
+                }
+                (partial.chunk_count, partial.body.len())
+            }
+            None => (0, 0),
+        };
+        let count = count.saturating_add(1);
+        if self.max_chunk_count != 0 && count > self.max_chunk_count {
             return Err(AssemblyError::TooManyChunks {
                 count,
-                limit: max_chunks,
+                limit: self.max_chunk_count,
                 status,
             });
         }
-        let size = partial.body.len().saturating_add(chunk.body.len());
-        if max_size != 0 && size > max_size as usize {
+        let size = size.saturating_add(chunk.body.len());
+        if self.max_message_size != 0 && size > self.max_message_size as usize {
             return Err(AssemblyError::MessageTooLarge {
                 size,
-                limit: max_size,
+                limit: self.max_message_size,
                 status,
             });
         }
+        let is_final = chunk.chunk_type == ChunkType::Final;
+        let Some(mut partial) = self.partial.remove(&request_id) else {
+            if is_final {
+                // A whole message in one chunk: no copy.
+                return Ok(Some(AssemblyEvent::Message(AssembledMessage {
+                    message_type: chunk.message_type,
+                    secure_channel_id: chunk.secure_channel_id,
+                    request_id,
+                    chunk_count: 1,
+                    body: chunk.body,
+                })));
+            }
+            let mut body = self.join_buffer();
+            body.extend_from_slice(&chunk.body);
+            self.partial.insert(
+                request_id,
+                Partial {
+                    message_type: chunk.message_type,
+                    secure_channel_id: chunk.secure_channel_id,
+                    chunk_count: 1,
+                    body,
+                },
+            );
+            return Ok(None);
+        };
         partial.chunk_count = count;
         partial.body.extend_from_slice(&chunk.body);
-        Ok(())
+        if !is_final {
+            self.partial.insert(request_id, partial);
+            return Ok(None);
+        }
+        let body = partial.body.freeze();
+        self.last_joined = Some(body.clone());
+        Ok(Some(AssemblyEvent::Message(AssembledMessage {
+            message_type: partial.message_type,
+            secure_channel_id: partial.secure_channel_id,
+            request_id,
+            chunk_count: count,
+            body,
+        })))
     }
 }
 
@@ -239,7 +289,39 @@ mod tests {
                 sequence_number: 0,
                 request_id,
             },
-            body: body.to_vec(),
+            body: Bytes::copy_from_slice(body),
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_chunking_gives_back_the_body(
+            body in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..3000),
+            cuts in proptest::collection::vec(0usize..3000, 0..8),
+        ) {
+            let mut cuts: Vec<usize> = cuts.into_iter().map(|c| c.min(body.len())).collect();
+            cuts.push(body.len());
+            cuts.sort_unstable();
+            let mut assembler = MessageAssembler::new(AssemblerRole::Server, 0, 0);
+            let mut start = 0;
+            let mut events = Vec::new();
+            for (index, end) in cuts.iter().enumerate() {
+                let kind = if index + 1 == cuts.len() {
+                    ChunkType::Final
+                } else {
+                    ChunkType::Intermediate
+                };
+                events.push(assembler.push(chunk(kind, 7, &body[start..*end])).unwrap());
+                start = *end;
+            }
+            let last = events.pop().flatten();
+            proptest::prop_assert!(events.iter().all(Option::is_none));
+            let Some(AssemblyEvent::Message(message)) = last else {
+                panic!("expected a message");
+            };
+            proptest::prop_assert_eq!(&message.body[..], body.as_slice());
+            proptest::prop_assert_eq!(message.chunk_count as usize, cuts.len());
+            proptest::prop_assert_eq!(assembler.in_progress(), 0);
         }
     }
 
@@ -264,10 +346,97 @@ mod tests {
         else {
             panic!("expected a message");
         };
-        assert_eq!(message.body, [1, 2, 3]);
+        assert_eq!(message.body[..], [1, 2, 3]);
         assert_eq!(message.chunk_count, 2);
         assert_eq!(message.request_id, 5);
         assert_eq!(assembler.in_progress(), 1);
+    }
+
+    #[test]
+    fn one_chunk_message_is_not_copied() {
+        let mut assembler = MessageAssembler::new(AssemblerRole::Client, 0, 0);
+        let body = Bytes::from(vec![5u8; 1000]);
+        let mut single = chunk(ChunkType::Final, 9, &[]);
+        single.body = body.clone();
+        let Some(AssemblyEvent::Message(message)) = assembler.push(single).unwrap() else {
+            panic!("expected a message");
+        };
+        assert_eq!(message.chunk_count, 1);
+        assert_eq!(message.body.as_ptr(), body.as_ptr());
+        assert_eq!(message.body.len(), 1000);
+    }
+
+    #[test]
+    fn joined_buffer_is_reused_once_the_message_is_dropped() {
+        let mut assembler = MessageAssembler::new(AssemblerRole::Client, 0, 0);
+        let pieces = [vec![1u8; 40_000], vec![2u8; 40_000], vec![3u8; 10]];
+        let join = |assembler: &mut MessageAssembler, request_id| {
+            let mut result = None;
+            for (index, piece) in pieces.iter().enumerate() {
+                let kind = if index + 1 == pieces.len() {
+                    ChunkType::Final
+                } else {
+                    ChunkType::Intermediate
+                };
+                result = assembler.push(chunk(kind, request_id, piece)).unwrap();
+            }
+            let Some(AssemblyEvent::Message(message)) = result else {
+                panic!("expected a message");
+            };
+            message
+        };
+        let first = join(&mut assembler, 1);
+        assert_eq!(first.body.len(), 80_010);
+        assert_eq!(first.chunk_count, 3);
+        assert_eq!(first.body[..], pieces.concat()[..]);
+        let first_address = first.body.as_ptr();
+        // While the first message is alive, the next one gets its own buffer...
+        let second = join(&mut assembler, 2);
+        assert_ne!(second.body.as_ptr(), first_address);
+        assert_eq!(second.body, first.body);
+        // ...and once the last one is dropped, its memory is used again.
+        let second_address = second.body.as_ptr();
+        drop(first);
+        drop(second);
+        let third = join(&mut assembler, 3);
+        assert_eq!(third.body.as_ptr(), second_address);
+        assert_eq!(third.body[..], pieces.concat()[..]);
+    }
+
+    #[test]
+    fn limits_apply_to_one_chunk_messages_too() {
+        let mut assembler = MessageAssembler::new(AssemblerRole::Client, 4, 1);
+        assert!(matches!(
+            assembler.push(chunk(ChunkType::Final, 1, &[1, 2, 3, 4])),
+            Ok(Some(AssemblyEvent::Message(_)))
+        ));
+        let error = assembler
+            .push(chunk(ChunkType::Final, 2, &[1, 2, 3, 4, 5]))
+            .unwrap_err();
+        assert_eq!(
+            error,
+            AssemblyError::MessageTooLarge {
+                size: 5,
+                limit: 4,
+                status: StatusCode::BAD_RESPONSE_TOO_LARGE
+            }
+        );
+        assembler
+            .push(chunk(ChunkType::Intermediate, 3, &[1]))
+            .unwrap();
+        let error = assembler
+            .push(chunk(ChunkType::Final, 3, &[2]))
+            .unwrap_err();
+        assert_eq!(error.status_code(), StatusCode::BAD_RESPONSE_TOO_LARGE);
+        assert!(matches!(
+            error,
+            AssemblyError::TooManyChunks {
+                count: 2,
+                limit: 1,
+                ..
+            }
+        ));
+        assert_eq!(assembler.in_progress(), 0);
     }
 
     #[test]

@@ -136,8 +136,8 @@ mod tests {
         fn round_trip(uri in proptest::option::of("[a-z:/#]{0,64}"), cert: Option<Vec<u8>>, thumb: Option<Vec<u8>>, token_id: u32) {
             let header = AsymmetricSecurityHeader {
                 security_policy_uri: UaString(uri),
-                sender_certificate: ByteString(cert),
-                receiver_certificate_thumbprint: ByteString(thumb),
+                sender_certificate: ByteString::from(cert),
+                receiver_certificate_thumbprint: ByteString::from(thumb),
             };
             prop_assert_eq!(header.to_bytes().len(), header.encoded_len());
             prop_assert_eq!(AsymmetricSecurityHeader::from_bytes(&header.to_bytes()).unwrap(), header);

@@ -2,10 +2,11 @@
 //! with `setSize` (`ns=1;i=6000`: input UInt32 size in KiB; fills a buffer of that many KiB with
 //! xorshift bytes) and `getData` (`ns=1;i=6001`: output ByteString, the buffer).
 //!
-//! The buffer is shared storage (`Arc<[u8]>`): `getData` hands out a reference and the Call
-//! response encoder copies it once, straight into the outgoing chunks.
+//! The buffer is shared storage ([`Bytes`]): `getData` hands out a reference, the Call
+//! response refers to it, and each outgoing chunk refers to its slice of it, so the socket
+//! write (a gather write) is the only copy.
 
-use std::sync::Arc;
+use bytes::Bytes;
 
 use super::address_space::{AddNodeError, AddressSpace, MethodArgument, MethodHandler};
 use crate::encoding::{NodeId, QualifiedName, VariantType};
@@ -26,14 +27,14 @@ pub const MAX_THROUGHPUT_KIB: u32 = 256 * 1024;
 /// The payload `getData` returns.
 #[derive(Clone, Debug)]
 pub struct ThroughputBuffer {
-    data: Arc<[u8]>,
+    data: Bytes,
     seed: u64,
 }
 
 impl Default for ThroughputBuffer {
     fn default() -> Self {
         Self {
-            data: Arc::from(Vec::new()),
+            data: Bytes::new(),
             seed: 0x9E37_79B9_7F4A_7C15,
         }
     }
@@ -41,8 +42,8 @@ impl Default for ThroughputBuffer {
 
 impl ThroughputBuffer {
     /// The current payload (shared, not copied).
-    pub fn data(&self) -> Arc<[u8]> {
-        Arc::clone(&self.data)
+    pub fn data(&self) -> Bytes {
+        self.data.clone()
     }
 
     /// Refills the buffer with `kib` KiB of xorshift64 output; Bad_OutOfRange beyond
@@ -63,7 +64,7 @@ impl ThroughputBuffer {
             word.copy_from_slice(&state.to_le_bytes());
         }
         self.seed = state;
-        self.data = Arc::from(data);
+        self.data = Bytes::from(data);
         Ok(())
     }
 }

@@ -9,8 +9,13 @@ use crate::transport::ConnectionLimits;
 pub const DEFAULT_MAX_MESSAGE_SIZE: u32 = 100 * 1024 * 1024 + 64 * 1024;
 /// Default most chunks per message we accept (100 MiB in 65535-byte chunks needs ~1602).
 pub const DEFAULT_MAX_CHUNK_COUNT: u32 = 4096;
-/// Default send and receive buffer size (largest chunk) in bytes.
+/// Default receive buffer size (largest chunk accepted) in bytes.
 pub const DEFAULT_BUFFER_SIZE: u32 = 65_535;
+/// Default send buffer size (largest chunk sent) in bytes. Chunks are never larger than the
+/// client's ReceiveBufferSize, so clients offering 65535 get 65535-byte chunks; a client that
+/// offers more gets fewer, larger chunks, which it can take without reassembling (the
+/// getData payload of a one-chunk response is a slice of the client's receive buffer).
+pub const DEFAULT_SEND_BUFFER_SIZE: u32 = 16 * 1024 * 1024;
 /// Shortest and longest secure channel token lifetime granted, in milliseconds.
 pub const TOKEN_LIFETIME_RANGE_MS: (u32, u32) = (10_000, 3_600_000);
 /// Shortest and longest session timeout granted, in milliseconds.
@@ -130,7 +135,7 @@ impl Default for ServerConfig {
             allow_anonymous: true,
             connection_limits: ConnectionLimits {
                 receive_buffer_size: DEFAULT_BUFFER_SIZE,
-                send_buffer_size: DEFAULT_BUFFER_SIZE,
+                send_buffer_size: DEFAULT_SEND_BUFFER_SIZE,
                 max_message_size: DEFAULT_MAX_MESSAGE_SIZE,
                 max_chunk_count: DEFAULT_MAX_CHUNK_COUNT,
                 ..ConnectionLimits::default()

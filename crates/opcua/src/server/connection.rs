@@ -17,6 +17,8 @@
 use std::collections::VecDeque;
 use std::time::Instant;
 
+use bytes::BytesMut;
+
 use super::attribute_services::{read_one, write_one};
 use super::channel_state::{ChannelState, ReceiveSequence, SendSequence};
 use super::discovery_services::{find_servers, get_endpoints};
@@ -37,8 +39,8 @@ use crate::services::{
     TranslateBrowsePathsToNodeIdsResponse, WriteResponse,
 };
 use crate::transport::{
-    ConnectionMessage, ErrorMessage, Frame, FrameDecoder, Hello, MessageType, NegotiatedLimits,
-    PROTOCOL_VERSION, acknowledge_hello,
+    ChunkSink, ConnectionMessage, ErrorMessage, Frame, FrameDecoder, Hello, MessageType,
+    NegotiatedLimits, PROTOCOL_VERSION, TransmitBuffer, acknowledge_hello,
 };
 use crate::types::StatusCode;
 
@@ -130,12 +132,33 @@ impl ServerConnection {
         self.established.as_ref().map(|e| &e.limits)
     }
 
-    /// Feeds bytes read from the socket (any split).
+    /// Feeds bytes read from the socket (any split); they are copied into the receive buffer.
+    /// Drivers that can read straight into [`read_buffer`](Self::read_buffer) avoid the copy.
     pub fn handle_bytes(&mut self, server: &mut Server, now: Instant, bytes: &[u8]) {
         if self.is_closed() {
             return;
         }
         self.decoder.push(bytes);
+        self.handle_received(server, now);
+    }
+
+    /// The receive buffer, with room for the rest of the frame in progress: append what the
+    /// socket returns (e.g. tokio's `read_buf`), then call
+    /// [`handle_received`](Self::handle_received). Only append. Once the connection is closed
+    /// the buffer is emptied each time, so a driver that goes on reading holds nothing.
+    pub fn read_buffer(&mut self) -> &mut BytesMut {
+        let buffer = self.decoder.read_buffer();
+        if self.close_reason.is_some() {
+            buffer.clear();
+        }
+        buffer
+    }
+
+    /// Handles the bytes appended to [`read_buffer`](Self::read_buffer).
+    pub fn handle_received(&mut self, server: &mut Server, now: Instant) {
+        if self.is_closed() {
+            return;
+        }
         while !self.is_closed() {
             match self.decoder.next_frame() {
                 Ok(Some(frame)) => self.handle_frame(server, now, &frame),
@@ -159,14 +182,25 @@ impl ServerConnection {
     /// Appends whole chunks to `out` until it grew by at least `max_bytes` or nothing is
     /// pending; returns the number of bytes appended. Avoids one allocation per chunk.
     pub fn transmit_into(&mut self, out: &mut Vec<u8>, max_bytes: usize) -> usize {
+        self.transmit_to(out, max_bytes)
+    }
+
+    /// As [`transmit_into`](Self::transmit_into), into a gather list: shared payloads (the
+    /// getData buffer) are referenced, not copied, and the driver writes them with one
+    /// vectored write.
+    pub fn transmit_buffered(&mut self, out: &mut TransmitBuffer, max_bytes: usize) -> usize {
+        self.transmit_to(out, max_bytes)
+    }
+
+    fn transmit_to<S: ChunkSink>(&mut self, out: &mut S, max_bytes: usize) -> usize {
         let start = out.len();
         while out.len() - start < max_bytes && self.write_next(out) {}
         out.len() - start
     }
 
-    fn write_next(&mut self, out: &mut Vec<u8>) -> bool {
+    fn write_next<S: ChunkSink>(&mut self, out: &mut S) -> bool {
         if let Some(bytes) = self.immediate.pop_front() {
-            out.extend_from_slice(&bytes);
+            out.put_slice(&bytes);
             return true;
         }
         let chunk_size = self
@@ -176,7 +210,7 @@ impl ServerConnection {
         let Some(message) = self.outgoing.front_mut() else {
             return match self.final_error.take() {
                 Some(bytes) => {
-                    out.extend_from_slice(&bytes);
+                    out.put_slice(&bytes);
                     true
                 }
                 None => false,
@@ -394,7 +428,7 @@ impl ServerConnection {
     fn handle_service(&mut self, server: &mut Server, now: Instant, message: &AssembledMessage) {
         let wall_now = server.wall_clock(now);
         let request =
-            match ServiceRequest::decode_message_with_limits(&message.body, self.decoding_limits) {
+            match ServiceRequest::decode_message_shared(&message.body, self.decoding_limits) {
                 Ok(request) => request,
                 Err(error) => {
                     // Answer with the client's request handle when the header is readable.
@@ -688,7 +722,7 @@ mod tests {
                 sequence_number: 1,
                 request_id: 1,
             },
-            body: open.encode_message(),
+            body: open.encode_message().into(),
         };
         bytes.extend_from_slice(&chunk.to_bytes());
         bytes
@@ -703,6 +737,42 @@ mod tests {
             connection.transmit_into(&mut output, usize::MAX);
         }
         (output, connection.is_closed())
+    }
+
+    /// As `run`, appending to the connection's own receive buffer, with `first` bytes in the
+    /// first read and the rest in one more; output gathered in a TransmitBuffer.
+    fn run_direct(stream: &[u8], first: usize, now: Instant) -> (Vec<u8>, bool) {
+        let mut server = Server::new(ServerConfig::default(), now).unwrap();
+        let mut connection = ServerConnection::new(&server);
+        let mut gathered = TransmitBuffer::new();
+        let (head, tail) = stream.split_at(first.min(stream.len()));
+        for part in [head, tail] {
+            connection.read_buffer().extend_from_slice(part);
+            connection.handle_received(&mut server, now);
+            connection.transmit_buffered(&mut gathered, usize::MAX);
+        }
+        (gathered.to_vec(), connection.is_closed())
+    }
+
+    #[test]
+    fn read_buffer_at_every_split_offset_matches_handle_bytes() {
+        let now = Instant::now();
+        let stream = preamble();
+        let expected = run(&stream, stream.len(), now);
+        assert!(!expected.1);
+        for first in 0..=stream.len() {
+            assert_eq!(
+                run_direct(&stream, first, now),
+                expected,
+                "split at {first}"
+            );
+        }
+        // A violation found in the receive buffer closes with the same ERR as handle_bytes.
+        let mut bad = stream.clone();
+        bad.extend_from_slice(b"GETF\x10\x00\x00\x00");
+        let expected = run(&bad, bad.len(), now);
+        assert!(expected.1);
+        assert_eq!(run_direct(&bad, stream.len() + 2, now), expected);
     }
 
     #[test]

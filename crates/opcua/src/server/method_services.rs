@@ -1,8 +1,8 @@
 //! The Call service (OPC 10000-4 §5.11.2): argument count and type checks against the declared
 //! InputArguments, dispatch to the method's implementation, and the encoding of a CallResponse
-//! whose ByteString outputs may be shared buffers (written once, straight into the chunks).
+//! whose ByteString outputs may be shared buffers (referenced by the chunks, not copied).
 
-use std::sync::Arc;
+use bytes::Bytes;
 
 use super::address_space::{MethodHandler, NodeAttributes};
 use super::outgoing::{BodySegment, OutgoingBody};
@@ -20,7 +20,7 @@ pub struct CallOutcome {
     /// Status, argument results and (non-shared) outputs.
     pub result: CallMethodResult,
     /// A shared ByteString output, written after `result.output_arguments` (which is empty).
-    pub shared_output: Option<Arc<[u8]>>,
+    pub shared_output: Option<Bytes>,
 }
 
 impl CallOutcome {
@@ -162,12 +162,12 @@ mod tests {
             request_handle: 5,
             ..ResponseHeader::default()
         };
-        let payload: Arc<[u8]> = Arc::from(vec![1u8, 2, 3, 4, 5]);
+        let payload = Bytes::from(vec![1u8, 2, 3, 4, 5]);
         let outcomes = vec![
             CallOutcome::status(StatusCode::BAD_METHOD_INVALID),
             CallOutcome {
                 result: CallMethodResult::default(),
-                shared_output: Some(Arc::clone(&payload)),
+                shared_output: Some(payload.clone()),
             },
         ];
         let body = encode_call_response(&header, outcomes).to_vec();

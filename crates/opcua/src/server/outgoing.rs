@@ -1,21 +1,22 @@
 //! Outgoing secure channel messages: an encoded body made of owned and shared segments, cut
 //! into chunks no larger than the peer's receive buffer as the driver asks for bytes
-//! (OPC 10000-6 §6.7.2). Shared segments (the benchmark payload) are copied once, into the
-//! chunk being written.
+//! (OPC 10000-6 §6.7.2). Shared segments (the benchmark payload) are not copied into a
+//! [`TransmitBuffer`](crate::transport::TransmitBuffer): each chunk refers to its slice of
+//! them, and the socket write gathers header and slice. Into a `Vec<u8>` they are copied once.
 
-use std::sync::Arc;
+use bytes::Bytes;
 
 use crate::encoding::BinaryEncodable;
 use crate::secure_channel::SequenceHeader;
-use crate::transport::{ChunkType, HEADER_LENGTH, MessageHeader, MessageType};
+use crate::transport::{ChunkSink, ChunkType, HEADER_LENGTH, MessageHeader, MessageType};
 
 /// A piece of an encoded message body.
 #[derive(Clone, Debug)]
 pub enum BodySegment {
     /// Bytes owned by the message.
     Owned(Vec<u8>),
-    /// Bytes shared with the address space (no copy until written into a chunk).
-    Shared(Arc<[u8]>),
+    /// Bytes shared with the address space (never copied into a transmit buffer).
+    Shared(Bytes),
 }
 
 impl BodySegment {
@@ -127,11 +128,11 @@ impl OutgoingMessage {
 
     /// Writes the next chunk (at most `max_chunk_size` bytes) with `sequence_number` into
     /// `out`; returns false when the message was complete already.
-    pub fn write_next_chunk(
+    pub fn write_next_chunk<S: ChunkSink + ?Sized>(
         &mut self,
         max_chunk_size: usize,
         sequence_number: u32,
-        out: &mut Vec<u8>,
+        out: &mut S,
     ) -> bool {
         if self.is_done() {
             return false;
@@ -140,8 +141,7 @@ impl OutgoingMessage {
         let take = self.remaining.min(per_chunk);
         let is_final = take == self.remaining;
         let size = self.overhead() + take;
-        out.reserve(size);
-        MessageHeader {
+        let header = MessageHeader {
             message_type: self.message_type,
             chunk_type: if is_final {
                 ChunkType::Final
@@ -149,26 +149,38 @@ impl OutgoingMessage {
                 ChunkType::Intermediate
             },
             message_size: u32::try_from(size).unwrap_or(u32::MAX),
-        }
-        .encode(out);
-        self.channel_id.encode(out);
-        out.extend_from_slice(&self.security_header);
-        SequenceHeader {
+        };
+        let sequence = SequenceHeader {
             sequence_number,
             request_id: self.request_id,
-        }
-        .encode(out);
+        };
+        out.reserve(size);
+        out.encode_with(&mut |buf| {
+            header.encode(buf);
+            self.channel_id.encode(buf);
+            buf.extend_from_slice(&self.security_header);
+            sequence.encode(buf);
+        });
         let mut left = take;
         while left > 0 {
             let Some(segment) = self.body.segments.get(self.segment) else {
                 break;
             };
-            let bytes = segment.bytes().get(self.offset..).unwrap_or_default();
-            let n = bytes.len().min(left);
-            out.extend_from_slice(bytes.get(..n).unwrap_or_default());
+            let segment_len = segment.bytes().len();
+            let n = segment_len.saturating_sub(self.offset).min(left);
+            let range = self.offset..self.offset + n;
+            match segment {
+                BodySegment::Owned(bytes) => {
+                    out.put_slice(bytes.get(range).unwrap_or_default());
+                }
+                BodySegment::Shared(bytes) if range.end <= bytes.len() => {
+                    out.put_shared(bytes.slice(range));
+                }
+                BodySegment::Shared(_) => {}
+            }
             left -= n;
             self.offset += n;
-            if self.offset >= segment.bytes().len() {
+            if self.offset >= segment_len {
                 self.segment += 1;
                 self.offset = 0;
             }
@@ -191,7 +203,7 @@ mod tests {
     #[test]
     fn chunks_split_across_segments() {
         let mut body = OutgoingBody::owned(vec![1, 2, 3]);
-        body.push(BodySegment::Shared(Arc::from(vec![4u8, 5, 6, 7, 8])));
+        body.push(BodySegment::Shared(Bytes::from(vec![4u8, 5, 6, 7, 8])));
         body.push(BodySegment::Owned(vec![9]));
         assert_eq!(body.len(), 9);
         let mut message = OutgoingMessage::new(MessageType::Message, 7, 3u32.to_bytes(), 42, body);

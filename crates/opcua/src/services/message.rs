@@ -114,13 +114,28 @@ macro_rules! service_message_enum {
                 bytes: &[u8],
                 limits: $crate::encoding::DecodingLimits,
             ) -> Result<Self, $crate::services::ServiceDecodeError> {
+                Self::decode_from(&mut $crate::encoding::Reader::with_limits(bytes, limits))
+            }
+
+            /// As [`decode_message_with_limits`](Self::decode_message_with_limits), from a
+            /// shared buffer: long ByteStrings in the message become slices of `bytes`
+            /// instead of copies (see [`Reader::from_shared`](crate::encoding::Reader::from_shared)).
+            pub fn decode_message_shared(
+                bytes: &::bytes::Bytes,
+                limits: $crate::encoding::DecodingLimits,
+            ) -> Result<Self, $crate::services::ServiceDecodeError> {
+                Self::decode_from(&mut $crate::encoding::Reader::from_shared(bytes, limits))
+            }
+
+            fn decode_from(
+                reader: &mut $crate::encoding::Reader<'_>,
+            ) -> Result<Self, $crate::services::ServiceDecodeError> {
                 use $crate::encoding::BinaryEncodable;
-                let mut reader = $crate::encoding::Reader::with_limits(bytes, limits);
-                let type_id = $crate::encoding::NodeId::decode(&mut reader)?;
+                let type_id = $crate::encoding::NodeId::decode(reader)?;
                 let message = match $crate::services::message::namespace_zero_number(&type_id) {
                     $(
                         Some(<$message as $crate::services::BinaryEncodingId>::BINARY_ENCODING_ID) => {
-                            Self::$variant(<$message>::decode(&mut reader)?)
+                            Self::$variant(<$message>::decode(reader)?)
                         }
                     )+
                     _ => return Err($crate::services::ServiceDecodeError::UnsupportedType { type_id }),

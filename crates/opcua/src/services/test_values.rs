@@ -116,7 +116,11 @@ impl Generate for ByteString {
             ByteString::NULL
         } else {
             let length = source.below(6);
-            ByteString(Some((0..length).map(|_| u8::generate(source)).collect()))
+            ByteString::from(
+                (0..length)
+                    .map(|_| u8::generate(source))
+                    .collect::<Vec<u8>>(),
+            )
         }
     }
 }
@@ -186,7 +190,7 @@ impl Generate for ExtensionObject {
         let type_id = NodeId::generate(source);
         let body = match source.below(3) {
             0 => ExtensionObjectBody::None,
-            1 => ExtensionObjectBody::Binary(ByteString::generate(source).0.unwrap_or_default()),
+            1 => ExtensionObjectBody::Binary(ByteString::generate(source).into_vec()),
             _ => {
                 ExtensionObjectBody::Xml(crate::encoding::XmlElement(UaString::generate(source).0))
             }

@@ -2,27 +2,36 @@
 //! whatever the socket returned; take out complete frames. The message type is checked as soon
 //! as its three bytes arrive and the size as soon as the header is complete, so oversized or
 //! foreign traffic is rejected before it is buffered.
+//!
+//! Two ways in: [`push`](FrameDecoder::push) copies a slice the caller read elsewhere, and
+//! [`read_buffer`](FrameDecoder::read_buffer) lends the decoder's own buffer for the socket to
+//! read into, sized for the rest of the frame in progress. Frames come out as [`Bytes`] split
+//! off that buffer: a frame's body is never copied on the way out.
+
+use bytes::{Buf, Bytes, BytesMut};
 
 use super::error::TransportError;
 use super::message_header::{HEADER_LENGTH, MessageHeader};
 
-/// Buffered bytes already handed out are dropped once at least this many accumulate.
-const COMPACT_THRESHOLD: usize = 64 * 1024;
+/// Room [`FrameDecoder::read_buffer`] offers at least, when the frame in progress needs less
+/// or its size is not known yet.
+pub const MIN_READ_ROOM: usize = 64 * 1024;
 
 /// One complete UA TCP message chunk.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Frame {
     /// The parsed header.
     pub header: MessageHeader,
-    /// Everything after the 8-byte header (for OPN/MSG/CLO this starts with the channel id).
-    pub body: Vec<u8>,
+    /// Everything after the 8-byte header (for OPN/MSG/CLO this starts with the channel id):
+    /// a slice of the receive buffer, not a copy.
+    pub body: Bytes,
 }
 
 /// Splits a byte stream into [`Frame`]s, enforcing the receive buffer size.
 #[derive(Clone, Debug)]
 pub struct FrameDecoder {
-    buffer: Vec<u8>,
-    start: usize,
+    /// Received bytes not yet returned in a frame.
+    buffer: BytesMut,
     stream_offset: u64,
     max_frame_size: u32,
     failure: Option<TransportError>,
@@ -33,8 +42,7 @@ impl FrameDecoder {
     /// local ReceiveBufferSize.
     pub fn new(max_frame_size: u32) -> Self {
         Self {
-            buffer: Vec::new(),
-            start: 0,
+            buffer: BytesMut::new(),
             stream_offset: 0,
             max_frame_size,
             failure: None,
@@ -59,15 +67,40 @@ impl FrameDecoder {
 
     /// Number of bytes received but not yet returned.
     pub fn buffered(&self) -> usize {
-        self.buffer.len().saturating_sub(self.start)
+        self.buffer.len()
     }
 
-    /// Appends received bytes. Call [`next_frame`](Self::next_frame) until it returns
+    /// Appends received bytes (a copy). Call [`next_frame`](Self::next_frame) until it returns
     /// `Ok(None)` before pushing more, so the buffer stays bounded by one frame.
     pub fn push(&mut self, bytes: &[u8]) {
         if self.failure.is_none() {
             self.buffer.extend_from_slice(bytes);
         }
+    }
+
+    /// The receive buffer, with room for at least the rest of the frame in progress (when its
+    /// header has arrived and its size is within the limit) or [`MIN_READ_ROOM`] bytes: read
+    /// from the socket straight into it (e.g. tokio's `read_buf`), then call
+    /// [`next_frame`](Self::next_frame) until it returns `Ok(None)`. Only append to it: the
+    /// bytes already in it are the start of the next frame.
+    pub fn read_buffer(&mut self) -> &mut BytesMut {
+        let frame_rest = match self.pending_frame_size() {
+            Some(size) if size <= self.max_frame_size as usize => {
+                size.saturating_sub(self.buffer.len())
+            }
+            _ => 0,
+        };
+        if self.failure.is_none() {
+            self.buffer.reserve(frame_rest.max(MIN_READ_ROOM));
+        }
+        &mut self.buffer
+    }
+
+    /// The size the buffered header announces, once its eight bytes are in.
+    fn pending_frame_size(&self) -> Option<usize> {
+        let size = self.buffer.get(4..HEADER_LENGTH)?;
+        let size = u32::from_le_bytes(size.try_into().ok()?);
+        Some(size as usize)
     }
 
     /// The next complete frame, `Ok(None)` when more bytes are needed. Errors are final: the
@@ -80,17 +113,15 @@ impl FrameDecoder {
             Ok(frame) => Ok(frame),
             Err(error) => {
                 self.failure = Some(error.clone());
-                self.buffer = Vec::new();
-                self.start = 0;
+                self.buffer = BytesMut::new();
                 Err(error)
             }
         }
     }
 
     fn try_next_frame(&mut self) -> Result<Option<Frame>, TransportError> {
-        let pending = self.buffer.get(self.start..).unwrap_or_default();
-        MessageHeader::check_prefix(pending)?;
-        let Some(header_bytes) = pending.get(..HEADER_LENGTH) else {
+        MessageHeader::check_prefix(&self.buffer)?;
+        let Some(header_bytes) = self.buffer.get(..HEADER_LENGTH) else {
             return Ok(None);
         };
         let mut raw = [0u8; HEADER_LENGTH];
@@ -103,27 +134,17 @@ impl FrameDecoder {
             });
         }
         let size = header.message_size as usize;
-        let Some(body) = pending.get(HEADER_LENGTH..size) else {
+        // MessageHeader::decode refuses sizes below the header length.
+        if self.buffer.len() < size || size < HEADER_LENGTH {
             return Ok(None);
-        };
-        let frame = Frame {
-            header,
-            body: body.to_vec(),
-        };
-        self.start += size;
-        self.stream_offset += size as u64;
-        self.compact();
-        Ok(Some(frame))
-    }
-
-    fn compact(&mut self) {
-        if self.start == self.buffer.len() {
-            self.buffer.clear();
-            self.start = 0;
-        } else if self.start >= COMPACT_THRESHOLD {
-            self.buffer.drain(..self.start);
-            self.start = 0;
         }
+        let mut frame = self.buffer.split_to(size);
+        frame.advance(HEADER_LENGTH);
+        self.stream_offset += size as u64;
+        Ok(Some(Frame {
+            header,
+            body: frame.freeze(),
+        }))
     }
 }
 
@@ -165,10 +186,13 @@ mod tests {
         decoder.push(&stream);
         // The body of a Vec<u8> frame is its Int32 length then the bytes.
         assert_eq!(
-            decoder.next_frame().unwrap().unwrap().body,
+            decoder.next_frame().unwrap().unwrap().body[..],
             [2, 0, 0, 0, 1, 2]
         );
-        assert_eq!(decoder.next_frame().unwrap().unwrap().body, [1, 0, 0, 0, 3]);
+        assert_eq!(
+            decoder.next_frame().unwrap().unwrap().body[..],
+            [1, 0, 0, 0, 3]
+        );
         assert_eq!(decoder.next_frame().unwrap(), None);
         assert_eq!(decoder.buffered(), 3);
     }
@@ -216,6 +240,91 @@ mod tests {
         assert!(decoder.next_frame().unwrap().is_some());
     }
 
+    /// Feeds `stream` through `read_buffer` in pieces of the given sizes (cycled), draining
+    /// frames after each piece, as a socket driver does.
+    fn read_through_buffer(
+        decoder: &mut FrameDecoder,
+        stream: &[u8],
+        pieces: &[usize],
+    ) -> (Vec<Frame>, Option<TransportError>) {
+        let mut frames = Vec::new();
+        let mut rest = stream;
+        let mut piece = pieces.iter().cycle();
+        while !rest.is_empty() {
+            let buffer = decoder.read_buffer();
+            let room = buffer.capacity() - buffer.len();
+            assert!(room >= MIN_READ_ROOM);
+            let take = (*piece.next().unwrap()).min(rest.len()).min(room);
+            buffer.extend_from_slice(&rest[..take]);
+            rest = &rest[take..];
+            let (more, error) = drain(decoder);
+            frames.extend(more);
+            if error.is_some() {
+                return (frames, error);
+            }
+        }
+        (frames, None)
+    }
+
+    #[test]
+    fn read_buffer_at_every_split_offset() {
+        let bodies: [&[u8]; 3] = [&[1, 2, 3], &[], &[9; 300]];
+        let mut stream = Vec::new();
+        for body in bodies {
+            stream.extend(message_frame(body));
+        }
+        for first in 1..=stream.len() {
+            let mut decoder = FrameDecoder::new(8192);
+            let (frames, error) =
+                read_through_buffer(&mut decoder, &stream, &[first, stream.len()]);
+            assert_eq!(error, None, "split at {first}");
+            assert_eq!(frames.len(), 3, "split at {first}");
+            for (frame, body) in frames.iter().zip(bodies) {
+                assert_eq!(&frame.body[4..], body, "split at {first}");
+            }
+            assert_eq!(decoder.buffered(), 0);
+            assert_eq!(decoder.stream_offset(), stream.len() as u64);
+        }
+    }
+
+    #[test]
+    fn read_buffer_has_room_for_the_whole_frame_and_bodies_are_not_copied() {
+        let body = vec![0xA5u8; 200_000];
+        let bytes = message_frame(&body);
+        let mut decoder = FrameDecoder::new(1 << 20);
+        // Header only: the room then covers the rest of the announced frame.
+        decoder.read_buffer().extend_from_slice(&bytes[..8]);
+        assert_eq!(decoder.next_frame().unwrap(), None);
+        let buffer = decoder.read_buffer();
+        assert!(buffer.capacity() - buffer.len() >= bytes.len() - 8);
+        let start = buffer.as_ptr();
+        buffer.extend_from_slice(&bytes[8..]);
+        let frame = decoder.next_frame().unwrap().unwrap();
+        assert_eq!(frame.body.len(), bytes.len() - 8);
+        // The body is the receive buffer itself, eight bytes in: no copy was made.
+        assert_eq!(frame.body.as_ptr(), start.wrapping_add(8));
+        assert_eq!(&frame.body[4..], body.as_slice());
+    }
+
+    #[test]
+    fn read_buffer_does_not_reserve_for_an_oversized_frame() {
+        let mut decoder = FrameDecoder::new(8192);
+        decoder
+            .read_buffer()
+            .extend_from_slice(b"MSGF\x00\x00\x00\x40");
+        // 1 GiB announced: the buffer offers only the usual room before the error is seen.
+        let buffer = decoder.read_buffer();
+        assert!(buffer.capacity() < 4 * MIN_READ_ROOM);
+        let error = decoder.next_frame().unwrap_err();
+        assert_eq!(error.status_code(), StatusCode::BAD_TCP_MESSAGE_TOO_LARGE);
+        // After an error the buffer is emptied and what is appended is ignored.
+        decoder
+            .read_buffer()
+            .extend_from_slice(&message_frame(&[1]));
+        assert_eq!(decoder.next_frame().unwrap_err(), error);
+        assert_eq!(decoder.stream_offset(), 0);
+    }
+
     /// Every frame until `Ok(None)` or the first error.
     fn drain(decoder: &mut FrameDecoder) -> (Vec<Frame>, Option<TransportError>) {
         let mut frames = Vec::new();
@@ -249,8 +358,12 @@ mod tests {
                     break;
                 }
             }
-            prop_assert_eq!(split_frames, whole_frames);
-            prop_assert_eq!(split_error, whole_error);
+            prop_assert_eq!(&split_frames, &whole_frames);
+            prop_assert_eq!(&split_error, &whole_error);
+            let mut direct = FrameDecoder::new(64);
+            let (direct_frames, direct_error) = read_through_buffer(&mut direct, &stream, &[piece]);
+            prop_assert_eq!(direct_frames, whole_frames);
+            prop_assert_eq!(direct_error, whole_error);
         }
 
         #[test]
