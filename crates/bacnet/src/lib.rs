@@ -6,7 +6,10 @@
 //!   constructed types services share (`PropertyValue`, `PriorityArray`, references);
 //! - [`transport`]: Annex J BACnet/IP virtual link layer (BVLL);
 //! - [`network`]: Clause 6 network layer (NPDU);
-//! - [`apdu`]: Clause 20.1 application PDU headers and service choices.
+//! - [`apdu`]: Clause 20.1 application PDU headers and service choices;
+//! - [`bbmd`]: Annex J / U broadcast management: BBMDs, foreign devices, the B/IP and
+//!   B/IPv6 link layers of a node;
+//! - [`router`]: the Clause 6 multi-port router.
 //!
 //! No sockets, clocks or sleeping: every type only turns bytes into values and back.
 //! Every wire type has `encode(&self, &mut Vec<u8>)` and `decode(&mut Reader)`; decoders
@@ -30,12 +33,14 @@
 
 pub mod apdu;
 pub mod app;
+pub mod bbmd;
 pub mod driver;
 pub mod encoding;
 pub mod enums;
 pub mod inspect;
 pub mod network;
 pub mod objects;
+pub mod router;
 pub mod services;
 pub mod transport;
 pub mod tsm;

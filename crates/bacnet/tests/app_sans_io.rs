@@ -7,7 +7,8 @@ use std::time::{Duration, Instant};
 
 use buildwire_bacnet::apdu::{Apdu, ConfirmedServiceChoice, MaxApdu, MaxSegments};
 use buildwire_bacnet::app::{
-    Announcement, ClientCore, ClientError, Completion, Destination, DeviceServer, Reply, Transmit,
+    Announcement, ClientCore, ClientError, Completion, Destination, DeviceServer, PeerAddress,
+    Reply, Transmit,
 };
 use buildwire_bacnet::encoding::{ApplicationValue, Element};
 use buildwire_bacnet::enums::{AbortReason, RejectReason, Segmentation};
@@ -318,7 +319,7 @@ fn i_am_teaches_the_peer_limits() {
     client.handle_npdu(now, SERVER, &npdu);
     assert_eq!(
         client.poll_announcement(),
-        Some(Announcement::IAm(SERVER, i_am))
+        Some(Announcement::IAm(PeerAddress::local(SERVER), i_am))
     );
     // A 600-octet WritePropertyMultiple no longer fits and cannot be segmented.
     let long = WriteAccessSpecification {

@@ -441,8 +441,12 @@ async fn raw_socket() -> tokio::net::UdpSocket {
 async fn unknown_service_is_rejected() {
     let server = stress_server().await;
     let socket = raw_socket().await;
-    // ReadRange (26) is not implemented by this device.
-    let apdu = confirmed(7, ConfirmedServiceChoice::ReadRange, &[0x0C, 0, 0, 0, 1]);
+    // AtomicReadFile (6) is not implemented by this device.
+    let apdu = confirmed(
+        7,
+        ConfirmedServiceChoice::AtomicReadFile,
+        &[0x0C, 0, 0, 0, 1],
+    );
     let answer = raw_exchange(&socket, server.local_addr(), &apdu).await;
     assert_eq!(
         Apdu::decode(&mut Reader::new(&answer)).unwrap(),

@@ -589,22 +589,42 @@ fn i_am_field_types_and_ranges() {
 
 #[test]
 fn unsupported_services_are_unrecognized() {
-    let err = decode_confirmed(ConfirmedServiceChoice::SubscribeCov, &[]).unwrap_err();
-    assert_eq!(err, ServiceDecodeError::UnrecognizedService { choice: 5 });
+    let err = decode_confirmed(ConfirmedServiceChoice::AtomicReadFile, &[]).unwrap_err();
+    assert_eq!(err, ServiceDecodeError::UnrecognizedService { choice: 6 });
     assert_eq!(reject_reason_for(&err), RejectReason::UnrecognizedService);
     let err = ConfirmedRequest::decode(ConfirmedServiceChoice::Other(200), &mut Reader::new(&[]))
         .unwrap_err();
     assert_eq!(err, ServiceDecodeError::UnrecognizedService { choice: 200 });
     let err = UnconfirmedRequest::decode(
-        UnconfirmedServiceChoice::TimeSynchronization,
+        UnconfirmedServiceChoice::UnconfirmedPrivateTransfer,
+        &mut Reader::new(&[]),
+    )
+    .unwrap_err();
+    assert_eq!(err, ServiceDecodeError::UnrecognizedService { choice: 4 });
+    let err = ComplexAckParameters::decode(
+        ConfirmedServiceChoice::AtomicReadFile,
         &mut Reader::new(&[]),
     )
     .unwrap_err();
     assert_eq!(err, ServiceDecodeError::UnrecognizedService { choice: 6 });
-    let err =
-        ComplexAckParameters::decode(ConfirmedServiceChoice::ReadRange, &mut Reader::new(&[]))
-            .unwrap_err();
-    assert_eq!(err, ServiceDecodeError::UnrecognizedService { choice: 26 });
+    // Services this crate decodes, given no parameters: a missing required parameter.
+    for service in [
+        ConfirmedServiceChoice::SubscribeCov,
+        ConfirmedServiceChoice::SubscribeCovProperty,
+        ConfirmedServiceChoice::ReadRange,
+        ConfirmedServiceChoice::DeviceCommunicationControl,
+        ConfirmedServiceChoice::ReinitializeDevice,
+        ConfirmedServiceChoice::AddListElement,
+        ConfirmedServiceChoice::RemoveListElement,
+        ConfirmedServiceChoice::ConfirmedCovNotification,
+    ] {
+        let err = decode_confirmed(service, &[]).unwrap_err();
+        assert_eq!(
+            reject_reason_for(&err),
+            RejectReason::MissingRequiredParameter,
+            "{service}"
+        );
+    }
 }
 
 // ---------------------------------------------------------------------------------------

@@ -88,6 +88,15 @@ pub fn bacnet_client(
     })
 }
 
+impl BacnetClientHandle {
+    /// Wraps a started client (foreign-device clients are made in `bacnet_network`).
+    pub(crate) fn from_client(client: BacnetClient) -> Self {
+        Self {
+            inner: Arc::new(client),
+        }
+    }
+}
+
 #[pymethods]
 impl BacnetClientHandle {
     /// The local address.
@@ -107,7 +116,7 @@ impl BacnetClientHandle {
         index: Option<u32>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let (to, obj, prop) = (
-            address(&device)?,
+            crate::bacnet_network::target(&device)?,
             object(&object_id)?,
             property(&property_id)?,
         );
@@ -136,7 +145,7 @@ impl BacnetClientHandle {
         value_type: Option<String>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let (to, obj, prop) = (
-            address(&device)?,
+            crate::bacnet_network::target(&device)?,
             object(&object_id)?,
             property(&property_id)?,
         );
@@ -162,7 +171,7 @@ impl BacnetClientHandle {
         device: String,
         specs: Vec<(String, Vec<String>)>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let to = address(&device)?;
+        let to = crate::bacnet_network::target(&device)?;
         let specifications = specs
             .iter()
             .map(|(o, props)| {

@@ -9,13 +9,17 @@ use std::fmt;
 use std::net::SocketAddrV4;
 use std::time::Instant;
 
-use super::server::{Destination, Transmit};
+use super::server::{Destination, PeerAddress, Transmit};
 use crate::apdu::{
     Apdu, BacnetError, ConfirmedServiceChoice, MaxApdu, MaxSegments, UnconfirmedServiceChoice,
 };
 use crate::encoding::{Element, ObjectIdentifier, ObjectPropertyReference, Reader};
 use crate::enums::{AbortReason, PropertyIdentifier, RejectReason};
-use crate::network::npdu::{Npdu, NpduBody};
+use crate::network::LinkAddress;
+use crate::network::npdu::{
+    DEFAULT_HOP_COUNT, GLOBAL_BROADCAST_NETWORK, MacAddress, NetworkPriority, Npdu, NpduBody,
+    RemoteAddress,
+};
 use crate::services::{
     ComplexAckParameters, ConfirmedRequest, IAm, IHave, InstanceRange, ReadAccessSpecification,
     ReadPropertyMultipleRequest, ReadPropertyRequest, UnconfirmedRequest, WhoHas, WhoHasObject,
@@ -23,6 +27,9 @@ use crate::services::{
     WritePropertyRequest,
 };
 use crate::tsm::{ClientEvent, ClientTsm, SendError, TsmConfig};
+
+mod notifications;
+pub use notifications::{CovNotification, MAX_QUEUED_NOTIFICATIONS};
 
 /// Most I-Am / I-Have answers kept until the application takes them; the oldest are
 /// dropped past this.
@@ -66,6 +73,8 @@ pub enum ClientError {
     Io(String),
     /// An argument could not be used (a shorthand that does not parse...).
     InvalidArgument(String),
+    /// No router answered Who-Is-Router-To-Network for this network.
+    NoRoute(u16),
 }
 
 impl fmt::Display for ClientError {
@@ -120,6 +129,11 @@ impl fmt::Display for ClientError {
             Self::BadReply(detail) => write!(f, "the device's answer does not decode: {detail}"),
             Self::Io(detail) => write!(f, "network error: {detail}"),
             Self::InvalidArgument(detail) => write!(f, "invalid argument: {detail}"),
+            Self::NoRoute(network) => write!(
+                f,
+                "no router to network {network} answered Who-Is-Router-To-Network; check the \
+                 network number and that a router to it is on this network"
+            ),
         }
     }
 }
@@ -137,9 +151,9 @@ pub enum Reply {
 
 /// The end of one request, drained from [`ClientCore::poll_completion`].
 #[derive(Debug, Clone, PartialEq)]
-pub struct Completion {
-    /// The device asked.
-    pub peer: SocketAddrV4,
+pub struct Completion<A = SocketAddrV4> {
+    /// The device asked (its link address, and its network address when routed).
+    pub peer: PeerAddress<A>,
     /// The invoke id [`ClientCore::send`] returned.
     pub invoke_id: u8,
     /// The answer.
@@ -148,33 +162,49 @@ pub struct Completion {
 
 /// An unconfirmed answer received: I-Am or I-Have.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Announcement {
-    /// An I-Am and the address it came from.
-    IAm(SocketAddrV4, IAm),
-    /// An I-Have and the address it came from.
-    IHave(SocketAddrV4, IHave),
+pub enum Announcement<A = SocketAddrV4> {
+    /// An I-Am and the address it came from (with SNET/SADR when routed).
+    IAm(PeerAddress<A>, IAm),
+    /// An I-Have and the address it came from (with SNET/SADR when routed).
+    IHave(PeerAddress<A>, IHave),
 }
 
-/// A sans-IO BACnet client for devices on the local B/IP network.
+/// A sans-IO BACnet client. `A` is the data link's address type (`SocketAddrV4` for
+/// B/IP). Devices on other networks are addressed by a [`PeerAddress`] whose `link` is
+/// their router and whose `remote` is their network and MAC (the driver finds the router
+/// with a [`crate::network::RouteCache`]); their answers come back with SNET/SADR set and
+/// are matched on the same pair.
 #[derive(Debug)]
-pub struct ClientCore {
-    tsm: ClientTsm<SocketAddrV4>,
-    transmits: VecDeque<Transmit>,
-    completions: VecDeque<Completion>,
-    announcements: VecDeque<Announcement>,
+pub struct ClientCore<A = SocketAddrV4> {
+    tsm: ClientTsm<PeerAddress<A>>,
+    transmits: VecDeque<Transmit<A>>,
+    completions: VecDeque<Completion<A>>,
+    announcements: VecDeque<Announcement<A>>,
     malformed: u64,
+    global_broadcasts: bool,
+    /// COV notifications received (see `notifications`).
+    inbox: notifications::Inbox<A>,
 }
 
-impl ClientCore {
+impl<A: LinkAddress> ClientCore<A> {
     /// A client with the TSM timeouts, retries and limits of `config`.
     pub fn new(config: TsmConfig) -> Self {
+        let inbox = notifications::Inbox::new(&config);
         Self {
+            inbox,
             tsm: ClientTsm::new(config),
             transmits: VecDeque::new(),
             completions: VecDeque::new(),
             announcements: VecDeque::new(),
             malformed: 0,
+            global_broadcasts: false,
         }
+    }
+
+    /// Sends broadcast Who-Is / Who-Has as global broadcasts (DNET X'FFFF'), so routers
+    /// pass them to every network; off by default (local broadcasts).
+    pub fn set_global_broadcasts(&mut self, global: bool) {
+        self.global_broadcasts = global;
     }
 
     /// The TSM configuration.
@@ -188,10 +218,10 @@ impl ClientCore {
     }
 
     /// Records a peer's limits (also learnt from every I-Am received).
-    pub fn set_peer_limits(&mut self, peer: SocketAddrV4, i_am: &IAm) {
+    pub fn set_peer_limits(&mut self, peer: impl Into<PeerAddress<A>>, i_am: &IAm) {
         let octets = u16::try_from(i_am.max_apdu_length_accepted).unwrap_or(u16::MAX);
         self.tsm.set_peer_limits(
-            peer,
+            peer.into(),
             MaxApdu::for_length(octets),
             i_am.segmentation_supported,
             MaxSegments::Unspecified,
@@ -202,14 +232,14 @@ impl ClientCore {
     pub fn send(
         &mut self,
         now: Instant,
-        to: SocketAddrV4,
+        to: impl Into<PeerAddress<A>>,
         request: &ConfirmedRequest,
     ) -> Result<u8, ClientError> {
         let mut payload = Vec::new();
         request.encode(&mut payload);
         let invoke_id = self
             .tsm
-            .send_request(now, to, request.service_choice(), payload)
+            .send_request(now, to.into(), request.service_choice(), payload)
             .map_err(ClientError::Send)?;
         self.drain_tsm();
         Ok(invoke_id)
@@ -220,7 +250,7 @@ impl ClientCore {
     pub fn read_property(
         &mut self,
         now: Instant,
-        to: SocketAddrV4,
+        to: impl Into<PeerAddress<A>>,
         object: ObjectIdentifier,
         property: PropertyIdentifier,
         array_index: Option<u32>,
@@ -239,7 +269,7 @@ impl ClientCore {
     pub fn write_property(
         &mut self,
         now: Instant,
-        to: SocketAddrV4,
+        to: impl Into<PeerAddress<A>>,
         object: ObjectIdentifier,
         property: PropertyIdentifier,
         value: Vec<Element>,
@@ -260,7 +290,7 @@ impl ClientCore {
     pub fn read_property_multiple(
         &mut self,
         now: Instant,
-        to: SocketAddrV4,
+        to: impl Into<PeerAddress<A>>,
         specifications: Vec<ReadAccessSpecification>,
     ) -> Result<u8, ClientError> {
         let request =
@@ -272,7 +302,7 @@ impl ClientCore {
     pub fn write_property_multiple(
         &mut self,
         now: Instant,
-        to: SocketAddrV4,
+        to: impl Into<PeerAddress<A>>,
         specifications: Vec<WriteAccessSpecification>,
     ) -> Result<u8, ClientError> {
         let request = ConfirmedRequest::WritePropertyMultiple(WritePropertyMultipleRequest {
@@ -282,7 +312,7 @@ impl ClientCore {
     }
 
     /// Queues a Who-Is (for devices in `range`, or all) to `destination`.
-    pub fn who_is(&mut self, range: Option<InstanceRange>, destination: Destination) {
+    pub fn who_is(&mut self, range: Option<InstanceRange>, destination: Destination<A>) {
         self.queue_unconfirmed(&UnconfirmedRequest::WhoIs(WhoIs { range }), destination);
     }
 
@@ -291,13 +321,13 @@ impl ClientCore {
         &mut self,
         range: Option<InstanceRange>,
         object: WhoHasObject,
-        destination: Destination,
+        destination: Destination<A>,
     ) {
         let request = UnconfirmedRequest::WhoHas(WhoHas { range, object });
         self.queue_unconfirmed(&request, destination);
     }
 
-    fn queue_unconfirmed(&mut self, request: &UnconfirmedRequest, destination: Destination) {
+    fn queue_unconfirmed(&mut self, request: &UnconfirmedRequest, destination: Destination<A>) {
         let mut payload = Vec::new();
         request.encode(&mut payload);
         let mut apdu = Vec::with_capacity(payload.len() + 2);
@@ -306,29 +336,52 @@ impl ClientCore {
             payload: &payload,
         }
         .encode(&mut apdu);
-        let mut npdu = Vec::with_capacity(apdu.len() + 2);
-        Npdu::local_apdu(&apdu, false).encode(&mut npdu);
+        let mut npdu = Vec::with_capacity(apdu.len() + 8);
+        let global = self.global_broadcasts && destination == Destination::Broadcast;
+        Npdu {
+            destination: global.then_some(RemoteAddress {
+                network: GLOBAL_BROADCAST_NETWORK,
+                mac: MacAddress::BROADCAST,
+            }),
+            ..Npdu::local_apdu(&apdu, false)
+        }
+        .encode(&mut npdu);
         self.transmits.push_back(Transmit { destination, npdu });
     }
 
     /// Handles one NPDU received from `from`.
-    pub fn handle_npdu(&mut self, now: Instant, from: SocketAddrV4, npdu: &[u8]) {
+    pub fn handle_npdu(&mut self, now: Instant, from: A, npdu: &[u8]) {
         let Ok(decoded) = Npdu::decode(&mut Reader::new(npdu)) else {
             self.malformed += 1;
             return;
         };
+        // Network-layer messages are for the route cache, not the application.
         let NpduBody::Apdu(apdu) = decoded.body else {
             return;
         };
-        if decoded.destination.is_some() || decoded.source.is_some() {
-            // Routed traffic is not handled yet: only local devices are addressed.
+        if decoded
+            .destination
+            .is_some_and(|d| d.network != GLOBAL_BROADCAST_NETWORK)
+        {
+            // Addressed to another network: only a router acts on it.
             return;
         }
+        // A routed answer names its origin in SNET/SADR; it is matched on that pair.
+        let from = PeerAddress {
+            link: from,
+            remote: decoded.source,
+        };
         match Apdu::decode(&mut Reader::new(apdu)) {
             Ok(Apdu::UnconfirmedRequest { service, payload }) => {
                 self.handle_unconfirmed(from, service, payload);
             }
-            Ok(Apdu::ConfirmedRequest { .. }) => {}
+            // Confirmed COV notifications, and the segment-acks and aborts of their
+            // senders, go to the notification responder.
+            Ok(
+                Apdu::ConfirmedRequest { .. }
+                | Apdu::SegmentAck { server: false, .. }
+                | Apdu::Abort { server: false, .. },
+            ) => self.inbox_datagram(now, from, apdu),
             Ok(_) => {
                 self.tsm.handle_datagram(now, from, apdu);
                 self.drain_tsm();
@@ -339,7 +392,7 @@ impl ClientCore {
 
     fn handle_unconfirmed(
         &mut self,
-        from: SocketAddrV4,
+        from: PeerAddress<A>,
         service: UnconfirmedServiceChoice,
         payload: &[u8],
     ) {
@@ -349,6 +402,10 @@ impl ClientCore {
                 Announcement::IAm(from, i_am)
             }
             Ok(UnconfirmedRequest::IHave(i_have)) => Announcement::IHave(from, i_have),
+            Ok(UnconfirmedRequest::UnconfirmedCovNotification(request)) => {
+                self.unconfirmed_notification(from, request);
+                return;
+            }
             Ok(_) => return,
             Err(_) => {
                 self.malformed += 1;
@@ -365,39 +422,51 @@ impl ClientCore {
     pub fn handle_timeout(&mut self, now: Instant) {
         self.tsm.handle_timeout(now);
         self.drain_tsm();
+        self.inbox_handle_timeout(now);
     }
 
     /// When [`Self::handle_timeout`] should next be called.
     pub fn poll_timeout(&self) -> Option<Instant> {
-        self.tsm.poll_timeout()
+        match (self.tsm.poll_timeout(), self.inbox_timeout()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     /// The next NPDU to send.
-    pub fn poll_transmit(&mut self) -> Option<Transmit> {
+    pub fn poll_transmit(&mut self) -> Option<Transmit<A>> {
         self.transmits.pop_front()
     }
 
     /// The next finished request.
-    pub fn poll_completion(&mut self) -> Option<Completion> {
+    pub fn poll_completion(&mut self) -> Option<Completion<A>> {
         self.completions.pop_front()
     }
 
     /// The next I-Am or I-Have received.
-    pub fn poll_announcement(&mut self) -> Option<Announcement> {
+    pub fn poll_announcement(&mut self) -> Option<Announcement<A>> {
         self.announcements.pop_front()
     }
 
     /// Gives up on a request (its Completion never comes).
-    pub fn cancel(&mut self, peer: SocketAddrV4, invoke_id: u8) -> bool {
-        self.tsm.cancel(&peer, invoke_id)
+    pub fn cancel(&mut self, peer: impl Into<PeerAddress<A>>, invoke_id: u8) -> bool {
+        self.tsm.cancel(&peer.into(), invoke_id)
     }
 
     fn drain_tsm(&mut self) {
         while let Some((peer, apdu)) = self.tsm.poll_transmit() {
-            let mut npdu = Vec::with_capacity(apdu.len() + 2);
-            Npdu::local_apdu(&apdu, true).encode(&mut npdu);
+            let mut npdu = Vec::with_capacity(apdu.len() + 24);
+            Npdu {
+                destination: peer.remote,
+                source: None,
+                hop_count: DEFAULT_HOP_COUNT,
+                expecting_reply: true,
+                priority: NetworkPriority::Normal,
+                body: NpduBody::Apdu(&apdu),
+            }
+            .encode(&mut npdu);
             self.transmits.push_back(Transmit {
-                destination: Destination::Unicast(peer),
+                destination: Destination::Unicast(peer.link),
                 npdu,
             });
         }
@@ -412,7 +481,7 @@ impl ClientCore {
 }
 
 /// Turns a TSM event into the typed result of the request it ends.
-fn completion_of(event: ClientEvent<SocketAddrV4>) -> Completion {
+fn completion_of<A>(event: ClientEvent<PeerAddress<A>>) -> Completion<A> {
     let (peer, invoke_id, result) = match event {
         ClientEvent::SimpleAck {
             peer, invoke_id, ..

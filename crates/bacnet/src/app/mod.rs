@@ -6,9 +6,16 @@
 //! [`crate::driver`] only move those bytes.
 
 pub mod client;
+pub mod cov;
+pub mod cov_subscriber;
+pub mod device_control;
+pub mod read_plan;
 pub mod server;
 pub mod value_text;
 
-pub use client::{Announcement, ClientCore, ClientError, Completion, Reply};
-pub use server::{Destination, DeviceServer, PeerAddress, ServerStats, Transmit};
+pub use client::{Announcement, ClientCore, ClientError, Completion, CovNotification, Reply};
+pub use cov_subscriber::{CovOptions, CovSubscriber};
+pub use server::{
+    CovStats, Destination, DeviceEvent, DeviceServer, PeerAddress, ServerStats, Transmit,
+};
 pub use value_text::{ValueType, parse_value_text};

@@ -15,6 +15,7 @@ use std::time::Instant;
 use crate::apdu::{Apdu, BacnetError, UnconfirmedServiceChoice};
 use crate::encoding::{ApplicationValue, Element, ObjectPropertyReference, Reader};
 use crate::enums::PropertyIdentifier;
+use crate::network::LinkAddress;
 use crate::network::npdu::{
     DEFAULT_HOP_COUNT, GLOBAL_BROADCAST_NETWORK, NetworkPriority, Npdu, NpduBody, RemoteAddress,
 };
@@ -29,6 +30,9 @@ use crate::services::{
 };
 use crate::tsm::{Response, ServerEvent, ServerTsm, TsmConfig};
 
+mod device_services;
+pub use device_services::{CovStats, DeviceEvent, SCHEDULE_TICK};
+
 /// Most NPDUs waiting in the transmit queue; older unsent ones are dropped past this so a
 /// flood of Who-Is cannot grow memory without bound.
 pub const MAX_QUEUED_TRANSMITS: usize = 4096;
@@ -36,39 +40,46 @@ pub const MAX_QUEUED_TRANSMITS: usize = 4096;
 /// Where a request came from: the B/IP address of the sender (the device itself, or the
 /// router that forwarded it) and, for routed messages, the originator's network address.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct PeerAddress {
-    /// The UDP address the NPDU came from (or that a Forwarded-NPDU names).
-    pub link: SocketAddrV4,
+pub struct PeerAddress<A = SocketAddrV4> {
+    /// The data-link address the NPDU came from: for B/IP the UDP address (or the one a
+    /// Forwarded-NPDU names); for other links their own address type.
+    pub link: A,
     /// SNET/SADR of a routed request; the answer goes back with this as DNET/DADR.
     pub remote: Option<RemoteAddress>,
 }
 
-impl PeerAddress {
-    /// A device on the local B/IP network.
-    pub const fn local(link: SocketAddrV4) -> Self {
+impl<A> PeerAddress<A> {
+    /// A device on the local network.
+    pub const fn local(link: A) -> Self {
+        Self { link, remote: None }
+    }
+}
+
+impl<A> From<A> for PeerAddress<A> {
+    fn from(link: A) -> Self {
         Self { link, remote: None }
     }
 }
 
 /// Where an outgoing NPDU goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Destination {
-    /// One B/IP address (Original-Unicast-NPDU).
-    Unicast(SocketAddrV4),
+pub enum Destination<A = SocketAddrV4> {
+    /// One data-link address (for B/IP: Original-Unicast-NPDU).
+    Unicast(A),
     /// The local broadcast address (Original-Broadcast-NPDU).
     Broadcast,
 }
 
 /// One NPDU to send.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Transmit {
+pub struct Transmit<A = SocketAddrV4> {
     /// Where to send it.
-    pub destination: Destination,
+    pub destination: Destination<A>,
     /// The encoded NPDU (without BVLL).
     pub npdu: Vec<u8>,
 }
 
-impl Transmit {
+impl<A> Transmit<A> {
     /// True when the NPDU goes to the local broadcast address.
     pub const fn is_broadcast(&self) -> bool {
         matches!(self.destination, Destination::Broadcast)
@@ -95,15 +106,20 @@ pub struct ServerStats {
 }
 
 /// A sans-IO BACnet device: an object database served over a server TSM.
-pub struct DeviceServer {
+///
+/// `A` is the data link's address type: `SocketAddrV4` for B/IP (the default), a virtual
+/// MAC for B/IPv6, a (port, MAC) pair for a device hosted in a router.
+pub struct DeviceServer<A = SocketAddrV4> {
     database: ObjectDatabase,
-    tsm: ServerTsm<PeerAddress>,
-    transmits: VecDeque<Transmit>,
+    tsm: ServerTsm<PeerAddress<A>>,
+    transmits: VecDeque<Transmit<A>>,
     unicast_i_am: bool,
     stats: ServerStats,
+    /// COV, device management and time-driven work (see `device_services`).
+    extras: device_services::Extras<A>,
 }
 
-impl std::fmt::Debug for DeviceServer {
+impl<A> std::fmt::Debug for DeviceServer<A> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("DeviceServer")
             .field("database", &self.database)
@@ -112,7 +128,7 @@ impl std::fmt::Debug for DeviceServer {
     }
 }
 
-impl DeviceServer {
+impl<A: LinkAddress> DeviceServer<A> {
     /// A server for `database` with the TSM limits of `config`. The Device object's
     /// max-apdu-length-accepted, segmentation-supported and max-segments-accepted are set
     /// from `config`, so that what the device says matches what its TSM does.
@@ -140,12 +156,14 @@ impl DeviceServer {
             // The Device object always exists; a failure here leaves the old value.
             let _ = database.set_local(device, property, PropertyData::Single(value));
         }
+        let extras = device_services::Extras::new(&config);
         Self {
             database,
             tsm: ServerTsm::new(config),
             transmits: VecDeque::new(),
             unicast_i_am: false,
             stats: ServerStats::default(),
+            extras,
         }
     }
 
@@ -205,21 +223,19 @@ impl DeviceServer {
         }
     }
 
-    /// Queues an I-Am broadcast (as a device does when it starts).
+    /// Queues an I-Am broadcast (as a device does when it starts), unless
+    /// DeviceCommunicationControl stopped the device initiating messages.
     pub fn i_am(&mut self) {
+        if !self.extras.control.may_initiate() {
+            return;
+        }
         let request = UnconfirmedRequest::IAm(self.i_am_parameters());
         self.queue_unconfirmed(&request, Destination::Broadcast, None);
     }
 
     /// Handles one NPDU received from `from` (`was_broadcast` when it came as a BVLL
     /// broadcast). Answers are queued for [`Self::poll_transmit`].
-    pub fn handle_npdu(
-        &mut self,
-        now: Instant,
-        from: SocketAddrV4,
-        npdu: &[u8],
-        was_broadcast: bool,
-    ) {
+    pub fn handle_npdu(&mut self, now: Instant, from: A, npdu: &[u8], was_broadcast: bool) {
         let Ok(decoded) = Npdu::decode(&mut Reader::new(npdu)) else {
             self.stats.malformed += 1;
             return;
@@ -240,8 +256,19 @@ impl DeviceServer {
             remote: decoded.source,
         };
         match Apdu::decode(&mut Reader::new(apdu)) {
+            Ok(Apdu::UnconfirmedRequest { .. }) if !self.extras.control.accepts_unconfirmed() => {
+                self.extras.stats.dropped_while_disabled += 1;
+            }
             Ok(Apdu::UnconfirmedRequest { service, payload }) => {
                 self.handle_unconfirmed(peer, service, payload, was_broadcast);
+            }
+            // Answers to this device's own confirmed COV notifications.
+            Ok(decoded) if device_services::answers_our_request(&decoded) => {
+                self.extras.notifier.handle_datagram(now, peer, apdu);
+                self.drain_notifier(now);
+            }
+            Ok(Apdu::ConfirmedRequest { service, .. }) if !self.extras.control.accepts(service) => {
+                self.extras.stats.dropped_while_disabled += 1;
             }
             Ok(_) => {
                 self.tsm.handle_datagram(now, peer, apdu);
@@ -249,21 +276,28 @@ impl DeviceServer {
             }
             Err(_) => self.stats.malformed += 1,
         }
+        self.tick(now);
     }
 
-    /// Handles the deadlines due at `now` (segment retransmissions, expiries).
+    /// Handles the deadlines due at `now` (segment retransmissions, expiries, COV
+    /// subscription lifetimes and notification retries, the schedule tick, trend log
+    /// samples, the end of a timed DeviceCommunicationControl).
     pub fn handle_timeout(&mut self, now: Instant) {
         self.tsm.handle_timeout(now);
         self.drain_tsm(now);
+        self.extras_handle_timeout(now);
     }
 
     /// When [`Self::handle_timeout`] should next be called.
     pub fn poll_timeout(&self) -> Option<Instant> {
-        self.tsm.poll_timeout()
+        match (self.tsm.poll_timeout(), self.extras_timeout()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     /// The next NPDU to send.
-    pub fn poll_transmit(&mut self) -> Option<Transmit> {
+    pub fn poll_transmit(&mut self) -> Option<Transmit<A>> {
         self.transmits.pop_front()
     }
 
@@ -275,12 +309,27 @@ impl DeviceServer {
                     invoke_id,
                     service,
                     payload,
-                    ..
+                    max_apdu,
+                    max_segments,
+                    segmented_response_accepted,
                 } = event
                 {
+                    let capacity = device_services::answer_capacity(
+                        max_apdu,
+                        max_segments,
+                        segmented_response_accepted,
+                        self.tsm.config(),
+                    );
+                    self.extras.context = Some((now, peer, capacity));
                     let response = self.execute(service, &payload);
+                    self.extras.context = None;
                     // The transaction was delivered just now, so it is known to the TSM.
                     let _ = self.tsm.respond(now, peer, invoke_id, response);
+                    // The answer goes out before what follows it (initial COV notification).
+                    while let Some((peer, apdu)) = self.tsm.poll_transmit() {
+                        self.queue_apdu(&peer, &apdu, false);
+                    }
+                    self.after_response(now);
                 }
             }
             let Some((peer, apdu)) = self.tsm.poll_transmit() else {
@@ -290,7 +339,7 @@ impl DeviceServer {
         }
     }
 
-    fn queue_apdu(&mut self, peer: &PeerAddress, apdu: &[u8], expecting_reply: bool) {
+    fn queue_apdu(&mut self, peer: &PeerAddress<A>, apdu: &[u8], expecting_reply: bool) {
         let npdu = Npdu {
             destination: peer.remote,
             source: None,
@@ -307,7 +356,7 @@ impl DeviceServer {
         });
     }
 
-    fn push(&mut self, transmit: Transmit) {
+    fn push(&mut self, transmit: Transmit<A>) {
         if self.transmits.len() >= MAX_QUEUED_TRANSMITS {
             self.transmits.pop_front();
         }
@@ -317,7 +366,7 @@ impl DeviceServer {
     fn queue_unconfirmed(
         &mut self,
         request: &UnconfirmedRequest,
-        destination: Destination,
+        destination: Destination<A>,
         remote: Option<RemoteAddress>,
     ) {
         let mut payload = Vec::new();
@@ -348,10 +397,10 @@ impl DeviceServer {
     /// broadcast (unless unicast I-Am answers were asked for, which I-Have never uses).
     fn announce_to(
         &self,
-        peer: PeerAddress,
+        peer: PeerAddress<A>,
         was_broadcast: bool,
         always_broadcast: bool,
-    ) -> Destination {
+    ) -> Destination<A> {
         let unicast_answer = !was_broadcast || (self.unicast_i_am && !always_broadcast);
         if peer.remote.is_some() || unicast_answer {
             Destination::Unicast(peer.link)
@@ -362,7 +411,7 @@ impl DeviceServer {
 
     fn handle_unconfirmed(
         &mut self,
-        peer: PeerAddress,
+        peer: PeerAddress<A>,
         service: UnconfirmedServiceChoice,
         payload: &[u8],
         was_broadcast: bool,
@@ -370,6 +419,7 @@ impl DeviceServer {
         let answer = match UnconfirmedRequest::decode(service, &mut Reader::new(payload)) {
             Ok(UnconfirmedRequest::WhoIs(who_is)) => self.answer_who_is(&who_is),
             Ok(UnconfirmedRequest::WhoHas(who_has)) => self.answer_who_has(&who_has),
+            Ok(other) if self.handle_more_unconfirmed(&other) => return,
             _ => None,
         };
         match answer {
@@ -424,11 +474,17 @@ impl DeviceServer {
             }
         };
         self.stats.requests += 1;
+        if let Some((now, _, _)) = self.extras.context {
+            for (object, property) in device_services::device_reads(&request) {
+                self.refresh_active_subscriptions(now, object, property);
+            }
+        }
         match request {
             ConfirmedRequest::ReadProperty(rp) => self.read_property(&rp),
             ConfirmedRequest::WriteProperty(wp) => self.write_property(&wp),
             ConfirmedRequest::ReadPropertyMultiple(rpm) => self.read_property_multiple(&rpm),
             ConfirmedRequest::WritePropertyMultiple(wpm) => self.write_property_multiple(&wpm),
+            other => self.execute_more(other),
         }
     }
 

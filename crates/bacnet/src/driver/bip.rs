@@ -2,15 +2,34 @@
 //! is bound to a specific address, a second one bound to the subnet's broadcast address so that
 //! broadcasts reach this application too (Linux delivers a datagram sent to the broadcast
 //! address only to sockets bound to that address or to the wildcard).
+//!
+//! Through [`Transport`] the link layer runs a sans-IO [`BipLink`]: a plain node, a BBMD or a
+//! foreign device (see [`crate::bbmd`]); the socket loop only moves its datagrams and fires
+//! its deadlines.
 
+use std::collections::VecDeque;
 use std::io;
 use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
+use std::sync::{Mutex, MutexGuard};
+use std::time::Duration;
 
 use socket2::{Domain, Protocol, Socket, Type};
 use tokio::net::UdpSocket;
 
+use super::transport::{Delivery, Transport};
+use crate::bbmd::{BipLink, BipLinkStats, BipRole, RegistrationState};
 use crate::encoding::DecodeError;
-use crate::transport::Bvll;
+use crate::network::MacAddress;
+use crate::network::address::{bip_address, bip_mac};
+use crate::transport::{BdtEntry, Bvll, FdtEntry};
+
+/// Largest NPDU on B/IP (Annex J.2: 1,497 octets of NPDU).
+pub const MAX_BIP_NPDU: usize = 1497;
+/// How long [`BipTransport::bind_with_role`] waits for a foreign device's first
+/// registration to be accepted before giving up.
+pub const REGISTRATION_WAIT: Duration = Duration::from_secs(3);
+/// NPDUs received while a foreign device waits for its registration, kept for `receive`.
+const MAX_EARLY_DELIVERIES: usize = 256;
 
 /// Largest BACnet/IP datagram: 1,497 octets of BVLL + NPDU (Annex J.2) plus headroom for
 /// non-conforming peers; anything larger is truncated by the kernel and fails to decode.
@@ -65,8 +84,22 @@ pub struct Received {
 pub struct BipTransport {
     unicast: UdpSocket,
     broadcast_rx: Option<UdpSocket>,
+    /// Bound to 255.255.255.255 when the subnet's broadcast address is another: devices
+    /// that broadcast to the limited broadcast address reach this node too.
+    limited_rx: Option<UdpSocket>,
     broadcast_to: Option<SocketAddrV4>,
     local: SocketAddrV4,
+    link: Mutex<BipLink>,
+    early: Mutex<VecDeque<Delivery<SocketAddrV4>>>,
+}
+
+impl std::fmt::Debug for BipTransport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BipTransport")
+            .field("local", &self.local)
+            .field("broadcast_to", &self.broadcast_to)
+            .finish_non_exhaustive()
+    }
 }
 
 fn udp_socket(addr: SocketAddrV4, reuse: bool) -> io::Result<UdpSocket> {
@@ -81,8 +114,92 @@ fn udp_socket(addr: SocketAddrV4, reuse: bool) -> io::Result<UdpSocket> {
 }
 
 impl BipTransport {
-    /// Binds the sockets.
+    /// Binds the sockets as a plain B/IP node.
     pub async fn bind(config: &BipConfig) -> io::Result<Self> {
+        Self::bind_with_role(config, BipRole::Node).await
+    }
+
+    /// Binds the sockets as a node, a BBMD or a foreign device. A foreign device
+    /// registers before this returns (and fails when the BBMD refuses or does not answer
+    /// within [`REGISTRATION_WAIT`]), so that its first broadcast already goes through.
+    pub async fn bind_with_role(config: &BipConfig, role: BipRole) -> io::Result<Self> {
+        let foreign = matches!(role, BipRole::Foreign(_));
+        if matches!(role, BipRole::Bbmd(_)) && config.bind.ip().is_unspecified() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "a BBMD binds to its own IP address (not 0.0.0.0): peers and foreign devices \
+                 know it by that address",
+            ));
+        }
+        let transport = Self::bind_sockets(config, role).await?;
+        if foreign {
+            transport.wait_registered(REGISTRATION_WAIT).await?;
+        }
+        Ok(transport)
+    }
+
+    async fn wait_registered(&self, wait: Duration) -> io::Result<()> {
+        let deadline = tokio::time::Instant::now() + wait;
+        loop {
+            match self.lock().registration().map(|r| r.state()) {
+                Some(RegistrationState::Registered { .. }) | None => return Ok(()),
+                Some(RegistrationState::Refused) => {
+                    return Err(io::Error::new(
+                        io::ErrorKind::PermissionDenied,
+                        "the BBMD refused the foreign-device registration (NAK): is it a BBMD, \
+                         and is its foreign device table full?",
+                    ));
+                }
+                Some(RegistrationState::Registering) => {}
+            }
+            match tokio::time::timeout_at(deadline, self.step()).await {
+                Ok(Ok(Some(delivery))) => {
+                    let mut early = self.early.lock().unwrap_or_else(|e| e.into_inner());
+                    if early.len() < MAX_EARLY_DELIVERIES {
+                        early.push_back(delivery);
+                    }
+                }
+                Ok(Ok(None)) => {}
+                Ok(Err(error)) => return Err(error),
+                Err(_) => {
+                    return Err(io::Error::new(
+                        io::ErrorKind::TimedOut,
+                        "no answer from the BBMD to Register-Foreign-Device; check its address \
+                         and port",
+                    ));
+                }
+            }
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, BipLink> {
+        // The link's state stays consistent across a panic elsewhere: keep using it.
+        self.link
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The link layer's counters.
+    pub fn link_stats(&self) -> BipLinkStats {
+        self.lock().stats()
+    }
+
+    /// The broadcast distribution table (a BBMD's; empty otherwise).
+    pub fn bdt(&self) -> Vec<BdtEntry> {
+        self.lock().bdt()
+    }
+
+    /// The foreign device table (a BBMD's; empty otherwise).
+    pub fn fdt(&self) -> Vec<FdtEntry> {
+        self.lock().fdt(std::time::Instant::now())
+    }
+
+    /// The foreign-device registration state, when this node is one.
+    pub fn registration(&self) -> Option<RegistrationState> {
+        self.lock().registration().map(|r| r.state())
+    }
+
+    async fn bind_sockets(config: &BipConfig, role: BipRole) -> io::Result<Self> {
         let unicast = udp_socket(config.bind, false)?;
         let local = match unicast.local_addr()? {
             SocketAddr::V4(v4) => v4,
@@ -99,12 +216,107 @@ impl BipTransport {
             Some(b) if !config.bind.ip().is_unspecified() => Some(udp_socket(b, true)?),
             _ => None,
         };
+        // Best effort: without it only subnet-directed broadcasts are heard.
+        let limited_rx = match broadcast_to {
+            Some(b) if !config.bind.ip().is_unspecified() && !b.ip().is_broadcast() => {
+                udp_socket(SocketAddrV4::new(Ipv4Addr::BROADCAST, local.port()), true).ok()
+            }
+            _ => None,
+        };
+        let link = BipLink::new(std::time::Instant::now(), local, broadcast_to, role);
         Ok(Self {
             unicast,
             broadcast_rx,
+            limited_rx,
             broadcast_to,
             local,
+            link: Mutex::new(link),
+            early: Mutex::new(VecDeque::new()),
         })
+    }
+
+    /// The first of the sockets that has a datagram.
+    async fn readable(&self) -> io::Result<&UdpSocket> {
+        async fn ready(socket: Option<&UdpSocket>) -> io::Result<&UdpSocket> {
+            match socket {
+                Some(socket) => socket.readable().await.map(|()| socket),
+                None => std::future::pending().await,
+            }
+        }
+        tokio::select! {
+            r = ready(Some(&self.unicast)) => r,
+            r = ready(self.broadcast_rx.as_ref()) => r,
+            r = ready(self.limited_rx.as_ref()) => r,
+        }
+    }
+
+    /// Sends what the link layer queued.
+    async fn flush(&self) {
+        loop {
+            let next = self.lock().poll_transmit();
+            let Some((to, datagram)) = next else {
+                break;
+            };
+            // A lost datagram is recovered by the protocol above (retries, renewals).
+            let _ = self.unicast.send_to(&datagram, to).await;
+        }
+    }
+
+    /// Reads datagrams until one carries an NPDU for the network layer, running the link
+    /// layer's deadlines meanwhile.
+    async fn next_delivery(&self) -> io::Result<Delivery<SocketAddrV4>> {
+        loop {
+            if let Some(delivery) = self.step().await? {
+                return Ok(delivery);
+            }
+        }
+    }
+
+    /// One event of the link layer: a deadline, or one datagram (and the NPDU it carries
+    /// for the network layer, if any). What the link queued is sent before and after.
+    async fn step(&self) -> io::Result<Option<Delivery<SocketAddrV4>>> {
+        let mut buf = [0u8; MAX_BIP_DATAGRAM];
+        self.flush().await;
+        let deadline = self.lock().poll_timeout();
+        let wake = deadline.map_or_else(
+            || tokio::time::Instant::now() + Duration::from_secs(3600),
+            tokio::time::Instant::from_std,
+        );
+        let (n, from) = tokio::select! {
+            got = self.recv_raw(&mut buf) => got?,
+            () = tokio::time::sleep_until(wake) => {
+                self.lock().handle_timeout(std::time::Instant::now());
+                self.flush().await;
+                return Ok(None);
+            }
+        };
+        let SocketAddr::V4(from) = from else {
+            return Ok(None);
+        };
+        let datagram = buf.get(..n).unwrap_or_default();
+        let delivery = self
+            .lock()
+            .handle_datagram(std::time::Instant::now(), from, datagram);
+        self.flush().await;
+        Ok(delivery.map(|delivery| Delivery {
+            source: delivery.source,
+            npdu: delivery.npdu,
+            broadcast: delivery.broadcast,
+        }))
+    }
+
+    async fn recv_raw(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
+        loop {
+            let socket = self.readable().await?;
+            match socket.try_recv_from(buf) {
+                Ok(got) => return Ok(got),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
+                // ICMP port unreachable from an earlier send surfaces here on Linux: it says
+                // nothing about this socket, keep reading.
+                Err(e) if e.kind() == io::ErrorKind::ConnectionRefused => continue,
+                Err(e) => return Err(e),
+            }
+        }
     }
 
     /// The local address (with the port picked when 0 was asked for).
@@ -124,17 +336,19 @@ impl BipTransport {
         self.unicast.send_to(&buf, to).await.map(|_| ())
     }
 
-    /// Sends an NPDU as Original-Broadcast-NPDU to the local broadcast address.
+    /// Broadcasts an NPDU: Original-Broadcast-NPDU to the local broadcast address (and, for
+    /// a BBMD, Forwarded-NPDU to its peers and foreign devices), or for a foreign device
+    /// Distribute-Broadcast-To-Network to its BBMD.
     pub async fn send_broadcast(&self, npdu: &[u8]) -> io::Result<()> {
-        let to = self.broadcast_to.ok_or_else(|| {
-            io::Error::new(
+        let queued = self.lock().send_broadcast(std::time::Instant::now(), npdu);
+        if !queued {
+            return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
                 "this transport has no broadcast address: bind with one to send broadcasts",
-            )
-        })?;
-        let mut buf = Vec::with_capacity(npdu.len() + 4);
-        Bvll::OriginalBroadcastNpdu(npdu).encode(&mut buf);
-        self.unicast.send_to(&buf, to).await.map(|_| ())
+            ));
+        }
+        self.flush().await;
+        Ok(())
     }
 
     /// Sends an already encoded BVLL datagram (BBMD and foreign-device messages).
@@ -150,14 +364,7 @@ impl BipTransport {
         buf: &mut [u8],
     ) -> Result<Received, Result<(SocketAddr, DecodeError), io::Error>> {
         let (n, from) = loop {
-            let socket = match &self.broadcast_rx {
-                Some(b) => tokio::select! {
-                    r = self.unicast.readable() => r.map(|()| &self.unicast),
-                    r = b.readable() => r.map(|()| b),
-                },
-                None => self.unicast.readable().await.map(|()| &self.unicast),
-            }
-            .map_err(Err)?;
+            let socket = self.readable().await.map_err(Err)?;
             match socket.try_recv_from(buf) {
                 Ok(got) => break got,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
@@ -190,6 +397,50 @@ impl BipTransport {
             npdu: bvll.npdu().map(<[u8]>::to_vec),
             function: bvll.function(),
         })
+    }
+}
+
+impl Transport for BipTransport {
+    type Address = SocketAddrV4;
+
+    fn local_link_address(&self) -> SocketAddrV4 {
+        self.local
+    }
+
+    fn mac_of(address: &SocketAddrV4) -> MacAddress {
+        bip_mac(*address)
+    }
+
+    fn address_of(mac: &MacAddress) -> Option<SocketAddrV4> {
+        bip_address(mac)
+    }
+
+    fn can_broadcast(&self) -> bool {
+        self.lock().can_broadcast()
+    }
+
+    fn max_npdu(&self) -> usize {
+        MAX_BIP_NPDU
+    }
+
+    async fn send_unicast(&self, to: SocketAddrV4, npdu: &[u8]) -> io::Result<()> {
+        BipTransport::send_unicast(self, to, npdu).await
+    }
+
+    async fn send_broadcast(&self, npdu: &[u8]) -> io::Result<()> {
+        BipTransport::send_broadcast(self, npdu).await
+    }
+
+    async fn receive(&self) -> io::Result<Delivery<SocketAddrV4>> {
+        let early = self
+            .early
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .pop_front();
+        if let Some(delivery) = early {
+            return Ok(delivery);
+        }
+        self.next_delivery().await
     }
 }
 

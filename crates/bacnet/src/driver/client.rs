@@ -1,6 +1,11 @@
-//! `BacnetClient`: a tokio task that runs a [`ClientCore`] on a [`BipTransport`], with an
-//! async API (read, write, read/write multiple, Who-Is, Who-Has). The task only moves
-//! datagrams, fires deadlines and hands each completion to the caller waiting for it.
+//! `BacnetClient`: a tokio task that runs a [`ClientCore`] on a [`BipTransport`] (or any
+//! [`Transport`]), with an async API (read, write, read/write multiple, Who-Is, Who-Has).
+//! The task only moves datagrams, fires deadlines and hands each completion to the caller
+//! waiting for it.
+//!
+//! Devices on other networks are addressed as [`DeviceAddress::Remote`] (`NETWORK:HEXMAC`
+//! or `NETWORK:HOST:PORT`); a sans-IO [`RouteCache`] finds their router
+//! (Who-Is-Router-To-Network when the network is unknown) and remembers it.
 //!
 //! Every call ends: the TSM's own timeout (APDU timeout × (retries + 1)) answers
 //! [`ClientError::Timeout`], and a wall-clock limit above that guards against anything
@@ -9,22 +14,33 @@
 use std::collections::HashMap;
 use std::io;
 use std::net::{Ipv4Addr, SocketAddrV4};
+
+use super::transport::Transport;
+use crate::app::PeerAddress;
+use crate::bbmd::BipRole;
+use crate::network::{DeviceAddress, LinkAddress, RouteCache, RoutedAddress};
 use std::time::Duration;
 
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
-use super::bip::{BipConfig, BipTransport, MAX_BIP_DATAGRAM};
+use super::bip::{BipConfig, BipTransport};
 use crate::app::{Announcement, ClientCore, ClientError, Destination, Reply, Transmit};
 use crate::encoding::{Element, ObjectIdentifier};
 use crate::enums::PropertyIdentifier;
 use crate::services::{
     ComplexAckParameters, ConfirmedRequest, IAm, IHave, InstanceRange, ReadAccessResult,
-    ReadAccessSpecification, ReadPropertyMultipleRequest, ReadPropertyRequest, WhoHasObject,
-    WriteAccessSpecification, WritePropertyMultipleRequest, WritePropertyRequest,
+    ReadAccessSpecification, ReadPropertyMultipleRequest, WhoHasObject, WriteAccessSpecification,
+    WritePropertyMultipleRequest, WritePropertyRequest,
 };
 use crate::tsm::TsmConfig;
+
+mod cov;
+mod robust;
+pub use cov::CovSubscription;
+pub use robust::DEFAULT_MAX_CONCURRENT_PER_DEVICE;
+use robust::{Extras, Notice, send_request};
 
 /// Most requests the API queues before callers wait for the task.
 const COMMAND_QUEUE: usize = 1024;
@@ -42,6 +58,15 @@ pub struct ClientConfig {
     pub broadcast: Option<Ipv4Addr>,
     /// Timeouts, retries, APDU size and segmentation.
     pub tsm: TsmConfig,
+    /// The B/IP link role: a plain node (default), or a foreign device registered with a
+    /// BBMD (Who-Is then reaches the BBMD's subnets).
+    pub role: BipRole,
+    /// Broadcast Who-Is / Who-Has with DNET X'FFFF' so routers pass them to every network
+    /// (default); off for local broadcasts only.
+    pub global_broadcasts: bool,
+    /// Most requests outstanding to one device at a time (others wait their turn within
+    /// their own time limit).
+    pub max_concurrent_per_device: usize,
 }
 
 impl ClientConfig {
@@ -51,6 +76,9 @@ impl ClientConfig {
             bind,
             broadcast,
             tsm: TsmConfig::default(),
+            role: BipRole::Node,
+            global_broadcasts: true,
+            max_concurrent_per_device: robust::DEFAULT_MAX_CONCURRENT_PER_DEVICE,
         }
     }
 }
@@ -63,7 +91,7 @@ enum Wanted {
 }
 
 impl Wanted {
-    fn accepts(&self, announcement: &Announcement) -> bool {
+    fn accepts<A>(&self, announcement: &Announcement<A>) -> bool {
         match (self, announcement) {
             (Self::IAm(range), Announcement::IAm(_, i_am)) => {
                 range.is_none_or(|r| r.contains(i_am.device.instance()))
@@ -79,38 +107,55 @@ impl Wanted {
     }
 }
 
-enum Command {
+enum Command<A> {
     Request {
-        to: SocketAddrV4,
+        to: DeviceAddress<A>,
         request: ConfirmedRequest,
         reply: oneshot::Sender<Result<Reply, ClientError>>,
     },
     Discover {
         wanted: Wanted,
-        destination: Destination,
+        destination: Destination<A>,
         wait: Duration,
-        reply: oneshot::Sender<Vec<Announcement>>,
+        reply: oneshot::Sender<Vec<Announcement<A>>>,
     },
 }
 
-struct Collector {
+struct Collector<A> {
     wanted: Wanted,
     until: Instant,
-    found: Vec<Announcement>,
-    reply: oneshot::Sender<Vec<Announcement>>,
+    found: Vec<Announcement<A>>,
+    reply: oneshot::Sender<Vec<Announcement<A>>>,
 }
 
-/// An async BACnet/IP client.
+/// A request waiting for the route to its network.
+type Parked = (
+    RoutedAddress,
+    ConfirmedRequest,
+    oneshot::Sender<Result<Reply, ClientError>>,
+);
+
+/// An async BACnet client, on B/IP by default (`A` is the link's address type).
 #[derive(Debug)]
-pub struct BacnetClient {
-    commands: mpsc::Sender<Command>,
-    local: SocketAddrV4,
+pub struct BacnetClient<A: LinkAddress = SocketAddrV4> {
+    commands: mpsc::Sender<Command<A>>,
+    local: A,
     has_broadcast: bool,
     limit: Duration,
     task: JoinHandle<()>,
+    /// Concurrency limits, ReadPropertyMultiple support, COV notices (see `robust`).
+    extras: std::sync::Arc<Extras<A>>,
 }
 
-impl std::fmt::Debug for Command {
+/// The address an announcement came from, as the client API names devices.
+fn device_address<A>(peer: PeerAddress<A>) -> DeviceAddress<A> {
+    match peer.remote {
+        Some(remote) => DeviceAddress::Remote(remote.into()),
+        None => DeviceAddress::Local(peer.link),
+    }
+}
+
+impl<A> std::fmt::Debug for Command<A> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("Command")
     }
@@ -124,78 +169,98 @@ impl BacnetClient {
 
     /// Binds and starts the client task.
     pub async fn start(config: ClientConfig) -> io::Result<Self> {
-        let transport = BipTransport::bind(&BipConfig {
-            bind: config.bind,
-            broadcast: config.broadcast,
-        })
+        let transport = BipTransport::bind_with_role(
+            &BipConfig {
+                bind: config.bind,
+                broadcast: config.broadcast,
+            },
+            config.role.clone(),
+        )
         .await?;
-        let local = transport.local_addr();
-        let transport_broadcast = transport.broadcast_addr().is_some();
-        let attempts = u32::from(config.tsm.retries) + 1;
-        let limit = config
-            .tsm
+        let client = Self::start_on(transport, config.tsm, config.global_broadcasts)?;
+        client.set_max_concurrent_per_device(config.max_concurrent_per_device);
+        Ok(client)
+    }
+}
+
+impl<A: LinkAddress> BacnetClient<A> {
+    /// Starts the client task on a bound transport (B/IPv6...), with the TSM settings and
+    /// global (DNET X'FFFF') or local broadcasts.
+    pub fn start_on<T: Transport<Address = A>>(
+        transport: T,
+        tsm: TsmConfig,
+        global_broadcasts: bool,
+    ) -> io::Result<Self> {
+        let local = transport.local_link_address();
+        let transport_broadcast = transport.can_broadcast();
+        let attempts = u32::from(tsm.retries) + 1;
+        // A remote device may first need its router found: that many more seconds.
+        let discovery = crate::network::RouteCacheConfig::default();
+        let limit = tsm
             .apdu_timeout
             .saturating_mul(attempts)
-            .saturating_add(config.tsm.segment_timeout.saturating_mul(4))
+            .saturating_add(tsm.segment_timeout.saturating_mul(4))
+            .saturating_add(discovery.retry_interval * u32::from(discovery.attempts))
             .saturating_add(SAFETY_MARGIN);
         let (commands, receiver) = mpsc::channel(COMMAND_QUEUE);
-        let core = ClientCore::new(config.tsm);
-        let task = tokio::spawn(run(transport, core, receiver));
+        let mut core = ClientCore::new(tsm);
+        core.set_global_broadcasts(global_broadcasts);
+        let extras = std::sync::Arc::new(Extras::new());
+        let task = tokio::spawn(run(transport, core, receiver, extras.notices.clone()));
         Ok(Self {
             commands,
             local,
             has_broadcast: transport_broadcast,
             limit,
             task,
+            extras,
         })
     }
 
     /// The local address.
-    pub fn local_addr(&self) -> SocketAddrV4 {
+    pub fn local_addr(&self) -> A {
         self.local
     }
 
     /// Sends any confirmed request and waits for its answer.
+    /// At most the per-device limit of requests are outstanding to one device; the time
+    /// limit covers the wait for a turn and the answer.
     pub async fn request(
         &self,
-        to: SocketAddrV4,
+        to: impl Into<DeviceAddress<A>>,
         request: ConfirmedRequest,
     ) -> Result<Reply, ClientError> {
-        let (reply, answer) = oneshot::channel();
-        self.commands
-            .send(Command::Request { to, request, reply })
-            .await
-            .map_err(|_| closed())?;
-        match tokio::time::timeout(self.limit, answer).await {
-            Ok(Ok(result)) => result,
-            Ok(Err(_)) => Err(closed()),
-            Err(_) => Err(ClientError::Timeout),
-        }
+        send_request(&self.commands, &self.extras, self.limit, to.into(), request).await
     }
 
-    /// Reads one property (or one array element; index 0 is the array's length).
+    /// Reads one property (or one array element; index 0 is the array's length). A whole
+    /// property whose answer needs segmentation that the device (or this client) cannot
+    /// do is read again element by element ([`Self::read_array_elements`]).
     pub async fn read(
         &self,
-        to: SocketAddrV4,
+        to: impl Into<DeviceAddress<A>>,
         object: ObjectIdentifier,
         property: PropertyIdentifier,
         array_index: Option<u32>,
     ) -> Result<Vec<Element>, ClientError> {
-        let request = ConfirmedRequest::ReadProperty(ReadPropertyRequest {
-            object,
-            property,
-            array_index,
-        });
-        match self.request(to, request).await? {
-            Reply::ComplexAck(ComplexAckParameters::ReadProperty(ack)) => Ok(ack.value),
-            other => Err(unexpected(&other)),
+        let to = to.into();
+        match self.read_once(to, object, property, array_index).await {
+            Err(error)
+                if array_index.is_none()
+                    && crate::app::read_plan::is_segmentation_failure(&error) =>
+            {
+                self.read_array_elements(to, object, property)
+                    .await
+                    .map_err(|_| error)
+            }
+            other => other,
         }
     }
 
     /// [`Self::read`] with string shorthands: `"ai,1"`, `"pv"` or `"present-value"`.
     pub async fn read_str(
         &self,
-        to: SocketAddrV4,
+        to: impl Into<DeviceAddress<A>>,
         object: &str,
         property: &str,
     ) -> Result<Vec<Element>, ClientError> {
@@ -211,7 +276,7 @@ impl BacnetClient {
     /// Writes one property with an optional priority (1..=16) and array index.
     pub async fn write(
         &self,
-        to: SocketAddrV4,
+        to: impl Into<DeviceAddress<A>>,
         object: ObjectIdentifier,
         property: PropertyIdentifier,
         value: Vec<Element>,
@@ -234,7 +299,7 @@ impl BacnetClient {
     /// ReadPropertyMultiple: per-object results, each property with its value or error.
     pub async fn read_multiple(
         &self,
-        to: SocketAddrV4,
+        to: impl Into<DeviceAddress<A>>,
         specifications: Vec<ReadAccessSpecification>,
     ) -> Result<Vec<ReadAccessResult>, ClientError> {
         let request =
@@ -248,7 +313,7 @@ impl BacnetClient {
     /// WritePropertyMultiple; a failure names the first write that failed.
     pub async fn write_multiple(
         &self,
-        to: SocketAddrV4,
+        to: impl Into<DeviceAddress<A>>,
         specifications: Vec<WriteAccessSpecification>,
     ) -> Result<(), ClientError> {
         let request = ConfirmedRequest::WritePropertyMultiple(WritePropertyMultipleRequest {
@@ -263,9 +328,9 @@ impl BacnetClient {
     async fn discover(
         &self,
         wanted: Wanted,
-        destination: Destination,
+        destination: Destination<A>,
         wait: Duration,
-    ) -> Result<Vec<Announcement>, ClientError> {
+    ) -> Result<Vec<Announcement<A>>, ClientError> {
         if destination == Destination::Broadcast && !self.has_broadcast {
             return Err(ClientError::InvalidArgument(
                 "this client has no broadcast address: bind it with one, or ask one device"
@@ -293,7 +358,7 @@ impl BacnetClient {
         &self,
         range: Option<InstanceRange>,
         wait: Duration,
-    ) -> Result<Vec<(SocketAddrV4, IAm)>, ClientError> {
+    ) -> Result<Vec<(DeviceAddress<A>, IAm)>, ClientError> {
         self.who_is_at(Destination::Broadcast, range, wait).await
     }
 
@@ -301,15 +366,15 @@ impl BacnetClient {
     /// answers that arrive within `wait`.
     pub async fn who_is_at(
         &self,
-        destination: Destination,
+        destination: Destination<A>,
         range: Option<InstanceRange>,
         wait: Duration,
-    ) -> Result<Vec<(SocketAddrV4, IAm)>, ClientError> {
+    ) -> Result<Vec<(DeviceAddress<A>, IAm)>, ClientError> {
         let found = self.discover(Wanted::IAm(range), destination, wait).await?;
         Ok(found
             .into_iter()
             .filter_map(|a| match a {
-                Announcement::IAm(from, i_am) => Some((from, i_am)),
+                Announcement::IAm(from, i_am) => Some((device_address(from), i_am)),
                 Announcement::IHave(..) => None,
             })
             .collect())
@@ -319,17 +384,17 @@ impl BacnetClient {
     /// answers that arrive within `wait`.
     pub async fn who_has(
         &self,
-        destination: Destination,
+        destination: Destination<A>,
         object: WhoHasObject,
         wait: Duration,
-    ) -> Result<Vec<(SocketAddrV4, IHave)>, ClientError> {
+    ) -> Result<Vec<(DeviceAddress<A>, IHave)>, ClientError> {
         let found = self
             .discover(Wanted::IHave(object), destination, wait)
             .await?;
         Ok(found
             .into_iter()
             .filter_map(|a| match a {
-                Announcement::IHave(from, i_have) => Some((from, i_have)),
+                Announcement::IHave(from, i_have) => Some((device_address(from), i_have)),
                 Announcement::IAm(..) => None,
             })
             .collect())
@@ -341,7 +406,7 @@ impl BacnetClient {
     }
 }
 
-impl Drop for BacnetClient {
+impl<A: LinkAddress> Drop for BacnetClient<A> {
     fn drop(&mut self) {
         self.task.abort();
     }
@@ -355,28 +420,72 @@ fn unexpected(reply: &Reply) -> ClientError {
     ClientError::BadReply(format!("unexpected answer {reply:?}"))
 }
 
-async fn send(transport: &BipTransport, transmit: &Transmit) -> io::Result<()> {
+async fn send<T: Transport>(transport: &T, transmit: &Transmit<T::Address>) -> io::Result<()> {
     match transmit.destination {
         Destination::Unicast(to) => transport.send_unicast(to, &transmit.npdu).await,
         Destination::Broadcast => transport.send_broadcast(&transmit.npdu).await,
     }
 }
 
-type Pending = HashMap<(SocketAddrV4, u8), oneshot::Sender<Result<Reply, ClientError>>>;
+type Pending<A> = HashMap<(PeerAddress<A>, u8), oneshot::Sender<Result<Reply, ClientError>>>;
 
-async fn run(transport: BipTransport, mut core: ClientCore, mut commands: mpsc::Receiver<Command>) {
-    let mut buf = vec![0u8; MAX_BIP_DATAGRAM];
-    let mut pending: Pending = HashMap::new();
-    let mut collectors: Vec<Collector> = Vec::new();
+/// Sends a request to a known peer; the reply sender waits in `pending`.
+fn submit<A: LinkAddress>(
+    core: &mut ClientCore<A>,
+    pending: &mut Pending<A>,
+    peer: PeerAddress<A>,
+    request: &ConfirmedRequest,
+    reply: oneshot::Sender<Result<Reply, ClientError>>,
+) {
+    match core.send(std::time::Instant::now(), peer, request) {
+        Ok(invoke_id) => {
+            pending.insert((peer, invoke_id), reply);
+        }
+        Err(error) => {
+            let _ = reply.send(Err(error));
+        }
+    }
+}
+
+async fn run<T: Transport>(
+    transport: T,
+    mut core: ClientCore<T::Address>,
+    mut commands: mpsc::Receiver<Command<T::Address>>,
+    notices: tokio::sync::broadcast::Sender<Notice<T::Address>>,
+) {
+    let mut pending: Pending<T::Address> = HashMap::new();
+    let mut collectors: Vec<Collector<T::Address>> = Vec::new();
+    let mut routes: RouteCache<T::Address, Parked> = RouteCache::default();
     let mut open = true;
     loop {
+        // Requests whose router is now known go out; those without one fail.
+        while let Some((router, (remote, request, reply))) = routes.poll_ready() {
+            let peer = PeerAddress {
+                link: router,
+                remote: Some(remote.remote()),
+            };
+            submit(&mut core, &mut pending, peer, &request, reply);
+        }
+        while let Some((network, (_, _, reply))) = routes.poll_failed() {
+            let _ = reply.send(Err(ClientError::NoRoute(network)));
+        }
+        while let Some(npdu) = routes.poll_transmit() {
+            let _ = transport.send_broadcast(&npdu).await;
+        }
         // Deliver what is finished, then send what is queued.
         while let Some(completion) = core.poll_completion() {
             if let Some(reply) = pending.remove(&(completion.peer, completion.invoke_id)) {
                 let _ = reply.send(completion.result);
             }
         }
+        // COV notifications and I-Ams for the subscription tasks (none listening: dropped).
+        while let Some(notification) = core.poll_notification() {
+            let _ = notices.send(Notice::Notification(notification));
+        }
         while let Some(announcement) = core.poll_announcement() {
+            if let Announcement::IAm(from, _) = &announcement {
+                let _ = notices.send(Notice::IAm(*from));
+            }
             for collector in &mut collectors {
                 if collector.wanted.accepts(&announcement)
                     && !collector.found.contains(&announcement)
@@ -411,6 +520,7 @@ async fn run(transport: BipTransport, mut core: ClientCore, mut commands: mpsc::
         }
         let deadline = [
             core.poll_timeout().map(Instant::from_std),
+            routes.poll_timeout().map(Instant::from_std),
             collectors.iter().map(|c| c.until).min(),
         ]
         .into_iter()
@@ -419,16 +529,30 @@ async fn run(transport: BipTransport, mut core: ClientCore, mut commands: mpsc::
         .unwrap_or_else(|| now + IDLE_WAKE);
         tokio::select! {
             command = commands.recv(), if open => match command {
-                Some(Command::Request { to, request, reply }) => {
-                    match core.send(std::time::Instant::now(), to, &request) {
-                        Ok(invoke_id) => {
-                            pending.insert((to, invoke_id), reply);
-                        }
-                        Err(error) => {
-                            let _ = reply.send(Err(error));
+                Some(Command::Request { to, request, reply }) => match to {
+                    DeviceAddress::Local(link) => {
+                        submit(&mut core, &mut pending, PeerAddress::local(link), &request, reply);
+                    }
+                    DeviceAddress::Via { router, remote } => {
+                        let peer = PeerAddress {
+                            link: router,
+                            remote: Some(remote.remote()),
+                        };
+                        submit(&mut core, &mut pending, peer, &request, reply);
+                    }
+                    DeviceAddress::Remote(remote) => {
+                        let now = std::time::Instant::now();
+                        if let Some((router, (remote, request, reply))) =
+                            routes.resolve(now, remote.network, (remote, request, reply))
+                        {
+                            let peer = PeerAddress {
+                                link: router,
+                                remote: Some(remote.remote()),
+                            };
+                            submit(&mut core, &mut pending, peer, &request, reply);
                         }
                     }
-                }
+                },
                 Some(Command::Discover { wanted, destination, wait, reply }) => {
                     match &wanted {
                         Wanted::IAm(range) => core.who_is(*range, destination),
@@ -445,17 +569,20 @@ async fn run(transport: BipTransport, mut core: ClientCore, mut commands: mpsc::
                 }
                 None => open = false,
             },
-            received = transport.recv(&mut buf) => match received {
+            received = transport.receive() => match received {
                 Ok(received) => {
-                    if let Some(npdu) = received.npdu {
-                        core.handle_npdu(std::time::Instant::now(), received.source, &npdu);
+                    let now = std::time::Instant::now();
+                    // Network-layer messages teach routes; everything else is the core's.
+                    if !routes.handle_npdu(now, received.source, &received.npdu) {
+                        core.handle_npdu(now, received.source, &received.npdu);
                     }
                 }
-                Err(Ok(_)) => {}
-                Err(Err(_)) => tokio::time::sleep(Duration::from_millis(1)).await,
+                Err(_) => tokio::time::sleep(Duration::from_millis(1)).await,
             },
             () = tokio::time::sleep_until(deadline) => {
-                core.handle_timeout(std::time::Instant::now());
+                let now = std::time::Instant::now();
+                core.handle_timeout(now);
+                routes.handle_timeout(now);
             }
         }
     }

@@ -11,6 +11,12 @@ pub fn local_now() -> DateTime {
     bacnet_date_time(&Local::now().naive_local())
 }
 
+/// The host's UTC offset as BACnet's Device UTC_Offset counts it: minutes to add to local
+/// time to get UTC (so west of Greenwich is positive; daylight saving included).
+pub fn utc_offset_minutes() -> i32 {
+    -Local::now().offset().local_minus_utc() / 60
+}
+
 /// A calendar date and time as a BACnet DateTime. Years outside 1900..=2154 (the range a
 /// BACnet Date can hold) are given as unspecified (255), as are leap seconds' extra second.
 pub fn bacnet_date_time(local: &NaiveDateTime) -> DateTime {

@@ -2,13 +2,26 @@
 //! a protocol decision; it moves datagrams and fires deadlines.
 //!
 //! [`BacnetServer`] runs a [`crate::app::DeviceServer`], [`BacnetClient`] a
-//! [`crate::app::ClientCore`], both over [`BipTransport`].
+//! [`crate::app::ClientCore`], both over any [`Transport`]: [`BipTransport`] (BACnet/IP, as a
+//! node, BBMD or foreign device) or [`Bip6Transport`] (BACnet/IPv6). [`BacnetRouter`] runs a
+//! [`crate::router::Router`] between such transports, optionally hosting a device.
 
+pub mod bbmd;
 mod bip;
+mod bip6;
 mod client;
 pub mod clock;
+mod router;
 mod server;
+mod transport;
 
-pub use bip::{BipConfig, BipTransport, MAX_BIP_DATAGRAM, Received};
-pub use client::{BacnetClient, ClientConfig};
+pub use bbmd::BacnetBbmd;
+pub use bip::{BipConfig, BipTransport, MAX_BIP_DATAGRAM, MAX_BIP_NPDU, Received};
+pub use bip6::{Bip6Config, Bip6Transport};
+pub use client::{BacnetClient, ClientConfig, CovSubscription, DEFAULT_MAX_CONCURRENT_PER_DEVICE};
+pub use router::{
+    BacnetRouter, PortSpec, RouterOptions, RouterPort, RouterPortStats, interface_index,
+    parse_static_route,
+};
 pub use server::{BacnetServer, ServerConfig};
+pub use transport::{Delivery, Transport};

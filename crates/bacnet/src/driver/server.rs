@@ -1,6 +1,7 @@
-//! `BacnetServer`: a tokio task that runs a [`DeviceServer`] on a [`BipTransport`]. The
-//! task only moves datagrams in and out and fires the server's deadlines; every protocol
-//! decision is made by the sans-IO [`DeviceServer`].
+//! `BacnetServer`: a tokio task that runs a [`DeviceServer`] on a [`BipTransport`] (or any
+//! [`Transport`]: B/IPv6, a foreign-device or BBMD link). The task only moves datagrams in
+//! and out and fires the server's deadlines; every protocol decision is made by the sans-IO
+//! [`DeviceServer`].
 
 use std::io;
 use std::net::{Ipv4Addr, SocketAddrV4};
@@ -10,8 +11,11 @@ use std::time::Duration;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
-use super::bip::{BipConfig, BipTransport, MAX_BIP_DATAGRAM};
+use super::bip::{BipConfig, BipTransport};
+use super::transport::Transport;
 use crate::app::{Destination, DeviceServer, Transmit};
+use crate::bbmd::BipRole;
+use crate::network::LinkAddress;
 use crate::objects::database::{ObjectDatabase, WriteHook};
 use crate::tsm::TsmConfig;
 
@@ -33,6 +37,9 @@ pub struct ServerConfig {
     pub unicast_i_am: bool,
     /// Broadcast an I-Am when started.
     pub announce: bool,
+    /// The B/IP link role: a plain node (default), a BBMD, or a foreign device registered
+    /// with a BBMD (its broadcasts then go through the BBMD).
+    pub role: BipRole,
 }
 
 impl ServerConfig {
@@ -46,20 +53,23 @@ impl ServerConfig {
             tsm: TsmConfig::default(),
             unicast_i_am: false,
             announce: true,
+            role: BipRole::Node,
         }
     }
 }
 
-/// A running BACnet/IP device.
+/// A running BACnet device, on B/IP by default (`A` is the link's address type).
 #[derive(Debug)]
-pub struct BacnetServer {
-    core: Arc<Mutex<DeviceServer>>,
-    local: SocketAddrV4,
+pub struct BacnetServer<A: LinkAddress = SocketAddrV4> {
+    core: Arc<Mutex<DeviceServer<A>>>,
+    /// Wakes the task after a change from outside (a local set may owe COV notifications).
+    wake: Arc<tokio::sync::Notify>,
+    local: A,
     stop: Option<oneshot::Sender<()>>,
     task: Option<JoinHandle<()>>,
 }
 
-fn lock(core: &Mutex<DeviceServer>) -> MutexGuard<'_, DeviceServer> {
+fn lock<A>(core: &Mutex<DeviceServer<A>>) -> MutexGuard<'_, DeviceServer<A>> {
     // A panic inside `with_database` poisons the lock; the data is still consistent
     // (every change is one database call), so keep serving.
     core.lock()
@@ -69,22 +79,47 @@ fn lock(core: &Mutex<DeviceServer>) -> MutexGuard<'_, DeviceServer> {
 impl BacnetServer {
     /// Binds the sockets and starts serving.
     pub async fn start(config: ServerConfig) -> io::Result<Self> {
-        let transport = BipTransport::bind(&BipConfig {
-            bind: config.bind,
-            broadcast: config.broadcast,
-        })
+        let transport = BipTransport::bind_with_role(
+            &BipConfig {
+                bind: config.bind,
+                broadcast: config.broadcast,
+            },
+            config.role.clone(),
+        )
         .await?;
+        Self::start_on(transport, config).await
+    }
+}
+
+impl<A: LinkAddress> BacnetServer<A> {
+    /// Starts serving on a bound transport (B/IPv6, a router port...); `config.bind`,
+    /// `config.broadcast` and `config.role` are not used (the transport is already bound).
+    pub async fn start_on<T: Transport<Address = A>>(
+        transport: T,
+        config: ServerConfig,
+    ) -> io::Result<Self> {
+        let can_broadcast = transport.can_broadcast();
         let mut server = DeviceServer::new(config.database, config.tsm);
-        server.set_unicast_i_am(config.unicast_i_am || config.broadcast.is_none());
-        if config.announce && config.broadcast.is_some() {
+        server.set_clock(super::clock::local_now());
+        server.set_utc_offset_minutes(super::clock::utc_offset_minutes());
+        server.set_link_mac(|link| T::mac_of(link).as_bytes().to_vec());
+        server.set_unicast_i_am(config.unicast_i_am || !can_broadcast);
+        if config.announce && can_broadcast {
             server.i_am();
         }
-        let local = transport.local_addr();
+        let local = transport.local_link_address();
         let core = Arc::new(Mutex::new(server));
+        let wake = Arc::new(tokio::sync::Notify::new());
         let (stop, stopped) = oneshot::channel();
-        let task = tokio::spawn(serve(transport, Arc::clone(&core), stopped));
+        let task = tokio::spawn(serve(
+            transport,
+            Arc::clone(&core),
+            Arc::clone(&wake),
+            stopped,
+        ));
         Ok(Self {
             core,
+            wake,
             local,
             stop: Some(stop),
             task: Some(task),
@@ -92,13 +127,28 @@ impl BacnetServer {
     }
 
     /// The address the server listens on.
-    pub fn local_addr(&self) -> SocketAddrV4 {
+    pub fn local_addr(&self) -> A {
         self.local
     }
 
-    /// Runs `f` on the object database (to read or change objects from Rust).
+    /// Runs `f` on the object database (to read or change objects from Rust). Changes
+    /// are then checked for COV notifications, which go out right away.
     pub fn with_database<R>(&self, f: impl FnOnce(&mut ObjectDatabase) -> R) -> R {
-        f(lock(&self.core).database_mut())
+        self.with_server(|server| f(server.database_mut()))
+    }
+
+    /// Runs `f` on the sans-IO device server (passwords, COV limits, events, counters);
+    /// then as [`Self::with_database`].
+    pub fn with_server<R>(&self, f: impl FnOnce(&mut DeviceServer<A>) -> R) -> R {
+        let result = {
+            let mut core = lock(&self.core);
+            let result = f(&mut core);
+            core.set_clock(super::clock::local_now());
+            core.process_changes(std::time::Instant::now());
+            result
+        };
+        self.wake.notify_one();
+        result
     }
 
     /// Installs a hook run for each property a network write changes.
@@ -123,7 +173,7 @@ impl BacnetServer {
     }
 }
 
-impl Drop for BacnetServer {
+impl<A: LinkAddress> Drop for BacnetServer<A> {
     fn drop(&mut self) {
         if let Some(task) = self.task.take() {
             task.abort();
@@ -131,7 +181,7 @@ impl Drop for BacnetServer {
     }
 }
 
-async fn send(transport: &BipTransport, transmit: &Transmit) {
+async fn send<T: Transport>(transport: &T, transmit: &Transmit<T::Address>) {
     // Send failures (a peer gone, a full socket buffer) lose one datagram; the TSM's
     // retries on both sides recover as they would from a lost packet.
     let _ = match transmit.destination {
@@ -140,49 +190,49 @@ async fn send(transport: &BipTransport, transmit: &Transmit) {
     };
 }
 
-async fn serve(
-    transport: BipTransport,
-    core: Arc<Mutex<DeviceServer>>,
+async fn serve<T: Transport>(
+    transport: T,
+    core: Arc<Mutex<DeviceServer<T::Address>>>,
+    wake: Arc<tokio::sync::Notify>,
     mut stopped: oneshot::Receiver<()>,
 ) {
-    let mut buf = vec![0u8; MAX_BIP_DATAGRAM];
     loop {
         let (pending, deadline) = {
             let mut core = lock(&core);
-            let pending: Vec<Transmit> = std::iter::from_fn(|| core.poll_transmit()).collect();
+            let pending: Vec<Transmit<T::Address>> =
+                std::iter::from_fn(|| core.poll_transmit()).collect();
             (pending, core.poll_timeout())
         };
         for transmit in &pending {
             send(&transport, transmit).await;
         }
-        let wake = deadline.map_or_else(
+        let wake_at = deadline.map_or_else(
             || tokio::time::Instant::now() + IDLE_WAKE,
             tokio::time::Instant::from_std,
         );
         tokio::select! {
             _ = &mut stopped => break,
-            received = transport.recv(&mut buf) => match received {
+            received = transport.receive() => match received {
                 Ok(received) => {
-                    if let Some(npdu) = received.npdu {
-                        let mut core = lock(&core);
-                        core.database_mut().set_clock(super::clock::local_now());
-                        core.handle_npdu(
-                            std::time::Instant::now(),
-                            received.source,
-                            &npdu,
-                            received.broadcast,
-                        );
-                    }
+                    let mut core = lock(&core);
+                    core.set_clock(super::clock::local_now());
+                    core.handle_npdu(
+                        std::time::Instant::now(),
+                        received.source,
+                        &received.npdu,
+                        received.broadcast,
+                    );
                 }
-                // Not BACnet/IP: drop it.
-                Err(Ok(_)) => {}
-                // A socket error (ICMP port unreachable surfacing on Linux...): keep going,
-                // but do not spin if the socket is broken for good.
-                Err(Err(_)) => tokio::time::sleep(Duration::from_millis(1)).await,
+                // A socket error: keep going, but do not spin if the socket is broken for
+                // good. (Undecodable datagrams are dropped inside the transport.)
+                Err(_) => tokio::time::sleep(Duration::from_millis(1)).await,
             },
-            () = tokio::time::sleep_until(wake) => {
-                lock(&core).handle_timeout(std::time::Instant::now());
+            () = tokio::time::sleep_until(wake_at) => {
+                let mut core = lock(&core);
+                core.set_clock(super::clock::local_now());
+                core.handle_timeout(std::time::Instant::now());
             }
+            () = wake.notified() => {}
         }
     }
 }

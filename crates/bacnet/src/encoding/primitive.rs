@@ -12,8 +12,9 @@ use super::object_identifier::ObjectIdentifier;
 use super::reader::Reader;
 use super::tag::{Tag, TagClass, TagKind};
 use crate::enums::{
-    AbortReason, BinaryPv, EngineeringUnits, ErrorClass, ErrorCode, EventState, ObjectType,
-    Polarity, PropertyIdentifier, RejectReason, Reliability, Segmentation,
+    AbortReason, BinaryPv, EnableDisable, EngineeringUnits, ErrorClass, ErrorCode, EventState,
+    LoggingType, ObjectType, Polarity, PropertyIdentifier, ReinitializedState, RejectReason,
+    Reliability, Segmentation,
 };
 
 /// Application tag numbers of the primitive data types (Clause 20.2.1.4).
@@ -412,7 +413,10 @@ enumerated_codec!(
     EventState,
     Reliability,
     Polarity,
-    BinaryPv
+    BinaryPv,
+    EnableDisable,
+    ReinitializedState,
+    LoggingType
 );
 
 /// Any application-tagged primitive datum.

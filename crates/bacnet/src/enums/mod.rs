@@ -4,6 +4,7 @@
 //! in an `Other(u32)` / `Unknown(u32)` variant), prints its standard hyphenated name and parses
 //! that name, common aliases (`"ai"`, `"pv"`) or a decimal number.
 
+mod device_control;
 mod engineering_units;
 pub(crate) mod enum_table;
 mod error;
@@ -12,6 +13,7 @@ mod property_identifier;
 mod reasons;
 mod status;
 
+pub use device_control::{EnableDisable, LoggingType, ReinitializedState};
 pub use engineering_units::EngineeringUnits;
 pub use enum_table::ParseEnumError;
 pub use error::{ErrorClass, ErrorCode};

@@ -39,6 +39,7 @@ pub const SUPPORTED_OBJECT_TYPES: &[ObjectType] = &[
     ObjectType::NotificationClass,
     ObjectType::Schedule,
     ObjectType::MultiStateValue,
+    ObjectType::TrendLog,
 ];
 
 bacnet_enum! {
@@ -100,9 +101,13 @@ bacnet_enum! {
     aliases: { "rp" => ReadProperty, "rpm" => ReadPropertyMultiple, "wp" => WriteProperty, "wpm" => WritePropertyMultiple }
 }
 
-/// Services an object database can back by itself: property access and device discovery.
+/// Services the device server answers: property access, lists, ReadRange, COV
+/// subscriptions, device management and discovery.
 /// The application sets [`DeviceConfig::services`] to what its dispatcher really answers.
 pub const DEFAULT_SERVICES: &[ServiceSupported] = &[
+    ServiceSupported::SubscribeCov,
+    ServiceSupported::AddListElement,
+    ServiceSupported::RemoveListElement,
     ServiceSupported::ReadProperty,
     ServiceSupported::ReadPropertyMultiple,
     ServiceSupported::WriteProperty,
@@ -111,6 +116,12 @@ pub const DEFAULT_SERVICES: &[ServiceSupported] = &[
     ServiceSupported::IHave,
     ServiceSupported::WhoHas,
     ServiceSupported::WhoIs,
+    ServiceSupported::DeviceCommunicationControl,
+    ServiceSupported::ReinitializeDevice,
+    ServiceSupported::TimeSynchronization,
+    ServiceSupported::ReadRange,
+    ServiceSupported::UtcTimeSynchronization,
+    ServiceSupported::SubscribeCovProperty,
 ];
 
 /// Everything configurable about the Device object.
@@ -295,14 +306,16 @@ mod tests {
 
     #[test]
     fn default_services_bit_string_bytes() {
-        // Bits 12, 14, 15, 16 (RP, RPM, WP, WPM), 26, 27 (I-Am, I-Have), 33, 34
-        // (Who-Has, Who-Is) of 49; bit 0 is the first octet's most significant bit
-        // (Clause 20.2.10), 7 unused bits in the last octet.
+        // Bits 5 (SubscribeCOV), 8, 9 (Add/RemoveListElement), 12, 14, 15, 16 (RP, RPM,
+        // WP, WPM), 17 (DCC), 20 (ReinitializeDevice), 26, 27 (I-Am, I-Have), 32
+        // (TimeSynchronization), 33, 34 (Who-Has, Who-Is), 35 (ReadRange), 36
+        // (UTCTimeSynchronization), 38 (SubscribeCOVProperty) of 49; bit 0 is the first
+        // octet's most significant bit (Clause 20.2.10), 7 unused bits in the last octet.
         let mut buf = Vec::new();
         services_supported_bits(DEFAULT_SERVICES).encode_application(&mut buf);
         assert_eq!(
             buf,
-            [0x85, 0x08, 0x07, 0x00, 0x0B, 0x80, 0x30, 0x60, 0x00, 0x00]
+            [0x85, 0x08, 0x07, 0x04, 0xCB, 0xC8, 0x30, 0xFA, 0x00, 0x00]
         );
     }
 
@@ -311,7 +324,7 @@ mod tests {
         let bits = object_types_supported_bits();
         assert_eq!(bits.len(), OBJECT_TYPES_SUPPORTED_BITS);
         let set: Vec<usize> = (0..bits.len()).filter(|i| bits.get(*i)).collect();
-        assert_eq!(set, [0, 1, 2, 3, 4, 5, 6, 8, 13, 15, 17, 19]);
+        assert_eq!(set, [0, 1, 2, 3, 4, 5, 6, 8, 13, 15, 17, 19, 20]);
     }
 
     #[test]

@@ -56,6 +56,22 @@ impl PropertyError {
         class: ErrorClass::Services,
         code: ErrorCode::ParameterOutOfRange,
     };
+    /// `services` / `property-is-not-a-list`: AddListElement or RemoveListElement on a
+    /// property that is not a list.
+    pub const NOT_A_LIST: Self = Self {
+        class: ErrorClass::Services,
+        code: ErrorCode::PropertyIsNotAList,
+    };
+    /// `services` / `list-element-not-found`: RemoveListElement of an item not in the list.
+    pub const LIST_ELEMENT_NOT_FOUND: Self = Self {
+        class: ErrorClass::Services,
+        code: ErrorCode::ListElementNotFound,
+    };
+    /// `property` / `datatype-not-supported`: ReadRange by sequence number or time of a
+    /// list without sequence numbers or timestamps.
+    pub const DATATYPE_NOT_SUPPORTED: Self = Self::property(ErrorCode::DatatypeNotSupported);
+    /// `property` / `read-access-denied`: the property is not readable this way.
+    pub const READ_ACCESS_DENIED: Self = Self::property(ErrorCode::ReadAccessDenied);
     /// `resources` / `no-space-to-add-list-element`: the database is full.
     pub const NO_SPACE: Self = Self {
         class: ErrorClass::Resources,

@@ -7,13 +7,17 @@
 //! Nothing here reads a clock: the caller passes the local date and time in.
 
 pub mod database;
+pub mod datatypes;
 pub mod device;
 pub mod error;
 pub mod object;
 pub mod object_types;
 pub mod profile;
+pub mod profile_data;
+pub mod schedule;
+pub mod trend_log;
 pub mod value;
 
 pub use error::PropertyError;
-pub use object::{Object, PropertySelection, WriteOutcome};
+pub use object::{ListChangeError, Object, PropertySelection, WriteOutcome};
 pub use value::PropertyData;

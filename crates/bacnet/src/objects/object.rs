@@ -6,6 +6,7 @@
 //! computed when read (object-identifier, object-type, property-list, status-flags, and
 //! for commandable objects present-value, priority-array and current-command-priority).
 
+use super::datatypes::{self, MAX_LIST_ITEMS, Shape};
 use super::error::PropertyError;
 use super::value::{PropertyData, single_application_value};
 use crate::encoding::StatusFlags;
@@ -35,6 +36,25 @@ pub struct WriteOutcome {
     /// Properties whose read value differs after the write (the written one, and derived
     /// ones such as present-value, status-flags or priority-array).
     pub changed: Vec<PropertyIdentifier>,
+}
+
+/// Why an AddListElement or RemoveListElement failed: the error and the 1-based number of
+/// the first item that could not be added or removed (0 when no item is at fault).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ListChangeError {
+    /// Error class and code.
+    pub error: PropertyError,
+    /// The first failed item (1-based), or 0.
+    pub first_failed: u32,
+}
+
+impl From<PropertyError> for ListChangeError {
+    fn from(error: PropertyError) -> Self {
+        Self {
+            error,
+            first_failed: 0,
+        }
+    }
 }
 
 /// One object: its identifier, its properties and (for commandable objects) its priority
@@ -69,6 +89,17 @@ const WRITABLE: &[PropertyIdentifier] = &[
     PropertyIdentifier::Priority,
     PropertyIdentifier::AckRequired,
     PropertyIdentifier::PriorityForWriting,
+    PropertyIdentifier::WeeklySchedule,
+    PropertyIdentifier::ExceptionSchedule,
+    PropertyIdentifier::EffectivePeriod,
+    PropertyIdentifier::ScheduleDefault,
+    PropertyIdentifier::ListOfObjectPropertyReferences,
+    PropertyIdentifier::DateList,
+    PropertyIdentifier::RecipientList,
+    PropertyIdentifier::Enable,
+    PropertyIdentifier::StopWhenFull,
+    PropertyIdentifier::LogInterval,
+    PropertyIdentifier::LogDeviceObjectProperty,
 ];
 
 /// Properties every object has and property-list leaves out (Clause 12.1.1.4.1).
@@ -420,6 +451,109 @@ impl Object {
         Ok(outcome)
     }
 
+    /// AddListElement (Clause 15.1): adds the items in `elements` to a list property.
+    /// Items already in the list are not added twice; if any item fails, none is added.
+    pub fn add_list_elements(
+        &mut self,
+        property: PropertyIdentifier,
+        array_index: Option<u32>,
+        elements: &[Element],
+    ) -> Result<WriteOutcome, ListChangeError> {
+        let (item, mut items) = self.list_for_change(property, array_index)?;
+        let new_items = datatypes::split_items_numbered(item, elements, MAX_LIST_ITEMS)?;
+        for (number, new) in new_items.into_iter().enumerate() {
+            if items.contains(&new) {
+                continue;
+            }
+            if items.len() >= MAX_LIST_ITEMS {
+                return Err(ListChangeError {
+                    error: PropertyError::NO_SPACE,
+                    first_failed: u32::try_from(number + 1).unwrap_or(u32::MAX),
+                });
+            }
+            items.push(new);
+        }
+        Ok(self.replace_list(property, items))
+    }
+
+    /// RemoveListElement (Clause 15.2): removes the items in `elements` from a list
+    /// property. An item not in the list fails the whole request
+    /// (`services` / `list-element-not-found`).
+    pub fn remove_list_elements(
+        &mut self,
+        property: PropertyIdentifier,
+        array_index: Option<u32>,
+        elements: &[Element],
+    ) -> Result<WriteOutcome, ListChangeError> {
+        let (item, mut items) = self.list_for_change(property, array_index)?;
+        let gone = datatypes::split_items_numbered(item, elements, MAX_LIST_ITEMS)?;
+        for (number, old) in gone.into_iter().enumerate() {
+            match items.iter().position(|i| *i == old) {
+                Some(at) => {
+                    items.remove(at);
+                }
+                None => {
+                    return Err(ListChangeError {
+                        error: PropertyError::LIST_ELEMENT_NOT_FOUND,
+                        first_failed: u32::try_from(number + 1).unwrap_or(u32::MAX),
+                    });
+                }
+            }
+        }
+        Ok(self.replace_list(property, items))
+    }
+
+    /// The item type and current items of a list property that may be changed.
+    fn list_for_change(
+        &self,
+        property: PropertyIdentifier,
+        array_index: Option<u32>,
+    ) -> Result<(datatypes::ItemType, Vec<Vec<Element>>), PropertyError> {
+        let Some(current) = self.stored(property) else {
+            return Err(if self.has(property) {
+                PropertyError::NOT_A_LIST
+            } else {
+                PropertyError::UNKNOWN_PROPERTY
+            });
+        };
+        let datatype = datatypes::property_datatype(self.object_type(), property);
+        let Some((item, Shape::List)) = datatype else {
+            return Err(match current {
+                PropertyData::List(_) if datatype.is_none() => PropertyError::WRITE_ACCESS_DENIED,
+                _ => PropertyError::NOT_A_LIST,
+            });
+        };
+        if array_index.is_some() {
+            return Err(PropertyError::NOT_AN_ARRAY);
+        }
+        if !self.is_writable(property) {
+            return Err(PropertyError::WRITE_ACCESS_DENIED);
+        }
+        let PropertyData::List(elements) = current else {
+            return Err(PropertyError::NOT_A_LIST);
+        };
+        let items = datatypes::split_items(item, elements, usize::MAX)?;
+        Ok((item, items))
+    }
+
+    fn replace_list(
+        &mut self,
+        property: PropertyIdentifier,
+        items: Vec<Vec<Element>>,
+    ) -> WriteOutcome {
+        let before = self.read(property, None).ok();
+        self.set(
+            property,
+            PropertyData::List(items.into_iter().flatten().collect()),
+        );
+        let changed = if self.read(property, None).ok() == before {
+            Vec::new()
+        } else {
+            vec![property]
+        };
+        WriteOutcome { changed }
+    }
+
     fn write_present_value(
         &mut self,
         array_index: Option<u32>,
@@ -502,6 +636,8 @@ impl Object {
                 | ObjectType::MultiStateValue,
                 _,
             ) => Err(PropertyError::INVALID_DATA_TYPE),
+            // A schedule's value may be of any primitive datatype.
+            (ObjectType::Schedule, _) => Ok(()),
             (_, value) => match self.present_value() {
                 Some(current) if current.tag() == value.tag() => Ok(()),
                 _ => Err(PropertyError::INVALID_DATA_TYPE),
@@ -518,13 +654,27 @@ impl Object {
         let Some(current) = self.stored(property) else {
             return Err(PropertyError::WRITE_ACCESS_DENIED);
         };
+        if let Some((item, shape)) = datatypes::property_datatype(self.object_type(), property) {
+            let updated = write_constructed(current, item, shape, array_index, value)?;
+            self.set(property, updated);
+            return Ok(());
+        }
         let updated = match (current, array_index) {
+            (PropertyData::Single(_), None) if property == PropertyIdentifier::ScheduleDefault => {
+                // Schedule-default takes any primitive datatype.
+                PropertyData::Single(single_application_value(value)?.clone())
+            }
             (PropertyData::Single(old), None) => {
                 let new = single_application_value(value)?;
                 if new.tag() != old.tag() {
                     return Err(PropertyError::INVALID_DATA_TYPE);
                 }
                 match (property, new) {
+                    (PropertyIdentifier::AckRequired, ApplicationValue::BitString(bits))
+                        if bits.len() != 3 =>
+                    {
+                        return Err(PropertyError::VALUE_OUT_OF_RANGE);
+                    }
                     (PropertyIdentifier::RelinquishDefault, _) => self.check_present_value(new)?,
                     (PropertyIdentifier::ObjectName, ApplicationValue::CharacterString(name))
                         if name.is_empty() =>
@@ -575,6 +725,62 @@ impl Object {
         };
         self.set(property, updated);
         Ok(())
+    }
+}
+
+/// A write of a constructed property: every item decoded as its datatype, then stored.
+fn write_constructed(
+    current: &PropertyData,
+    item: datatypes::ItemType,
+    shape: Shape,
+    array_index: Option<u32>,
+    value: &[Element],
+) -> Result<PropertyData, PropertyError> {
+    match (shape, array_index) {
+        (Shape::Single | Shape::List, Some(_)) => Err(PropertyError::NOT_AN_ARRAY),
+        (Shape::Single, None) => match datatypes::split_items(item, value, 1) {
+            Ok(mut items) if items.len() == 1 => Ok(PropertyData::List(items.remove(0))),
+            Ok(_) | Err(PropertyError::NO_SPACE) => Err(PropertyError::INVALID_DATA_TYPE),
+            Err(error) => Err(error),
+        },
+        (Shape::List, None) => Ok(PropertyData::List(
+            datatypes::split_items(item, value, MAX_LIST_ITEMS)?
+                .into_iter()
+                .flatten()
+                .collect(),
+        )),
+        (Shape::Array(size), None) => {
+            let items = datatypes::split_items(item, value, size.unwrap_or(MAX_LIST_ITEMS))
+                .map_err(|error| match (error, size) {
+                    (PropertyError::NO_SPACE, Some(_)) => PropertyError::VALUE_OUT_OF_RANGE,
+                    (other, _) => other,
+                })?;
+            if size.is_some_and(|n| n != items.len()) {
+                return Err(PropertyError::VALUE_OUT_OF_RANGE);
+            }
+            Ok(PropertyData::Array(items))
+        }
+        // The size of these arrays is fixed, or only changed by writing the whole array.
+        (Shape::Array(_), Some(0)) => Err(PropertyError::WRITE_ACCESS_DENIED),
+        (Shape::Array(_), Some(index)) => {
+            let PropertyData::Array(items) = current else {
+                return Err(PropertyError::NOT_AN_ARRAY);
+            };
+            let position = usize::try_from(index - 1)
+                .ok()
+                .filter(|i| *i < items.len())
+                .ok_or(PropertyError::INVALID_ARRAY_INDEX)?;
+            let mut new = match datatypes::split_items(item, value, 1) {
+                Ok(new) if new.len() == 1 => new,
+                Ok(_) | Err(PropertyError::NO_SPACE) => {
+                    return Err(PropertyError::INVALID_DATA_TYPE);
+                }
+                Err(error) => return Err(error),
+            };
+            let mut items = items.clone();
+            items[position] = new.remove(0);
+            Ok(PropertyData::Array(items))
+        }
     }
 }
 

@@ -8,9 +8,14 @@
 //! with valid defaults; their behaviour (schedule evaluation, calendar matching, event
 //! routing) belongs to higher layers.
 
+use super::datatypes::to_elements;
 use super::object::Object;
 use super::value::PropertyData;
-use crate::encoding::{ApplicationValue, BitString, Date, Element, ObjectIdentifier};
+use crate::encoding::Element;
+use crate::encoding::{
+    ApplicationValue, BitString, CalendarEntry, DailySchedule, DateRange, Destination,
+    DeviceObjectPropertyReference, ObjectIdentifier, SpecialEvent,
+};
 use crate::enums::{
     BinaryPv, EngineeringUnits, EventState, ObjectType, Polarity, PropertyIdentifier as P,
     Reliability,
@@ -189,40 +194,96 @@ pub fn numbered_states(count: u32) -> Vec<String> {
     (1..=count).map(|n| format!("State {n}")).collect()
 }
 
-/// Schedule (12.24) with every required property: present-value and schedule-default
-/// REAL 0.0, an unbounded effective-period, seven empty daily schedules, no references,
+/// What a Schedule holds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScheduleSettings {
+    /// weekly-schedule: seven days, Monday first.
+    pub weekly: Vec<DailySchedule>,
+    /// exception-schedule.
+    pub exceptions: Vec<SpecialEvent>,
+    /// schedule-default (any primitive, NULL included).
+    pub default: ApplicationValue,
+    /// effective-period.
+    pub effective_period: DateRange,
+    /// list-of-object-property-references: what the schedule writes.
+    pub references: Vec<DeviceObjectPropertyReference>,
+    /// priority-for-writing, 1..=16.
+    pub priority_for_writing: u8,
+}
+
+impl Default for ScheduleSettings {
+    fn default() -> Self {
+        Self {
+            weekly: vec![DailySchedule::default(); 7],
+            exceptions: Vec::new(),
+            default: ApplicationValue::Real(0.0),
+            effective_period: DateRange::ALWAYS,
+            references: Vec::new(),
+            priority_for_writing: 16,
+        }
+    }
+}
+
+/// Schedule (12.24) with every required property, description, weekly-schedule and
+/// exception-schedule: present-value and schedule-default REAL 0.0, an unbounded
+/// effective-period, seven empty daily schedules, no exceptions, no references,
 /// priority-for-writing 16.
 pub fn schedule(instance: u32, name: &str) -> Object {
-    let any_date = Element::Application(ApplicationValue::Date(Date::ANY));
+    schedule_with(instance, name, &ScheduleSettings::default())
+}
+
+/// Schedule (12.24) holding `settings`. Its present-value starts at schedule-default; the
+/// database evaluates it against the device clock.
+pub fn schedule_with(instance: u32, name: &str, settings: &ScheduleSettings) -> Object {
+    let mut weekly: Vec<Vec<Element>> = settings
+        .weekly
+        .iter()
+        .take(7)
+        .map(|day| to_elements(|b| day.encode(b)))
+        .collect();
+    while weekly.len() < 7 {
+        weekly.push(to_elements(|b| DailySchedule::default().encode(b)));
+    }
     Object::new(ObjectIdentifier::new(ObjectType::Schedule, instance), name)
-        .with(P::PresentValue, real(0.0))
+        .with(
+            P::PresentValue,
+            PropertyData::Single(settings.default.clone()),
+        )
         .with(P::Description, PropertyData::text(""))
         .with(
             P::EffectivePeriod,
-            PropertyData::List(vec![any_date.clone(), any_date]),
+            PropertyData::List(to_elements(|b| settings.effective_period.encode(b))),
         )
+        .with(P::WeeklySchedule, PropertyData::Array(weekly))
         .with(
-            P::WeeklySchedule,
-            // Each BACnetDailySchedule is day-schedule [0] SEQUENCE OF BACnetTimeValue.
+            P::ExceptionSchedule,
             PropertyData::Array(
-                (0..7)
-                    .map(|_| {
-                        vec![Element::Constructed {
-                            tag: 0,
-                            children: Vec::new(),
-                        }]
-                    })
+                settings
+                    .exceptions
+                    .iter()
+                    .map(|event| to_elements(|b| event.encode(b)))
                     .collect(),
             ),
         )
-        .with(P::ScheduleDefault, real(0.0))
+        .with(
+            P::ScheduleDefault,
+            PropertyData::Single(settings.default.clone()),
+        )
         .with(
             P::ListOfObjectPropertyReferences,
-            PropertyData::List(Vec::new()),
+            PropertyData::List(
+                settings
+                    .references
+                    .iter()
+                    .flat_map(|r| to_elements(|b| r.encode(b)))
+                    .collect(),
+            ),
         )
         .with(
             P::PriorityForWriting,
-            PropertyData::Single(ApplicationValue::Unsigned(16)),
+            PropertyData::Single(ApplicationValue::Unsigned(u64::from(
+                settings.priority_for_writing.clamp(1, 16),
+            ))),
         )
         .with_computed(P::StatusFlags)
         .with(
@@ -247,13 +308,27 @@ pub fn schedule(instance: u32, name: &str) -> Object {
 
 /// Calendar (12.9): present-value FALSE and an empty date-list.
 pub fn calendar(instance: u32, name: &str) -> Object {
+    calendar_with(instance, name, &[])
+}
+
+/// Calendar (12.9) with `date_list`. Its present-value starts FALSE; the database sets it
+/// from the date-list and the device clock.
+pub fn calendar_with(instance: u32, name: &str, date_list: &[CalendarEntry]) -> Object {
     Object::new(ObjectIdentifier::new(ObjectType::Calendar, instance), name)
         .with(
             P::PresentValue,
             PropertyData::Single(ApplicationValue::Boolean(false)),
         )
         .with(P::Description, PropertyData::text(""))
-        .with(P::DateList, PropertyData::List(Vec::new()))
+        .with(
+            P::DateList,
+            PropertyData::List(
+                date_list
+                    .iter()
+                    .flat_map(|entry| to_elements(|b| entry.encode(b)))
+                    .collect(),
+            ),
+        )
         .require(&[P::PresentValue, P::DateList])
 }
 
@@ -264,6 +339,18 @@ pub fn notification_class(
     name: &str,
     priority: [u8; 3],
     ack_required: [bool; 3],
+) -> Object {
+    notification_class_with(instance, name, priority, ack_required, &[])
+}
+
+/// Notification Class (12.21) with a recipient-list. Notification-class equals the
+/// instance number (Clause 12.21.5) and is read-only.
+pub fn notification_class_with(
+    instance: u32,
+    name: &str,
+    priority: [u8; 3],
+    ack_required: [bool; 3],
+    recipients: &[Destination],
 ) -> Object {
     Object::new(
         ObjectIdentifier::new(ObjectType::NotificationClass, instance),
@@ -288,7 +375,15 @@ pub fn notification_class(
             &ack_required,
         ))),
     )
-    .with(P::RecipientList, PropertyData::List(Vec::new()))
+    .with(
+        P::RecipientList,
+        PropertyData::List(
+            recipients
+                .iter()
+                .flat_map(|d| to_elements(|b| d.encode(b)))
+                .collect(),
+        ),
+    )
     .require(&[
         P::NotificationClass,
         P::Priority,

@@ -52,10 +52,15 @@ use serde_json::{Map, Value, json};
 use super::database::{MAX_OBJECTS, ObjectDatabase};
 use super::device::{DeviceConfig, SUPPORTED_OBJECT_TYPES, ServiceSupported};
 use super::object::Object;
-use super::object_types::{self, AnalogSettings};
+use super::object_types::{self, AnalogSettings, ScheduleSettings};
+use super::profile_data as data;
+use super::trend_log::{self, TrendLogSettings};
 use super::value::PropertyData;
-use crate::encoding::ApplicationValue;
 use crate::encoding::object_identifier::MAX_INSTANCE;
+use crate::encoding::{
+    ApplicationValue, CalendarEntry, DailySchedule, DateRange, Destination,
+    DeviceObjectPropertyReference, SpecialEvent,
+};
 use crate::enums::{BinaryPv, EngineeringUnits, ObjectType, PropertyIdentifier, Segmentation};
 
 /// Most states a multi-state object of a profile may have.
@@ -74,7 +79,7 @@ pub struct ProfileError {
 }
 
 impl ProfileError {
-    fn new(path: &str, message: impl Into<String>) -> Self {
+    pub(crate) fn new(path: &str, message: impl Into<String>) -> Self {
         Self {
             path: path.to_owned(),
             message: message.into(),
@@ -112,6 +117,28 @@ pub struct ObjectSpec {
     pub priority: [u8; 3],
     /// ack-required (notification class).
     pub ack_required: [bool; 3],
+    /// recipient-list (notification class).
+    pub recipients: Vec<Destination>,
+    /// weekly-schedule, Monday first (schedule; `None`: seven empty days).
+    pub weekly_schedule: Option<Vec<DailySchedule>>,
+    /// exception-schedule (schedule).
+    pub exception_schedule: Vec<SpecialEvent>,
+    /// schedule-default (schedule; `None`: REAL 0.0).
+    pub schedule_default: Option<ApplicationValue>,
+    /// effective-period (schedule; `None`: every date).
+    pub effective_period: Option<DateRange>,
+    /// list-of-object-property-references (schedule).
+    pub references: Vec<DeviceObjectPropertyReference>,
+    /// priority-for-writing (schedule; `None`: 16).
+    pub priority_for_writing: Option<u8>,
+    /// date-list (calendar).
+    pub date_list: Vec<CalendarEntry>,
+    /// log-device-object-property (trend log).
+    pub log: Option<DeviceObjectPropertyReference>,
+    /// log-interval in seconds (trend log; `None`: 60).
+    pub log_interval: Option<f64>,
+    /// buffer-size (trend log; `None`: 1000).
+    pub buffer_size: Option<u32>,
 }
 
 impl ObjectSpec {
@@ -141,6 +168,17 @@ impl ObjectSpec {
             state_text: Vec::new(),
             priority: [255, 255, 255],
             ack_required: [false; 3],
+            recipients: Vec::new(),
+            weekly_schedule: None,
+            exception_schedule: Vec::new(),
+            schedule_default: None,
+            effective_period: None,
+            references: Vec::new(),
+            priority_for_writing: None,
+            date_list: Vec::new(),
+            log: None,
+            log_interval: None,
+            buffer_size: None,
         }
     }
 
@@ -186,13 +224,41 @@ impl ObjectSpec {
                 &self.state_text,
                 self.commandable,
             ),
-            ObjectType::Schedule => object_types::schedule(self.instance, &self.name),
-            ObjectType::Calendar => object_types::calendar(self.instance, &self.name),
-            _ => object_types::notification_class(
+            ObjectType::Schedule => {
+                let defaults = ScheduleSettings::default();
+                let settings = ScheduleSettings {
+                    weekly: self.weekly_schedule.clone().unwrap_or(defaults.weekly),
+                    exceptions: self.exception_schedule.clone(),
+                    default: self.schedule_default.clone().unwrap_or(defaults.default),
+                    effective_period: self.effective_period.unwrap_or(defaults.effective_period),
+                    references: self.references.clone(),
+                    priority_for_writing: self
+                        .priority_for_writing
+                        .unwrap_or(defaults.priority_for_writing),
+                };
+                object_types::schedule_with(self.instance, &self.name, &settings)
+            }
+            ObjectType::Calendar => {
+                object_types::calendar_with(self.instance, &self.name, &self.date_list)
+            }
+            ObjectType::TrendLog => {
+                let defaults = TrendLogSettings::default();
+                let settings = TrendLogSettings {
+                    log: self.log,
+                    log_interval: self
+                        .log_interval
+                        .map_or(defaults.log_interval, |s| (s * 100.0).round() as u32),
+                    buffer_size: self.buffer_size.unwrap_or(defaults.buffer_size),
+                    ..defaults
+                };
+                trend_log::trend_log(self.instance, &self.name, &settings)
+            }
+            _ => object_types::notification_class_with(
                 self.instance,
                 &self.name,
                 self.priority,
                 self.ack_required,
+                &self.recipients,
             ),
         };
         object.set(
@@ -237,6 +303,59 @@ impl ObjectSpec {
         if self.object_type == ObjectType::NotificationClass {
             map.insert("priority".into(), json!(self.priority));
             map.insert("ack_required".into(), json!(self.ack_required));
+            map.insert(
+                "recipients".into(),
+                Value::Array(self.recipients.iter().map(data::destination_json).collect()),
+            );
+        }
+        if let Some(weekly) = &self.weekly_schedule {
+            map.insert("weekly_schedule".into(), data::weekly_json(weekly));
+        }
+        if !self.exception_schedule.is_empty() {
+            map.insert(
+                "exception_schedule".into(),
+                Value::Array(
+                    self.exception_schedule
+                        .iter()
+                        .map(data::special_event_json)
+                        .collect(),
+                ),
+            );
+        }
+        if let Some(default) = &self.schedule_default {
+            map.insert("schedule_default".into(), data::value_json(default));
+        }
+        if let Some(range) = &self.effective_period {
+            map.insert("effective_period".into(), data::date_range_json(range));
+        }
+        if !self.references.is_empty() {
+            map.insert(
+                "references".into(),
+                Value::Array(self.references.iter().map(data::reference_json).collect()),
+            );
+        }
+        if let Some(priority) = self.priority_for_writing {
+            map.insert("priority_for_writing".into(), json!(priority));
+        }
+        if !self.date_list.is_empty() {
+            map.insert(
+                "date_list".into(),
+                Value::Array(
+                    self.date_list
+                        .iter()
+                        .map(data::calendar_entry_json)
+                        .collect(),
+                ),
+            );
+        }
+        if let Some(log) = &self.log {
+            map.insert("log".into(), data::reference_json(log));
+        }
+        if let Some(interval) = self.log_interval {
+            map.insert("log_interval".into(), json!(interval));
+        }
+        if let Some(size) = self.buffer_size {
+            map.insert("buffer_size".into(), json!(size));
         }
         Value::Object(map)
     }
@@ -623,7 +742,94 @@ fn parse_object(fields: &mut Fields<'_>) -> Result<ObjectSpec, ProfileError> {
         spec.ack_required = three(items, Value::as_bool)
             .ok_or_else(|| fields.error("ack_required", "expected three booleans"))?;
     }
+    parse_constructed(fields, &mut spec)?;
     Ok(spec)
+}
+
+/// The schedule, calendar, recipient-list and trend-log members (JSON forms in
+/// [`super::profile_data`]).
+fn parse_constructed(fields: &mut Fields<'_>, spec: &mut ObjectSpec) -> Result<(), ProfileError> {
+    let list = |fields: &mut Fields<'_>,
+                key: &'static str|
+     -> Result<Vec<(String, Value)>, ProfileError> {
+        match fields.get(key) {
+            None => Ok(Vec::new()),
+            Some(Value::Array(items)) if items.len() <= super::datatypes::MAX_LIST_ITEMS => {
+                Ok(items
+                    .iter()
+                    .enumerate()
+                    .map(|(i, item)| (fields.path_of(&format!("{key}[{i}]")), item.clone()))
+                    .collect())
+            }
+            Some(_) => Err(fields.error(
+                key,
+                format!(
+                    "expected an array of at most {} entries",
+                    super::datatypes::MAX_LIST_ITEMS
+                ),
+            )),
+        }
+    };
+    spec.recipients = list(fields, "recipients")?
+        .iter()
+        .map(|(path, item)| data::parse_destination(item, path))
+        .collect::<Result<_, _>>()?;
+    if let Some(weekly) = fields.get("weekly_schedule") {
+        spec.weekly_schedule = Some(data::parse_weekly(
+            weekly,
+            &fields.path_of("weekly_schedule"),
+        )?);
+    }
+    spec.exception_schedule = list(fields, "exception_schedule")?
+        .iter()
+        .map(|(path, item)| data::parse_special_event(item, path))
+        .collect::<Result<_, _>>()?;
+    if let Some(value) = fields.get("schedule_default") {
+        spec.schedule_default = Some(data::parse_value(
+            value,
+            &fields.path_of("schedule_default"),
+        )?);
+    }
+    if let Some(range) = fields.get("effective_period") {
+        spec.effective_period = Some(data::parse_date_range(
+            range,
+            &fields.path_of("effective_period"),
+        )?);
+    }
+    spec.references = list(fields, "references")?
+        .iter()
+        .map(|(path, item)| data::parse_reference(item, path))
+        .collect::<Result<_, _>>()?;
+    spec.priority_for_writing = fields
+        .unsigned("priority_for_writing", 16)?
+        .map(|p| p as u8)
+        .filter(|p| *p >= 1);
+    if spec.priority_for_writing.is_none()
+        && fields
+            .map
+            .get("priority_for_writing")
+            .is_some_and(|v| !v.is_null())
+    {
+        return Err(fields.error("priority_for_writing", "expected 1..=16"));
+    }
+    spec.date_list = list(fields, "date_list")?
+        .iter()
+        .map(|(path, item)| data::parse_calendar_entry(item, path))
+        .collect::<Result<_, _>>()?;
+    if let Some(log) = fields.get("log") {
+        spec.log = Some(data::parse_reference(log, &fields.path_of("log"))?);
+    }
+    spec.log_interval = fields.real("log_interval")?.map(f64::from);
+    if spec
+        .log_interval
+        .is_some_and(|s| !(0.0..=86_400.0).contains(&s))
+    {
+        return Err(fields.error("log_interval", "expected 0 to 86400 seconds"));
+    }
+    spec.buffer_size = fields
+        .unsigned("buffer_size", u64::from(trend_log::MAX_BUFFER_SIZE))?
+        .map(|n| n as u32);
+    Ok(())
 }
 
 fn three<T: Copy + Default>(value: &Value, item: impl Fn(&Value) -> Option<T>) -> Option<[T; 3]> {
@@ -691,13 +897,86 @@ pub fn stress_profile() -> DeviceProfile {
         s.state_text = object_types::numbered_states(3);
         s.commandable = true;
     });
-    add(ObjectType::Schedule, 1, "Schedule", &|_, _| {});
-    add(ObjectType::Calendar, 1, "Calendar", &|_, _| {});
+    add(ObjectType::Schedule, 1, "Schedule", &|_, s| {
+        stress_schedule(s);
+    });
+    add(ObjectType::Calendar, 1, "Calendar", &|_, s| {
+        s.date_list = stress_holidays();
+    });
     add(ObjectType::NotificationClass, 1, "NC", &|_, s| {
         s.priority = [3, 3, 3];
         s.ack_required = [true, false, false];
+        s.recipients = vec![Destination {
+            valid_days: crate::encoding::BitString::from_bits(&[true; 7]),
+            from_time: crate::encoding::Time::new(0, 0, 0, 0),
+            to_time: crate::encoding::Time::new(23, 59, 59, 99),
+            recipient: crate::encoding::Recipient::Device(crate::ObjectIdentifier::new(
+                ObjectType::Device,
+                999,
+            )),
+            process_identifier: 1,
+            issue_confirmed_notifications: false,
+            transitions: crate::encoding::BitString::from_bits(&[true, true, true]),
+        }];
     });
     DeviceProfile { device, objects }
+}
+
+/// The stress Schedule: occupied 08:00-18:00 on weekdays (REAL 72.0, else the default
+/// 65.0), 60.0 all day on the holidays of Calendar 1 (event priority 10). It writes to no
+/// object, so the other stress objects keep their values.
+fn stress_schedule(spec: &mut ObjectSpec) {
+    use crate::encoding::{SpecialEventPeriod, Time, TimeValue};
+    let occupied = DailySchedule {
+        day_schedule: vec![
+            TimeValue {
+                time: Time::new(8, 0, 0, 0),
+                value: ApplicationValue::Real(72.0),
+            },
+            TimeValue {
+                time: Time::new(18, 0, 0, 0),
+                value: ApplicationValue::Null,
+            },
+        ],
+    };
+    let mut week = vec![occupied; 5];
+    week.extend([DailySchedule::default(), DailySchedule::default()]);
+    spec.weekly_schedule = Some(week);
+    spec.schedule_default = Some(ApplicationValue::Real(65.0));
+    spec.exception_schedule = vec![SpecialEvent {
+        period: SpecialEventPeriod::CalendarReference(crate::ObjectIdentifier::new(
+            ObjectType::Calendar,
+            1,
+        )),
+        time_values: vec![TimeValue {
+            time: Time::new(0, 0, 0, 0),
+            value: ApplicationValue::Real(60.0),
+        }],
+        event_priority: 10,
+    }];
+}
+
+/// The stress Calendar's holidays: January 1, December 25 (any year) and the fourth
+/// Thursday of November.
+fn stress_holidays() -> Vec<CalendarEntry> {
+    use crate::encoding::{Date, WeekNDay, date_time::UNSPECIFIED};
+    let yearly = |month, day| {
+        CalendarEntry::Date(Date {
+            year_since_1900: UNSPECIFIED,
+            month,
+            day,
+            weekday: UNSPECIFIED,
+        })
+    };
+    vec![
+        yearly(1, 1),
+        yearly(12, 25),
+        CalendarEntry::WeekNDay(WeekNDay {
+            month: 11,
+            week_of_month: 4,
+            day_of_week: 4,
+        }),
+    ]
 }
 
 /// The `large` profile: a Device and `analog_values` analog values `AV-1..`, so the

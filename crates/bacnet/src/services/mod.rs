@@ -28,22 +28,40 @@
 //! assert_eq!(reject_reason_for(&err), RejectReason::MissingRequiredParameter);
 //! ```
 
+pub mod cov_notification;
+pub mod device_communication_control;
 pub mod error;
+pub mod list_element;
+mod password;
 pub mod read_property;
 pub mod read_property_multiple;
+pub mod read_range;
+pub mod reinitialize_device;
 pub mod sequence_of;
+pub mod subscribe_cov;
+pub mod subscribe_cov_property;
+pub mod time_synchronization;
 pub mod who_has;
 pub mod who_is;
 pub mod write_property;
 pub mod write_property_multiple;
 
+pub use cov_notification::CovNotificationRequest;
+pub use device_communication_control::DeviceCommunicationControlRequest;
 pub use error::{ServiceDecodeError, ServiceError, reject_reason_for};
+pub use list_element::{ChangeListError, ListElementRequest};
+pub use password::MAX_PASSWORD_CHARS;
 pub use read_property::{ReadPropertyAck, ReadPropertyRequest};
 pub use read_property_multiple::{
     PropertyReadResult, PropertyReference, ReadAccessResult, ReadAccessSpecification,
     ReadPropertyMultipleAck, ReadPropertyMultipleRequest, ReadResult,
 };
+pub use read_range::{RangeSpec, ReadRangeAck, ReadRangeRequest, ResultFlags};
+pub use reinitialize_device::ReinitializeDeviceRequest;
 pub use sequence_of::{MAX_ACCESS_SPECIFICATIONS, MAX_PROPERTIES_PER_OBJECT};
+pub use subscribe_cov::SubscribeCovRequest;
+pub use subscribe_cov_property::SubscribeCovPropertyRequest;
+pub use time_synchronization::TimeSynchronizationRequest;
 pub use who_has::{IHave, WhoHas, WhoHasObject};
 pub use who_is::{IAm, InstanceRange, WhoIs};
 pub use write_property::WritePropertyRequest;
@@ -70,6 +88,22 @@ pub enum ConfirmedRequest {
     WriteProperty(WritePropertyRequest),
     /// WritePropertyMultiple (16).
     WritePropertyMultiple(WritePropertyMultipleRequest),
+    /// ConfirmedCOVNotification (1).
+    ConfirmedCovNotification(CovNotificationRequest),
+    /// SubscribeCOV (5).
+    SubscribeCov(SubscribeCovRequest),
+    /// AddListElement (8).
+    AddListElement(ListElementRequest),
+    /// RemoveListElement (9).
+    RemoveListElement(ListElementRequest),
+    /// DeviceCommunicationControl (17).
+    DeviceCommunicationControl(DeviceCommunicationControlRequest),
+    /// ReinitializeDevice (20).
+    ReinitializeDevice(ReinitializeDeviceRequest),
+    /// ReadRange (26).
+    ReadRange(ReadRangeRequest),
+    /// SubscribeCOVProperty (28).
+    SubscribeCovProperty(SubscribeCovPropertyRequest),
 }
 
 impl ConfirmedRequest {
@@ -80,6 +114,16 @@ impl ConfirmedRequest {
             Self::ReadPropertyMultiple(_) => ConfirmedServiceChoice::ReadPropertyMultiple,
             Self::WriteProperty(_) => ConfirmedServiceChoice::WriteProperty,
             Self::WritePropertyMultiple(_) => ConfirmedServiceChoice::WritePropertyMultiple,
+            Self::ConfirmedCovNotification(_) => ConfirmedServiceChoice::ConfirmedCovNotification,
+            Self::SubscribeCov(_) => ConfirmedServiceChoice::SubscribeCov,
+            Self::AddListElement(_) => ConfirmedServiceChoice::AddListElement,
+            Self::RemoveListElement(_) => ConfirmedServiceChoice::RemoveListElement,
+            Self::DeviceCommunicationControl(_) => {
+                ConfirmedServiceChoice::DeviceCommunicationControl
+            }
+            Self::ReinitializeDevice(_) => ConfirmedServiceChoice::ReinitializeDevice,
+            Self::ReadRange(_) => ConfirmedServiceChoice::ReadRange,
+            Self::SubscribeCovProperty(_) => ConfirmedServiceChoice::SubscribeCovProperty,
         }
     }
 
@@ -90,6 +134,15 @@ impl ConfirmedRequest {
             Self::ReadPropertyMultiple(request) => request.encode(buf),
             Self::WriteProperty(request) => request.encode(buf),
             Self::WritePropertyMultiple(request) => request.encode(buf),
+            Self::ConfirmedCovNotification(request) => request.encode(buf),
+            Self::SubscribeCov(request) => request.encode(buf),
+            Self::AddListElement(request) | Self::RemoveListElement(request) => {
+                request.encode(buf);
+            }
+            Self::DeviceCommunicationControl(request) => request.encode(buf),
+            Self::ReinitializeDevice(request) => request.encode(buf),
+            Self::ReadRange(request) => request.encode(buf),
+            Self::SubscribeCovProperty(request) => request.encode(buf),
         }
     }
 
@@ -113,6 +166,28 @@ impl ConfirmedRequest {
             ConfirmedServiceChoice::WritePropertyMultiple => {
                 Self::WritePropertyMultiple(WritePropertyMultipleRequest::decode(reader)?)
             }
+            ConfirmedServiceChoice::ConfirmedCovNotification => {
+                Self::ConfirmedCovNotification(CovNotificationRequest::decode(reader)?)
+            }
+            ConfirmedServiceChoice::SubscribeCov => {
+                Self::SubscribeCov(SubscribeCovRequest::decode(reader)?)
+            }
+            ConfirmedServiceChoice::AddListElement => {
+                Self::AddListElement(ListElementRequest::decode(reader)?)
+            }
+            ConfirmedServiceChoice::RemoveListElement => {
+                Self::RemoveListElement(ListElementRequest::decode(reader)?)
+            }
+            ConfirmedServiceChoice::DeviceCommunicationControl => {
+                Self::DeviceCommunicationControl(DeviceCommunicationControlRequest::decode(reader)?)
+            }
+            ConfirmedServiceChoice::ReinitializeDevice => {
+                Self::ReinitializeDevice(ReinitializeDeviceRequest::decode(reader)?)
+            }
+            ConfirmedServiceChoice::ReadRange => Self::ReadRange(ReadRangeRequest::decode(reader)?),
+            ConfirmedServiceChoice::SubscribeCovProperty => {
+                Self::SubscribeCovProperty(SubscribeCovPropertyRequest::decode(reader)?)
+            }
             other => {
                 return Err(ServiceDecodeError::UnrecognizedService {
                     choice: choice_octet(other.to_u32()),
@@ -125,7 +200,7 @@ impl ConfirmedRequest {
 }
 
 /// The parameters of an unconfirmed request this crate decodes.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum UnconfirmedRequest {
     /// I-Am (0).
     IAm(IAm),
@@ -135,6 +210,12 @@ pub enum UnconfirmedRequest {
     WhoHas(WhoHas),
     /// Who-Is (8).
     WhoIs(WhoIs),
+    /// UnconfirmedCOVNotification (2).
+    UnconfirmedCovNotification(CovNotificationRequest),
+    /// TimeSynchronization (6).
+    TimeSynchronization(TimeSynchronizationRequest),
+    /// UTCTimeSynchronization (9).
+    UtcTimeSynchronization(TimeSynchronizationRequest),
 }
 
 impl UnconfirmedRequest {
@@ -145,6 +226,11 @@ impl UnconfirmedRequest {
             Self::IHave(_) => UnconfirmedServiceChoice::IHave,
             Self::WhoHas(_) => UnconfirmedServiceChoice::WhoHas,
             Self::WhoIs(_) => UnconfirmedServiceChoice::WhoIs,
+            Self::UnconfirmedCovNotification(_) => {
+                UnconfirmedServiceChoice::UnconfirmedCovNotification
+            }
+            Self::TimeSynchronization(_) => UnconfirmedServiceChoice::TimeSynchronization,
+            Self::UtcTimeSynchronization(_) => UnconfirmedServiceChoice::UtcTimeSynchronization,
         }
     }
 
@@ -155,6 +241,10 @@ impl UnconfirmedRequest {
             Self::IHave(request) => request.encode(buf),
             Self::WhoHas(request) => request.encode(buf),
             Self::WhoIs(request) => request.encode(buf),
+            Self::UnconfirmedCovNotification(request) => request.encode(buf),
+            Self::TimeSynchronization(request) | Self::UtcTimeSynchronization(request) => {
+                request.encode(buf);
+            }
         }
     }
 
@@ -170,6 +260,15 @@ impl UnconfirmedRequest {
             UnconfirmedServiceChoice::IHave => Self::IHave(IHave::decode(reader)?),
             UnconfirmedServiceChoice::WhoHas => Self::WhoHas(WhoHas::decode(reader)?),
             UnconfirmedServiceChoice::WhoIs => Self::WhoIs(WhoIs::decode(reader)?),
+            UnconfirmedServiceChoice::UnconfirmedCovNotification => {
+                Self::UnconfirmedCovNotification(CovNotificationRequest::decode(reader)?)
+            }
+            UnconfirmedServiceChoice::TimeSynchronization => {
+                Self::TimeSynchronization(TimeSynchronizationRequest::decode(reader)?)
+            }
+            UnconfirmedServiceChoice::UtcTimeSynchronization => {
+                Self::UtcTimeSynchronization(TimeSynchronizationRequest::decode(reader)?)
+            }
             other => {
                 return Err(ServiceDecodeError::UnrecognizedService {
                     choice: choice_octet(other.to_u32()),
@@ -189,6 +288,8 @@ pub enum ComplexAckParameters {
     ReadProperty(ReadPropertyAck),
     /// ReadPropertyMultiple-ACK.
     ReadPropertyMultiple(ReadPropertyMultipleAck),
+    /// ReadRange-ACK.
+    ReadRange(ReadRangeAck),
 }
 
 impl ComplexAckParameters {
@@ -197,6 +298,7 @@ impl ComplexAckParameters {
         match self {
             Self::ReadProperty(_) => ConfirmedServiceChoice::ReadProperty,
             Self::ReadPropertyMultiple(_) => ConfirmedServiceChoice::ReadPropertyMultiple,
+            Self::ReadRange(_) => ConfirmedServiceChoice::ReadRange,
         }
     }
 
@@ -205,6 +307,7 @@ impl ComplexAckParameters {
         match self {
             Self::ReadProperty(ack) => ack.encode(buf),
             Self::ReadPropertyMultiple(ack) => ack.encode(buf),
+            Self::ReadRange(ack) => ack.encode(buf),
         }
     }
 
@@ -220,6 +323,7 @@ impl ComplexAckParameters {
             ConfirmedServiceChoice::ReadPropertyMultiple => {
                 Self::ReadPropertyMultiple(ReadPropertyMultipleAck::decode(reader)?)
             }
+            ConfirmedServiceChoice::ReadRange => Self::ReadRange(ReadRangeAck::decode(reader)?),
             other => {
                 return Err(ServiceDecodeError::UnrecognizedService {
                     choice: choice_octet(other.to_u32()),

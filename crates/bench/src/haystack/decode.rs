@@ -5,6 +5,12 @@
 //! Decoders: buildwire and libhaystack run in a child `buildwire bench haystack decode-worker`;
 //! haystack-core runs under node and haystack-py under Python 3.13, both from the peers that
 //! `scripts/peers.sh` installs (skipped, with the reason, when not installed).
+//!
+//! Every decoder is timed the same way: from the file's bytes in memory (UTF-8 check or
+//! decoding included) to a grid whose every value is decoded (haystack-core keeps Hayson
+//! rows as parsed JSON until read, so its script reads them all inside the timed part), and
+//! without freeing the previous iteration's grid inside the timed part (except for node's
+//! garbage collector, which runs when it decides).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -298,9 +304,13 @@ fn reap(child: &mut std::process::Child) -> Result<u64, String> {
 
 /// The worker: decodes `file` `iterations` times with `decoder` (buildwire or libhaystack)
 /// and returns the JSON line the parent reads.
+///
+/// What is timed, the same for every decoder (see also the peer scripts): from the file's
+/// bytes in memory to a completely decoded grid, so the UTF-8 check of the text is inside
+/// the timed part; freeing the previous iteration's grid is not.
 pub fn worker(decoder: Decoder, file: &Path, iterations: usize) -> serde_json::Value {
-    let text = match std::fs::read_to_string(file) {
-        Ok(t) => t,
+    let bytes = match std::fs::read(file) {
+        Ok(b) => b,
         Err(e) => {
             return serde_json::json!({"error": format!("cannot read {}: {e}", file.display())});
         }
@@ -314,32 +324,42 @@ pub fn worker(decoder: Decoder, file: &Path, iterations: usize) -> serde_json::V
     for _ in 0..iterations.max(1) {
         let start = Instant::now();
         let decoded = match decoder {
-            Decoder::Buildwire => format.decode_grid(&text).map(|g| {
-                rows = g.row_count();
-                Some(g)
-            }),
-            Decoder::Libhaystack => match libhaystack_rows(format, &text) {
-                Ok(r) => {
-                    rows = r;
-                    Ok(None)
-                }
-                Err(e) => return serde_json::json!({"error": e}),
-            },
+            Decoder::Buildwire => std::str::from_utf8(&bytes)
+                .map_err(|e| e.to_string())
+                .and_then(|text| format.decode_grid(text).map_err(|e| e.to_string()))
+                .map(Decoded::Ours),
+            Decoder::Libhaystack => std::str::from_utf8(&bytes)
+                .map_err(|e| e.to_string())
+                .and_then(|text| libhaystack_grid(format, text))
+                .map(Decoded::Libhaystack),
             _ => return serde_json::json!({"error": "peer decoders run in their own runtime"}),
         };
         ms.push(start.elapsed().as_secs_f64() * 1e3);
         match decoded {
-            Ok(Some(grid)) => {
+            Ok(Decoded::Ours(grid)) => {
+                rows = grid.row_count();
                 let start = Instant::now();
                 let encoded = format.encode_grid(&grid);
                 encode_ms.push(start.elapsed().as_secs_f64() * 1e3);
                 std::hint::black_box(encoded);
             }
-            Ok(None) => {}
-            Err(e) => return serde_json::json!({"error": e.to_string()}),
+            Ok(Decoded::Libhaystack(value)) => {
+                rows = match &value {
+                    libhaystack::val::Value::Grid(grid) => grid.rows.len(),
+                    _ => 0,
+                };
+            }
+            Err(e) => return serde_json::json!({"error": e}),
         }
+        // The decoded grid is dropped here, outside the timed part.
     }
     serde_json::json!({"rows": rows, "ms": ms, "encode_ms": encode_ms})
+}
+
+/// A grid decoded by the in-process worker, kept until the decode has been timed.
+enum Decoded {
+    Ours(buildwire_haystack::value::Grid),
+    Libhaystack(libhaystack::val::Value),
 }
 
 /// Decodes with libhaystack and returns the row count.

@@ -5,7 +5,9 @@ use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4, ToSocketAddrs};
 use std::time::Duration;
 
 use buildwire_bacnet::apdu::{BacnetError, MaxApdu};
-use buildwire_bacnet::app::{Destination, ValueType, parse_value_text};
+use buildwire_bacnet::app::{
+    CovNotification, CovOptions, Destination, ValueType, parse_value_text,
+};
 use buildwire_bacnet::driver::{BacnetClient, BacnetServer, ClientConfig, ServerConfig};
 use buildwire_bacnet::encoding::{ApplicationValue, Element};
 use buildwire_bacnet::inspect::{application_json, dissect_bip, element_json, elements_json};
@@ -69,6 +71,17 @@ pub enum BacnetCommand {
         buildwire bacnet wpm 192.168.1.20:47808 av,1:pv=70 av,2:pv=71.5 --priority 9\n  \
         buildwire bacnet wpm 192.168.1.20:47808 'av,1:description=\"north zone\"'")]
     Wpm(WpmArgs),
+    /// Subscribe to change-of-value notifications (SubscribeCOV, or SubscribeCOVProperty
+    /// with --property) and print each one as it comes; renewed before the lifetime ends
+    /// and restored after the device restarts.
+    #[command(after_help = "Examples:\n  \
+        buildwire bacnet subscribe 192.168.1.20:47808 av,1 --json\n  \
+        buildwire bacnet subscribe 192.168.1.20:47808 ai,3 --confirmed --lifetime 600\n  \
+        buildwire bacnet subscribe 192.168.1.20:47808 ai,3 --property pv --increment 0.5 --count 10")]
+    Subscribe(SubscribeArgs),
+    /// Routers, BBMDs and their tables (see bacnet_network.rs).
+    #[command(flatten)]
+    Network(super::bacnet_network::NetworkCommand),
 }
 
 #[derive(Debug, Args)]
@@ -103,6 +116,8 @@ pub fn execute(cmd: BacnetCommand) -> CommandResult {
         BacnetCommand::Write(args) => write(args),
         BacnetCommand::Rpm(args) => rpm(args),
         BacnetCommand::Wpm(args) => wpm(args),
+        BacnetCommand::Subscribe(args) => subscribe(args),
+        BacnetCommand::Network(command) => super::bacnet_network::execute(command),
     }
 }
 
@@ -186,6 +201,8 @@ pub struct ServeArgs {
     /// Largest APDU this device sends and accepts (50..1476); longer answers are segmented.
     #[arg(long, default_value_t = 1476)]
     max_apdu: u16,
+    #[command(flatten)]
+    link: super::bacnet_network::ServeLinkArgs,
 }
 
 #[derive(Debug, Args)]
@@ -212,6 +229,8 @@ pub struct WhoisArgs {
     /// Print JSON instead of text.
     #[arg(long)]
     json: bool,
+    #[command(flatten)]
+    foreign: super::bacnet_network::ForeignArgs,
 }
 
 /// Options shared by the client commands.
@@ -229,6 +248,8 @@ pub struct ClientArgs {
     /// Print JSON instead of text.
     #[arg(long)]
     json: bool,
+    #[command(flatten)]
+    foreign: super::bacnet_network::ForeignArgs,
 }
 
 #[derive(Debug, Args)]
@@ -294,6 +315,35 @@ pub struct WpmArgs {
     /// Datatype of every value (default: guessed per value).
     #[arg(long = "type", value_name = "TYPE")]
     value_type: Option<ValueType>,
+    #[command(flatten)]
+    client: ClientArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct SubscribeArgs {
+    /// The device, HOST:PORT.
+    address: String,
+    /// The object: `av,1`, `analog-input:3`.
+    object: String,
+    /// Watch one property (SubscribeCOVProperty), `name` or `name[index]`; without it the
+    /// object's present-value and status-flags (SubscribeCOV).
+    #[arg(long)]
+    property: Option<String>,
+    /// COV increment for --property of a REAL value.
+    #[arg(long, requires = "property")]
+    increment: Option<f32>,
+    /// Lifetime asked of the device, seconds (0: indefinite; renewed at half of it).
+    #[arg(long, default_value_t = 300)]
+    lifetime: u32,
+    /// Confirmed notifications (the device waits for our acknowledgement).
+    #[arg(long)]
+    confirmed: bool,
+    /// Stop after this many notifications (the initial one included).
+    #[arg(long)]
+    count: Option<u64>,
+    /// Stop after this many seconds.
+    #[arg(long)]
+    duration: Option<f64>,
     #[command(flatten)]
     client: ClientArgs,
 }
@@ -372,9 +422,11 @@ async fn start_client(
     args: &ClientArgs,
     broadcast: Option<Ipv4Addr>,
 ) -> Result<BacnetClient, Box<dyn std::error::Error>> {
-    let mut config = ClientConfig::new(parse_address(&args.bind)?, broadcast);
+    let bind = parse_address(&args.bind)?;
+    let mut config = ClientConfig::new(bind, broadcast.or(args.foreign.discovery_broadcast(bind)));
     config.tsm = tsm_config(args.timeout)?;
     config.tsm.max_apdu = MaxApdu::for_length(args.max_apdu);
+    config.role = args.foreign.role()?;
     BacnetClient::start(config)
         .await
         .map_err(|e| format!("cannot bind {}: {e}", args.bind).into())
@@ -416,7 +468,10 @@ fn print_json(value: &Value) -> CommandResult {
 }
 
 fn serve(args: ServeArgs) -> CommandResult {
-    let bind = parse_address(&args.bind)?;
+    let bind = match super::bacnet_network::is_bip6(&args.link) {
+        true => SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, 0),
+        false => parse_address(&args.bind)?,
+    };
     let mut profile = if args.objects == "stress" {
         stress_profile()
     } else if let Some(count) = args.objects.strip_prefix("large:") {
@@ -446,6 +501,10 @@ fn serve(args: ServeArgs) -> CommandResult {
         config.broadcast = args.broadcast;
     }
     config.tsm.max_apdu = MaxApdu::for_length(args.max_apdu);
+    if super::bacnet_network::is_bip6(&args.link) {
+        return super::bacnet_network::serve_bip6(&args.link, &args.bind, config);
+    }
+    config.role = super::bacnet_network::serve_bip_role(&args.link, bind)?;
     runtime()?.block_on(async move {
         let server = BacnetServer::start(config)
             .await
@@ -482,7 +541,9 @@ fn whois(args: WhoisArgs) -> CommandResult {
     let wait = Duration::try_from_secs_f64(args.timeout)
         .map_err(|_| format!("--timeout {} is not a number of seconds", args.timeout))?;
     let found = runtime()?.block_on(async move {
-        let client = BacnetClient::bind(bind, broadcast)
+        let mut config = ClientConfig::new(bind, broadcast);
+        config.role = args.foreign.role()?;
+        let client = BacnetClient::start(config)
             .await
             .map_err(|e| format!("cannot bind {bind}: {e}"))?;
         client
@@ -517,7 +578,7 @@ fn whois(args: WhoisArgs) -> CommandResult {
 }
 
 fn read(args: ReadArgs) -> CommandResult {
-    let to = parse_address(&args.address)?;
+    let to = args.client.foreign.target(&args.address)?;
     let object = parse_object(&args.object)?;
     let property = parse_property(&args.property)?;
     let value = runtime()?.block_on(async {
@@ -542,7 +603,7 @@ fn read(args: ReadArgs) -> CommandResult {
 }
 
 fn write(args: WriteArgs) -> CommandResult {
-    let to = parse_address(&args.address)?;
+    let to = args.client.foreign.target(&args.address)?;
     let object = parse_object(&args.object)?;
     let property = parse_property(&args.property)?;
     let value = parse_value_text(&args.value, args.value_type, object, property)?;
@@ -562,7 +623,7 @@ fn write(args: WriteArgs) -> CommandResult {
 }
 
 fn rpm(args: RpmArgs) -> CommandResult {
-    let to = parse_address(&args.address)?;
+    let to = args.client.foreign.target(&args.address)?;
     let mut specifications = Vec::new();
     for spec in &args.specs {
         let (object, properties) = spec
@@ -633,7 +694,7 @@ fn rpm(args: RpmArgs) -> CommandResult {
 }
 
 fn wpm(args: WpmArgs) -> CommandResult {
-    let to = parse_address(&args.address)?;
+    let to = args.client.foreign.target(&args.address)?;
     let mut specifications: Vec<WriteAccessSpecification> = Vec::new();
     for write in &args.writes {
         let (target, text) = write
@@ -672,6 +733,108 @@ fn wpm(args: WpmArgs) -> CommandResult {
     }
     println!("ok: {count} write(s) done");
     Ok(())
+}
+
+/// One notification as a JSON line: where it came from, the subscription, and each
+/// property's value as tagged elements.
+fn notification_json(notification: &CovNotification) -> Value {
+    let mut values = serde_json::Map::new();
+    for value in &notification.request.values {
+        let index = value
+            .array_index
+            .map(|i| format!("[{i}]"))
+            .unwrap_or_default();
+        values.insert(
+            format!("{}{index}", value.property),
+            elements_json(&value.value),
+        );
+    }
+    json!({
+        "address": notification.from.link.to_string(),
+        "device": notification.request.initiating_device.to_string(),
+        "object": notification.request.monitored_object.to_string(),
+        "process": notification.request.subscriber_process_identifier,
+        "confirmed": notification.confirmed,
+        "time_remaining": notification.request.time_remaining,
+        "values": values,
+    })
+}
+
+fn subscribe(args: SubscribeArgs) -> CommandResult {
+    let to = args.client.foreign.target(&args.address)?;
+    let object = parse_object(&args.object)?;
+    let property = args
+        .property
+        .as_deref()
+        .map(parse_property_index)
+        .transpose()?
+        .map(|(property, array_index)| PropertyReference {
+            property,
+            array_index,
+        });
+    let options = CovOptions {
+        object,
+        property,
+        cov_increment: args.increment,
+        confirmed: args.confirmed,
+        lifetime: args.lifetime,
+    };
+    let stop_after = args
+        .duration
+        .map(|seconds| {
+            Duration::try_from_secs_f64(seconds)
+                .map_err(|_| format!("--duration {seconds} is not a number of seconds"))
+        })
+        .transpose()?;
+    runtime()?.block_on(async {
+        let client = start_client(&args.client, None).await?;
+        let mut subscription = client
+            .subscribe_cov(to, options)
+            .await
+            .map_err(Box::<dyn std::error::Error>::from)?;
+        eprintln!(
+            "subscribed to {object} at {} (process {}, lifetime {} s, {})",
+            args.address,
+            subscription.process_identifier(),
+            args.lifetime,
+            if args.confirmed {
+                "confirmed"
+            } else {
+                "unconfirmed"
+            }
+        );
+        let deadline = stop_after.map(|d| tokio::time::Instant::now() + d);
+        let mut seen = 0u64;
+        while args.count.is_none_or(|count| seen < count) {
+            let next = match deadline {
+                Some(at) => match tokio::time::timeout_at(at, subscription.next()).await {
+                    Ok(next) => next,
+                    Err(_) => break,
+                },
+                None => subscription.next().await,
+            };
+            let Some(notification) = next else { break };
+            seen += 1;
+            if args.client.json {
+                println!("{}", notification_json(&notification));
+            } else {
+                let values: Vec<String> = notification
+                    .request
+                    .values
+                    .iter()
+                    .map(|v| format!("{}={}", v.property, elements_text(&v.value)))
+                    .collect();
+                println!(
+                    "{} {} (time remaining {} s)",
+                    notification.request.monitored_object,
+                    values.join(" "),
+                    notification.request.time_remaining
+                );
+            }
+        }
+        subscription.cancel().await;
+        Ok(())
+    })
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! Command definitions (clap) and their dispatch.
 
 mod bacnet;
+mod bacnet_network;
 mod bench;
 mod bench_haystack_http;
 mod bench_opcua;

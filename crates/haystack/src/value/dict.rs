@@ -78,6 +78,40 @@ impl Dict {
         Ok(())
     }
 
+    /// Builds a dict from name/value pairs in order, as inserting them one by one would
+    /// (a repeated name keeps its first position and takes its last value), but without
+    /// growing the storage step by step. For decoders, which have already checked every
+    /// name with [`is_tag_name`]; a pair with an invalid name is dropped.
+    pub(crate) fn from_checked_pairs(pairs: Vec<(String, Value)>) -> Dict {
+        let unique = || {
+            pairs
+                .iter()
+                .enumerate()
+                .all(|(i, (name, _))| pairs[..i].iter().all(|(earlier, _)| earlier != name))
+        };
+        let valid = || pairs.iter().all(|(name, _)| is_tag_name(name));
+        if pairs.len() <= SMALL_DICT_TAGS && valid() && unique() {
+            return Dict {
+                entries: Entries::Small(pairs),
+            };
+        }
+        let mut dict = Dict::new();
+        if pairs.len() > SMALL_DICT_TAGS {
+            dict.entries = Entries::Indexed(IndexMap::with_capacity(pairs.len()));
+        }
+        for (name, value) in pairs {
+            // Invalid names are refused by `insert` (and never passed by the decoders).
+            let _ = dict.insert(name, value);
+        }
+        if dict.len() <= SMALL_DICT_TAGS
+            && let Entries::Indexed(map) = &mut dict.entries
+        {
+            // Duplicates left few enough tags for the small storage `insert` would keep.
+            dict.entries = Entries::Small(std::mem::take(map).into_iter().collect());
+        }
+        dict
+    }
+
     /// Sets `name` to a marker.
     pub fn insert_marker(&mut self, name: impl Into<String>) -> Result<(), InvalidTagName> {
         self.insert(name, Value::Marker)

@@ -132,6 +132,29 @@ impl Grid {
         self.cells.get_mut(start..).unwrap_or_default()
     }
 
+    /// Appends a row whose cells `fill` sets one by one (decoders use it to write each
+    /// cell once, in order, instead of clearing a whole row first). Cells not set are
+    /// empty; the row is appended even when `fill` fails. A grid without columns gets
+    /// no row.
+    pub(crate) fn push_row_with<E>(
+        &mut self,
+        fill: impl FnOnce(&mut RowCells<'_>) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let width = self.columns.len();
+        let start = self.cells.len();
+        let result = fill(&mut RowCells {
+            cells: &mut self.cells,
+            start,
+            width,
+        });
+        // `RowCells::set` never writes past the row, so this only pads.
+        self.cells.resize_with(start + width, || None);
+        if width > 0 {
+            self.row_count += 1;
+        }
+        result
+    }
+
     /// Appends a row given as a dict; tags without a column are an error.
     pub fn push_dict(&mut self, row: &Dict) -> Result<(), GridError> {
         let mut cells = vec![None; self.columns.len()];
@@ -217,6 +240,37 @@ impl Grid {
     }
 }
 
+/// The row being written by [`Grid::push_row_with`].
+pub(crate) struct RowCells<'g> {
+    cells: &'g mut Vec<Option<Value>>,
+    start: usize,
+    width: usize,
+}
+
+impl RowCells<'_> {
+    /// Sets the cell of `column` (`Null` leaves it empty); false if there is no such
+    /// column. Cells are cheapest set in column order: the skipped ones are written
+    /// empty once, as the row grows.
+    #[inline]
+    pub(crate) fn set(&mut self, column: usize, value: Value) -> bool {
+        if column >= self.width {
+            return false;
+        }
+        let cell = match value {
+            Value::Null => None,
+            value => Some(value),
+        };
+        let at = self.start + column;
+        if at >= self.cells.len() {
+            self.cells.resize_with(at, || None);
+            self.cells.push(cell);
+        } else if let Some(slot) = self.cells.get_mut(at) {
+            *slot = cell;
+        }
+        true
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -239,6 +293,41 @@ mod tests {
                 columns: 2
             })
         );
+        Ok(())
+    }
+
+    #[test]
+    fn rows_written_cell_by_cell() -> Result<(), GridError> {
+        let mut grid = Grid::with_column_names(["a", "b", "c"])?;
+        let filled: Result<(), ()> = grid.push_row_with(|row| {
+            assert!(row.set(2, Value::Marker));
+            // Out of order, and a null (stored as empty).
+            assert!(row.set(0, Value::Bool(true)));
+            assert!(row.set(1, Value::Null));
+            assert!(!row.set(3, Value::Marker));
+            Ok(())
+        });
+        assert_eq!(filled, Ok(()));
+        // A failing fill still leaves a whole row.
+        let failed: Result<(), &str> = grid.push_row_with(|row| {
+            row.set(1, Value::Marker);
+            Err("stop")
+        });
+        assert_eq!(failed, Err("stop"));
+        let _ = grid.push_row_with(|_| Ok::<(), ()>(()));
+        assert_eq!(grid.row_count(), 3);
+        assert_eq!(
+            grid.row(0),
+            Some(&[Some(Value::Bool(true)), None, Some(Value::Marker)][..])
+        );
+        assert_eq!(grid.row(1), Some(&[None, Some(Value::Marker), None][..]));
+        assert_eq!(grid.row(2), Some(&[None, None, None][..]));
+        let mut empty = Grid::default();
+        let _ = empty.push_row_with(|row| {
+            assert!(!row.set(0, Value::Marker));
+            Ok::<(), ()>(())
+        });
+        assert_eq!(empty.row_count(), 0);
         Ok(())
     }
 

@@ -12,6 +12,12 @@
 //! Limits: nesting beyond [`FAST_DEPTH`] gives up (the tree decoder then applies
 //! [`MAX_DEPTH`](crate::codec::MAX_DEPTH)); nothing is allocated from a length read in
 //! the input.
+//!
+//! Speed: strings are scanned eight bytes at a time ([`plain_run`]) and borrowed from the
+//! input until a value needs them owned; row member names are matched to columns by
+//! length and first eight bytes, looking a few columns ahead of the previous cell before
+//! hashing; dict members collect in one scratch vector and each dict is allocated once,
+//! at its final size.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -37,7 +43,8 @@ pub(crate) struct GiveUp;
 
 type Scan<T> = Result<T, GiveUp>;
 
-/// A JSON value as written, before any Hayson meaning is given to it.
+/// A JSON value as written, before any Hayson meaning is given to it (the members of
+/// kinded objects, whose meaning depends on their JSON type).
 enum Raw<'a> {
     Null,
     Bool(bool),
@@ -45,27 +52,14 @@ enum Raw<'a> {
     Str(Cow<'a, str>),
     /// A JSON array, already mapped to Hayson values.
     Array(Vec<Value>),
-    /// A JSON object, already mapped to a Hayson value.
-    Object(Value),
-}
-
-impl Raw<'_> {
-    fn into_value(self) -> Value {
-        match self {
-            Raw::Null => Value::Null,
-            Raw::Bool(b) => Value::Bool(b),
-            Raw::Number(n) => Value::number(n),
-            Raw::Str(s) => Value::Str(s.into_owned()),
-            Raw::Array(items) => Value::List(items),
-            Raw::Object(value) => value,
-        }
-    }
+    /// A JSON object (read and checked; no kind uses one as a member).
+    Object,
 }
 
 /// Decodes a whole Hayson value document, or gives up.
 pub(crate) fn scan_value(input: &str) -> Scan<Value> {
     let mut scanner = Scanner::new(input);
-    let value = scanner.value(0)?.into_value();
+    let value = scanner.value(0)?;
     scanner.end()?;
     Ok(value)
 }
@@ -80,17 +74,103 @@ pub(crate) fn scan_grid(input: &str) -> Scan<Grid> {
     Ok(grid)
 }
 
-/// The members of a Hayson object that the kinds read (the last duplicate wins).
-#[derive(Default)]
-struct Members<'a> {
-    val: Option<Raw<'a>>,
-    unit: Option<Raw<'a>>,
-    dis: Option<Raw<'a>>,
-    tz: Option<Raw<'a>>,
-    lat: Option<Raw<'a>>,
-    lng: Option<Raw<'a>>,
-    type_name: Option<Raw<'a>>,
-    vals: Option<Raw<'a>>,
+/// `{"_kind":"marker"}` after its `{`.
+const MARKER_REST: &[u8] = br#""_kind":"marker"}"#;
+
+const ONES: u64 = 0x0101_0101_0101_0101;
+const HIGH_BITS: u64 = 0x8080_8080_8080_8080;
+
+/// Length of the leading run of `bytes` that needs no attention inside a JSON string:
+/// up to the first `"`, `\` or control character (or the end).
+///
+/// Eight bytes at a time: for each of the three tests, the classic "has a zero byte"
+/// expression flags the first matching byte exactly (a borrow can only flag bytes after
+/// a true match), so the lowest flag of the three masks is the first special byte.
+#[inline]
+fn plain_run(bytes: &[u8]) -> usize {
+    let mut at = 0;
+    while let Some(chunk) = bytes.get(at..at + 8) {
+        let Ok(chunk) = <[u8; 8]>::try_from(chunk) else {
+            break;
+        };
+        let x = u64::from_le_bytes(chunk);
+        let quote = x ^ (ONES * u64::from(b'"'));
+        let backslash = x ^ (ONES * u64::from(b'\\'));
+        let flags = (quote.wrapping_sub(ONES) & !quote)
+            | (backslash.wrapping_sub(ONES) & !backslash)
+            | (x.wrapping_sub(ONES * 0x20) & !x);
+        let flags = flags & HIGH_BITS;
+        if flags != 0 {
+            return at + (flags.trailing_zeros() / 8) as usize;
+        }
+        at += 8;
+    }
+    while let Some(&b) = bytes.get(at) {
+        if b == b'"' || b == b'\\' || b < 0x20 {
+            return at;
+        }
+        at += 1;
+    }
+    at
+}
+
+/// The first (up to) eight bytes of a name as a number, zero-padded: with the length, a
+/// cheap first test of equality. `after` is the input from the name's first byte on.
+#[inline]
+fn name_head(name: &[u8], after: &[u8]) -> u64 {
+    let len = name.len();
+    if let Some(Ok(chunk)) = after.get(..8).map(<[u8; 8]>::try_from) {
+        let mask = if len >= 8 {
+            u64::MAX
+        } else {
+            (1u64 << (len * 8)) - 1
+        };
+        return u64::from_le_bytes(chunk) & mask;
+    }
+    name.iter()
+        .take(8)
+        .enumerate()
+        .fold(0, |head, (i, &b)| head | (u64::from(b) << (i * 8)))
+}
+
+/// Column index by name, for row members out of column order (std's keyed hash: the
+/// names come from the document).
+type NameIndex<'n> = HashMap<&'n str, usize>;
+
+/// The columns of a grid, for matching row member names.
+struct ColumnNames {
+    /// Each column's name head ([`name_head`]) and length.
+    heads: Vec<(u64, usize)>,
+    names: Vec<String>,
+}
+
+impl ColumnNames {
+    fn new(grid: &Grid) -> Self {
+        let names: Vec<String> = grid.columns().iter().map(|c| c.name.clone()).collect();
+        let heads = names
+            .iter()
+            .map(|n| (name_head(n.as_bytes(), &[]), n.len()))
+            .collect();
+        ColumnNames { heads, names }
+    }
+
+    /// The column called `name`, looking at the [`ROW_LOOKAHEAD`] columns from `guess`.
+    #[inline]
+    fn near(&self, name: &[u8], head: u64, guess: usize) -> Option<usize> {
+        let heads = self.heads.get(guess..)?;
+        for (skip, &(h, len)) in heads.iter().take(ROW_LOOKAHEAD).enumerate() {
+            if h == head && len == name.len() {
+                let at = guess + skip;
+                // Names are unique, so equal heads of names of 8 bytes or less mean equal.
+                if len <= 8
+                    || self.names.get(at).map(|n| n.as_bytes().get(8..)) == Some(name.get(8..))
+                {
+                    return Some(at);
+                }
+            }
+        }
+        None
+    }
 }
 
 /// A cursor over the JSON text.
@@ -98,6 +178,8 @@ struct Scanner<'a> {
     input: &'a str,
     bytes: &'a [u8],
     pos: usize,
+    /// Members of the dicts being read (nested dicts stack theirs after their parent's).
+    pairs: Vec<(String, Value)>,
 }
 
 impl<'a> Scanner<'a> {
@@ -106,19 +188,23 @@ impl<'a> Scanner<'a> {
             input,
             bytes: input.as_bytes(),
             pos: 0,
+            pairs: Vec::new(),
         }
     }
 
+    #[inline]
     fn peek(&self) -> Option<u8> {
         self.bytes.get(self.pos).copied()
     }
 
+    #[inline]
     fn skip_ws(&mut self) {
         while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.peek() {
             self.pos += 1;
         }
     }
 
+    #[inline]
     fn expect(&mut self, byte: u8) -> Scan<()> {
         if self.peek() == Some(byte) {
             self.pos += 1;
@@ -147,6 +233,7 @@ impl<'a> Scanner<'a> {
     }
 
     /// After a member value: true if another member follows (`,`), false at `}`/`]`.
+    #[inline]
     fn next_item(&mut self, close: u8) -> Scan<bool> {
         self.skip_ws();
         match self.peek() {
@@ -163,23 +250,52 @@ impl<'a> Scanner<'a> {
         }
     }
 
-    /// Reads `"key"` and the `:` after it.
-    fn key(&mut self) -> Scan<Cow<'a, str>> {
-        let key = self.string()?;
+    /// Reads `:` and the white space around it.
+    #[inline]
+    fn colon(&mut self) -> Scan<()> {
         self.skip_ws();
         self.expect(b':')?;
         self.skip_ws();
+        Ok(())
+    }
+
+    /// Reads `"key"` and the `:` after it.
+    #[inline]
+    fn key(&mut self) -> Scan<Cow<'a, str>> {
+        let key = self.string()?;
+        self.colon()?;
         Ok(key)
     }
 
     /// Reads any JSON value at `depth` (lists, dicts and grids count one level each).
-    fn value(&mut self, depth: usize) -> Scan<Raw<'a>> {
+    fn value(&mut self, depth: usize) -> Scan<Value> {
+        self.skip_ws();
+        match self.peek() {
+            Some(b'"') => Ok(Value::Str(self.string()?.into_owned())),
+            Some(b'{') => {
+                self.pos += 1;
+                self.object(depth)
+            }
+            Some(b'[') => {
+                self.pos += 1;
+                self.array(depth).map(Value::List)
+            }
+            Some(b'n') => self.literal(b"null").map(|()| Value::Null),
+            Some(b't') => self.literal(b"true").map(|()| Value::Bool(true)),
+            Some(b'f') => self.literal(b"false").map(|()| Value::Bool(false)),
+            Some(b'-' | b'0'..=b'9') => self.number().map(Value::number),
+            _ => Err(GiveUp),
+        }
+    }
+
+    /// Reads any JSON value at `depth`, keeping its JSON type (for kinded members).
+    fn raw(&mut self, depth: usize) -> Scan<Raw<'a>> {
         self.skip_ws();
         match self.peek() {
             Some(b'"') => self.string().map(Raw::Str),
             Some(b'{') => {
                 self.pos += 1;
-                self.object(depth).map(Raw::Object)
+                self.object(depth).map(|_| Raw::Object)
             }
             Some(b'[') => {
                 self.pos += 1;
@@ -204,11 +320,26 @@ impl<'a> Scanner<'a> {
             return Ok(items);
         }
         loop {
-            items.push(self.value(depth + 1)?.into_value());
+            items.push(self.value(depth + 1)?);
             if !self.next_item(b']')? {
                 return Ok(items);
             }
         }
+    }
+
+    /// Reads the `"..."` value of `_kind` (the scanner is at its opening quote).
+    fn kind(&mut self) -> Scan<Kind> {
+        let start = self.pos + 1;
+        let rest = self.bytes.get(start..).unwrap_or(&[]);
+        let run = plain_run(rest);
+        if rest.get(run) == Some(&b'"') {
+            let name = self.input.get(start..start + run).ok_or(GiveUp)?;
+            self.pos = start + run + 1;
+            return Kind::from_hayson_name(name).ok_or(GiveUp);
+        }
+        // Escapes (or no string at all): the general string reader decides.
+        let name = self.string()?;
+        Kind::from_hayson_name(&name).ok_or(GiveUp)
     }
 
     /// Reads an object after its `{`: a kinded value when its first member is `_kind`,
@@ -222,12 +353,17 @@ impl<'a> Scanner<'a> {
             self.pos += 1;
             return Ok(Value::Dict(Box::default()));
         }
+        if self.bytes.get(self.pos..self.pos + MARKER_REST.len()) == Some(MARKER_REST) {
+            // The most common cell by far, as encoders write it.
+            self.pos += MARKER_REST.len();
+            return Ok(Value::Marker);
+        }
         let first = self.key()?;
         if first == "_kind" {
-            let Raw::Str(kind) = self.value(depth + 1)? else {
+            if self.peek() != Some(b'"') {
                 return Err(GiveUp);
-            };
-            let kind = Kind::from_hayson_name(&kind).ok_or(GiveUp)?;
+            }
+            let kind = self.kind()?;
             if kind == Kind::Marker {
                 // The most common cell by far: `{"_kind":"marker"}`.
                 self.skip_ws();
@@ -238,39 +374,44 @@ impl<'a> Scanner<'a> {
             }
             return self.kinded(kind, depth);
         }
-        let mut dict = Dict::new();
+        let start = self.pairs.len();
         let mut name = first;
         loop {
-            if name == "_kind" || !is_tag_name(&name) {
+            // Also refuses `_kind` after other members: the tree decoder reads that one.
+            if !is_tag_name(&name) {
                 return Err(GiveUp);
             }
-            let value = self.value(depth + 1)?.into_value();
-            dict.insert(name.into_owned(), value).map_err(|_| GiveUp)?;
+            let value = self.value(depth + 1)?;
+            self.pairs.push((name.into_owned(), value));
             if !self.next_item(b'}')? {
-                return Ok(Value::Dict(Box::new(dict)));
+                return Ok(Value::Dict(Box::new(self.take_dict(start))));
             }
             name = self.key()?;
         }
+    }
+
+    /// The dict of the members pushed to `pairs` since `start`.
+    fn take_dict(&mut self, start: usize) -> Dict {
+        let pairs: Vec<(String, Value)> = self.pairs.drain(start.min(self.pairs.len())..).collect();
+        Dict::from_checked_pairs(pairs)
     }
 
     /// Reads the members after `"_kind":"..."` and builds the value of that kind.
     fn kinded(&mut self, kind: Kind, depth: usize) -> Scan<Value> {
         match kind {
             Kind::Dict => {
-                let mut dict = Dict::new();
+                let start = self.pairs.len();
                 while self.next_item(b'}')? {
                     let name = self.key()?;
-                    let value = self.value(depth + 1)?.into_value();
-                    if name == "_kind" {
-                        // A later `_kind` wins in the tree decoder: leave it to the tree.
-                        return Err(GiveUp);
-                    }
+                    // A later `_kind` wins in the tree decoder: leave it to the tree (the
+                    // name check refuses it, as it does every invalid name).
                     if !is_tag_name(&name) {
                         return Err(GiveUp);
                     }
-                    dict.insert(name.into_owned(), value).map_err(|_| GiveUp)?;
+                    let value = self.value(depth + 1)?;
+                    self.pairs.push((name.into_owned(), value));
                 }
-                return Ok(Value::Dict(Box::new(dict)));
+                return Ok(Value::Dict(Box::new(self.take_dict(start))));
             }
             Kind::Grid => {
                 if !self.next_item(b'}')? {
@@ -282,51 +423,57 @@ impl<'a> Scanner<'a> {
             }
             _ => {}
         }
-        let mut m = Members::default();
+        // Each remaining kind reads at most two members; the others are checked and
+        // ignored, as by the tree decoder.
+        let (first_name, second_name) = match kind {
+            Kind::Number => ("val", "unit"),
+            Kind::Ref => ("val", "dis"),
+            Kind::DateTime => ("val", "tz"),
+            Kind::Coord => ("lat", "lng"),
+            Kind::XStr => ("type", "val"),
+            Kind::List => ("vals", "vals"),
+            _ => ("val", "val"),
+        };
+        let mut first = None;
+        let mut second = None;
         while self.next_item(b'}')? {
             let name = self.key()?;
-            let raw = self.value(depth + 1)?;
-            let slot = match &*name {
-                "val" => &mut m.val,
-                "unit" => &mut m.unit,
-                "dis" => &mut m.dis,
-                "tz" => &mut m.tz,
-                "lat" => &mut m.lat,
-                "lng" => &mut m.lng,
-                "type" => &mut m.type_name,
-                "vals" => &mut m.vals,
+            let raw = self.raw(depth + 1)?;
+            if name == first_name {
+                first = Some(raw);
+            } else if name == second_name {
+                second = Some(raw);
+            } else if name == "_kind" {
                 // `_kind` again would change the kind (last one wins): leave it to the tree.
-                "_kind" => return Err(GiveUp),
-                _ => continue,
-            };
-            *slot = Some(raw);
+                return Err(GiveUp);
+            }
         }
         Ok(match kind {
             Kind::Null => Value::Null,
             Kind::Marker => Value::Marker,
             Kind::Na => Value::Na,
             Kind::Remove => Value::Remove,
-            Kind::Bool => match m.val {
+            Kind::Bool => match first {
                 Some(Raw::Bool(b)) => Value::Bool(b),
                 _ => return Err(GiveUp),
             },
             Kind::Number => {
-                let value = number_of(m.val)?;
-                let unit = match m.unit {
+                let value = number_of(first)?;
+                let unit = match second {
                     None | Some(Raw::Null) => None,
                     Some(Raw::Str(u)) => Some(u.into_owned()),
                     Some(_) => return Err(GiveUp),
                 };
                 Value::Number(Number { value, unit })
             }
-            Kind::Str => Value::Str(string_of(m.val)?.into_owned()),
-            Kind::Uri => Value::Uri(string_of(m.val)?.into_owned()),
+            Kind::Str => Value::Str(string_of(first)?.into_owned()),
+            Kind::Uri => Value::Uri(string_of(first)?.into_owned()),
             Kind::Ref => {
-                let id = string_of(m.val)?;
+                let id = string_of(first)?;
                 if !is_ref_id(&id) {
                     return Err(GiveUp);
                 }
-                let dis = match m.dis {
+                let dis = match second {
                     Some(Raw::Str(d)) => Some(d.into_owned()),
                     _ => None,
                 };
@@ -336,18 +483,18 @@ impl<'a> Scanner<'a> {
                 })
             }
             Kind::Symbol => {
-                let name = string_of(m.val)?;
+                let name = string_of(first)?;
                 if !is_ref_id(&name) {
                     return Err(GiveUp);
                 }
                 Value::Symbol(name.into_owned())
             }
-            Kind::Date | Kind::Time => zinc_scalar(&string_of(m.val)?, kind)?,
+            Kind::Date | Kind::Time => zinc_scalar(&string_of(first)?, kind)?,
             Kind::DateTime => {
-                let Value::DateTime(mut dt) = zinc_scalar(&string_of(m.val)?, kind)? else {
+                let Value::DateTime(mut dt) = zinc_scalar(&string_of(first)?, kind)? else {
                     return Err(GiveUp);
                 };
-                if let Some(Raw::Str(tz)) = m.tz {
+                if let Some(Raw::Str(tz)) = second {
                     if tz.is_empty() || !tz.chars().all(DateTime::is_tz_char) {
                         return Err(GiveUp);
                     }
@@ -356,21 +503,21 @@ impl<'a> Scanner<'a> {
                 Value::DateTime(dt)
             }
             Kind::Coord => {
-                let lat = number_of(m.lat)?;
-                let lng = number_of(m.lng)?;
+                let lat = number_of(first)?;
+                let lng = number_of(second)?;
                 Value::Coord(Coord::new(lat, lng).map_err(|_| GiveUp)?)
             }
             Kind::XStr => {
-                let type_name = string_of(m.type_name)?;
+                let type_name = string_of(first)?;
                 if !is_xstr_type(&type_name) {
                     return Err(GiveUp);
                 }
                 Value::XStr(Box::new(XStr {
                     type_name: type_name.into_owned(),
-                    value: string_of(m.val)?.into_owned(),
+                    value: string_of(second)?.into_owned(),
                 }))
             }
-            Kind::List => match m.vals {
+            Kind::List => match first {
                 Some(Raw::Array(items)) => Value::List(items),
                 _ => return Err(GiveUp),
             },
@@ -455,7 +602,7 @@ impl<'a> Scanner<'a> {
         }
         loop {
             let name = self.key()?;
-            let value = self.value(depth + 1)?.into_value();
+            let value = self.value(depth + 1)?;
             if !skip.contains(&&*name) {
                 if !is_tag_name(&name) {
                     return Err(GiveUp);
@@ -503,7 +650,7 @@ impl<'a> Scanner<'a> {
         loop {
             let key = self.key()?;
             match &*key {
-                "name" => name = Some(self.value(depth + 1)?),
+                "name" => name = Some(self.raw(depth + 1)?),
                 // Only an object `meta` counts; anything else is ignored.
                 "meta" if self.peek() == Some(b'{') => {
                     self.pos += 1;
@@ -517,7 +664,7 @@ impl<'a> Scanner<'a> {
                     if !is_tag_name(&key) {
                         return Err(GiveUp);
                     }
-                    let value = self.value(depth + 1)?.into_value();
+                    let value = self.value(depth + 1)?;
                     meta.insert(key.into_owned(), value).map_err(|_| GiveUp)?;
                 }
             }
@@ -555,8 +702,9 @@ impl<'a> Scanner<'a> {
             return Ok(());
         }
         let rows_start = self.pos;
-        let names: Vec<String> = grid.columns().iter().map(|c| c.name.clone()).collect();
-        let index: HashMap<&str, usize> = names
+        let columns = ColumnNames::new(grid);
+        let index: NameIndex<'_> = columns
+            .names
             .iter()
             .enumerate()
             .map(|(i, n)| (n.as_str(), i))
@@ -573,37 +721,64 @@ impl<'a> Scanner<'a> {
                 let estimate = left.saturating_mul(rows_read) / consumed;
                 grid.reserve_rows(estimate + estimate / 8 + ROWS_BEFORE_ESTIMATE);
             }
-            let cells = grid.push_empty_row();
-            self.skip_ws();
-            if self.peek() == Some(b'}') {
-                self.pos += 1;
-            } else {
+            grid.push_row_with(|row| {
+                self.skip_ws();
+                if self.peek() == Some(b'}') {
+                    self.pos += 1;
+                    return Ok(());
+                }
                 let mut guess = 0;
                 loop {
-                    let key = self.key()?;
-                    // Rows list their cells in column order, skipping empty ones: look a
-                    // few columns ahead before hashing.
-                    let ahead = names.get(guess..).unwrap_or(&[]);
-                    let at = match ahead.iter().take(ROW_LOOKAHEAD).position(|n| *n == key) {
-                        Some(skip) => guess + skip,
-                        None => *index.get(&*key).ok_or(GiveUp)?,
-                    };
+                    let at = self.row_key(&columns, &index, guess)?;
                     guess = at + 1;
-                    let value = self.value(depth + 2)?.into_value();
-                    let cell = cells.get_mut(at).ok_or(GiveUp)?;
-                    *cell = match value {
-                        Value::Null => None,
-                        value => Some(value),
-                    };
+                    let value = self.value(depth + 2)?;
+                    if !row.set(at, value) {
+                        return Err(GiveUp);
+                    }
                     if !self.next_item(b'}')? {
-                        break;
+                        return Ok(());
                     }
                 }
-            }
+            })?;
             if !self.next_item(b']')? {
                 return Ok(());
             }
         }
+    }
+
+    /// Reads a row member name and its `:`, and returns its column. Rows list their cells
+    /// in column order, skipping empty ones: the columns from `guess` on are tried first.
+    #[inline]
+    fn row_key(
+        &mut self,
+        columns: &ColumnNames,
+        index: &NameIndex<'_>,
+        guess: usize,
+    ) -> Scan<usize> {
+        if self.peek() != Some(b'"') {
+            return Err(GiveUp);
+        }
+        let start = self.pos + 1;
+        let rest = self.bytes.get(start..).unwrap_or(&[]);
+        let run = plain_run(rest);
+        let at = match (rest.get(run), rest.get(..run)) {
+            (Some(b'"'), Some(name)) => {
+                self.pos = start + run + 1;
+                match columns.near(name, name_head(name, rest), guess) {
+                    Some(at) => at,
+                    None => {
+                        let name = self.input.get(start..start + run).ok_or(GiveUp)?;
+                        *index.get(name).ok_or(GiveUp)?
+                    }
+                }
+            }
+            _ => {
+                let name = self.string()?;
+                *index.get(&*name).ok_or(GiveUp)?
+            }
+        };
+        self.colon()?;
+        Ok(at)
     }
 
     /// Reads a JSON number with the strict JSON grammar.
@@ -675,12 +850,7 @@ impl<'a> Scanner<'a> {
     fn string(&mut self) -> Scan<Cow<'a, str>> {
         self.expect(b'"')?;
         let start = self.pos;
-        let rest = self.bytes.get(start..).unwrap_or(&[]);
-        let stop = rest
-            .iter()
-            .position(|&b| b == b'"' || b == b'\\' || b < 0x20)
-            .ok_or(GiveUp)?;
-        self.pos = start + stop;
+        self.pos += plain_run(self.bytes.get(start..).unwrap_or(&[]));
         match self.peek() {
             Some(b'"') => {
                 let text = self.input.get(start..self.pos).ok_or(GiveUp)?;
@@ -693,12 +863,7 @@ impl<'a> Scanner<'a> {
         let mut out = String::from(self.input.get(start..self.pos).ok_or(GiveUp)?);
         loop {
             let run = self.pos;
-            while let Some(b) = self.peek() {
-                if b == b'"' || b == b'\\' || b < 0x20 {
-                    break;
-                }
-                self.pos += 1;
-            }
+            self.pos += plain_run(self.bytes.get(run..).unwrap_or(&[]));
             out.push_str(self.input.get(run..self.pos).ok_or(GiveUp)?);
             match self.peek() {
                 Some(b'"') => {

@@ -1,0 +1,734 @@
+//! `BacnetRouter`: a sans-IO [`Router`] between B/IP and B/IPv6 transports on tokio, with an
+//! optional device hosted in the router. One task per port reads its transport; one task
+//! runs the router (and the device) and sends what they queue. Protocol decisions are all
+//! the router's and the device server's.
+
+use std::io;
+use std::net::{Ipv4Addr, Ipv6Addr, SocketAddrV4, SocketAddrV6};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use tokio::sync::{mpsc, oneshot};
+use tokio::task::JoinHandle;
+
+use super::bip::BipTransport;
+use super::bip6::{Bip6Config, Bip6Transport};
+use super::transport::Transport;
+use crate::app::{Destination, DeviceServer};
+use crate::network::MacAddress;
+use crate::objects::database::ObjectDatabase;
+use crate::router::{Route, Router, RouterConfig, RouterLink, RouterStats, StaticRoute};
+use crate::transport::bvll6::{MULTICAST_LINK_LOCAL, Vmac};
+use crate::tsm::TsmConfig;
+
+/// NPDUs waiting between the port readers and the router; more are dropped (and counted)
+/// rather than queued without bound.
+const INBOUND_QUEUE: usize = 4096;
+/// How long the router task sleeps when nothing is due.
+const IDLE_WAKE: Duration = Duration::from_secs(3600);
+
+/// One port: a bound transport and the network number behind it.
+#[derive(Debug)]
+pub enum RouterPort {
+    /// A BACnet/IP network.
+    Bip {
+        /// Its network number.
+        network: u16,
+        /// The bound transport (a node, or a BBMD).
+        transport: BipTransport,
+    },
+    /// A BACnet/IPv6 network.
+    Bip6 {
+        /// Its network number.
+        network: u16,
+        /// The bound transport.
+        transport: Bip6Transport,
+    },
+}
+
+impl RouterPort {
+    fn network(&self) -> u16 {
+        match self {
+            Self::Bip { network, .. } | Self::Bip6 { network, .. } => *network,
+        }
+    }
+
+    fn port_config(&self) -> crate::router::PortConfig {
+        let (mac, max_npdu, mac_length) = match self {
+            Self::Bip { transport, .. } => (
+                BipTransport::mac_of(&transport.local_link_address()),
+                transport.max_npdu(),
+                6,
+            ),
+            Self::Bip6 { transport, .. } => (
+                Bip6Transport::mac_of(&transport.local_link_address()),
+                transport.max_npdu(),
+                3,
+            ),
+        };
+        crate::router::PortConfig {
+            network: self.network(),
+            mac,
+            max_npdu,
+            mac_length: Some(mac_length),
+        }
+    }
+
+    async fn send(&self, destination: Option<MacAddress>, npdu: &[u8]) -> io::Result<()> {
+        match (self, destination) {
+            (Self::Bip { transport, .. }, None) => transport.send_broadcast(npdu).await,
+            (Self::Bip { transport, .. }, Some(mac)) => match BipTransport::address_of(&mac) {
+                Some(to) => transport.send_unicast(to, npdu).await,
+                None => Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    "not a B/IP MAC",
+                )),
+            },
+            (Self::Bip6 { transport, .. }, None) => {
+                Transport::send_broadcast(transport, npdu).await
+            }
+            (Self::Bip6 { transport, .. }, Some(mac)) => match Bip6Transport::address_of(&mac) {
+                Some(to) => Transport::send_unicast(transport, to, npdu).await,
+                None => Err(io::Error::new(io::ErrorKind::InvalidInput, "not a VMAC")),
+            },
+        }
+    }
+
+    async fn receive(&self) -> io::Result<(MacAddress, Vec<u8>, bool)> {
+        match self {
+            Self::Bip { transport, .. } => {
+                let d = transport.receive().await?;
+                Ok((BipTransport::mac_of(&d.source), d.npdu, d.broadcast))
+            }
+            Self::Bip6 { transport, .. } => {
+                let d = transport.receive().await?;
+                Ok((Bip6Transport::mac_of(&d.source), d.npdu, d.broadcast))
+            }
+        }
+    }
+}
+
+/// Counters of one port.
+#[derive(Debug, Default)]
+pub struct RouterPortStats {
+    /// NPDUs received.
+    pub received: AtomicU64,
+    /// NPDUs sent.
+    pub sent: AtomicU64,
+    /// NPDUs dropped: the router's inbound queue was full, or a send failed.
+    pub dropped: AtomicU64,
+}
+
+/// What the router hosts and how it is configured beyond its ports.
+#[derive(Debug, Default)]
+pub struct RouterOptions {
+    /// Static routes, accepting Initialize-Routing-Table updates, reject rate (the ports
+    /// are filled in from the transports).
+    pub static_routes: Vec<crate::router::StaticRoute>,
+    /// Apply Initialize-Routing-Table entries from the network.
+    pub accept_routing_table_updates: bool,
+    /// A device served by the router: its objects and TSM limits.
+    pub device: Option<(ObjectDatabase, TsmConfig)>,
+}
+
+struct Shared {
+    router: Mutex<Router>,
+    device: Option<Mutex<DeviceServer<RouterLink>>>,
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// A running router.
+pub struct BacnetRouter {
+    shared: Arc<Shared>,
+    ports: Arc<Vec<RouterPort>>,
+    port_stats: Arc<Vec<RouterPortStats>>,
+    stop: Option<oneshot::Sender<()>>,
+    tasks: Vec<JoinHandle<()>>,
+}
+
+impl std::fmt::Debug for BacnetRouter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BacnetRouter")
+            .field("ports", &self.ports)
+            .finish_non_exhaustive()
+    }
+}
+
+impl BacnetRouter {
+    /// Starts routing between `ports` (bound transports).
+    pub async fn start(ports: Vec<RouterPort>, options: RouterOptions) -> io::Result<Self> {
+        let mut config = RouterConfig::new(ports.iter().map(RouterPort::port_config).collect());
+        config.static_routes = options.static_routes;
+        config.accept_routing_table_updates = options.accept_routing_table_updates;
+        config.host_device = options.device.is_some();
+        let router = Router::new(config)
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))?;
+        let device = options.device.map(|(database, tsm)| {
+            let mut server = DeviceServer::new(database, tsm);
+            server.i_am();
+            Mutex::new(server)
+        });
+        let shared = Arc::new(Shared {
+            router: Mutex::new(router),
+            device,
+        });
+        let ports = Arc::new(ports);
+        let port_stats: Arc<Vec<RouterPortStats>> =
+            Arc::new(ports.iter().map(|_| RouterPortStats::default()).collect());
+        let (inbound, receiver) = mpsc::channel(INBOUND_QUEUE);
+        let mut tasks = Vec::new();
+        for index in 0..ports.len() {
+            let ports = Arc::clone(&ports);
+            let stats = Arc::clone(&port_stats);
+            let inbound = inbound.clone();
+            tasks.push(tokio::spawn(async move {
+                let Some(port) = ports.get(index) else {
+                    return;
+                };
+                loop {
+                    match port.receive().await {
+                        Ok((mac, npdu, broadcast)) => {
+                            if let Some(stats) = stats.get(index) {
+                                stats.received.fetch_add(1, Ordering::Relaxed);
+                            }
+                            let sent = inbound.try_send((index, mac, npdu, broadcast));
+                            if let Err(mpsc::error::TrySendError::Full(_)) = sent {
+                                if let Some(stats) = stats.get(index) {
+                                    stats.dropped.fetch_add(1, Ordering::Relaxed);
+                                }
+                            } else if sent.is_err() {
+                                return;
+                            }
+                        }
+                        Err(_) => tokio::time::sleep(Duration::from_millis(1)).await,
+                    }
+                }
+            }));
+        }
+        let (stop, stopped) = oneshot::channel();
+        tasks.push(tokio::spawn(run(
+            Arc::clone(&shared),
+            Arc::clone(&ports),
+            Arc::clone(&port_stats),
+            receiver,
+            stopped,
+        )));
+        Ok(Self {
+            shared,
+            ports,
+            port_stats,
+            stop: Some(stop),
+            tasks,
+        })
+    }
+
+    /// The routing table (networks not directly connected).
+    pub fn routes(&self) -> Vec<(u16, Route)> {
+        lock(&self.shared.router).table().entries()
+    }
+
+    /// The router's counters.
+    pub fn stats(&self) -> RouterStats {
+        lock(&self.shared.router).stats()
+    }
+
+    /// Per port: network number, NPDUs received, sent and dropped.
+    pub fn port_stats(&self) -> Vec<(u16, u64, u64, u64)> {
+        self.ports
+            .iter()
+            .zip(self.port_stats.iter())
+            .map(|(port, stats)| {
+                (
+                    port.network(),
+                    stats.received.load(Ordering::Relaxed),
+                    stats.sent.load(Ordering::Relaxed),
+                    stats.dropped.load(Ordering::Relaxed),
+                )
+            })
+            .collect()
+    }
+
+    /// The ports, to read their link state (BBMD tables...).
+    pub fn ports(&self) -> &[RouterPort] {
+        &self.ports
+    }
+
+    /// Declares the router busy (Router-Busy-To-Network) or available again.
+    pub fn set_busy(&self, busy: bool) {
+        lock(&self.shared.router).set_busy(busy);
+    }
+
+    /// Runs `f` on the hosted device's objects; `None` without a device.
+    pub fn with_database<R>(&self, f: impl FnOnce(&mut ObjectDatabase) -> R) -> Option<R> {
+        self.shared
+            .device
+            .as_ref()
+            .map(|device| f(lock(device).database_mut()))
+    }
+
+    /// Stops the router's tasks (without waiting for them to end).
+    pub fn stop(&self) {
+        for task in &self.tasks {
+            task.abort();
+        }
+    }
+
+    /// Stops the router's tasks.
+    pub async fn shutdown(mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        for task in self.tasks.drain(..) {
+            task.abort();
+            let _ = task.await;
+        }
+    }
+}
+
+impl Drop for BacnetRouter {
+    fn drop(&mut self) {
+        for task in &self.tasks {
+            task.abort();
+        }
+    }
+}
+
+/// Moves NPDUs between the router and its hosted device until neither has more.
+fn exchange_with_device(shared: &Shared, now: std::time::Instant) {
+    let Some(device) = &shared.device else {
+        return;
+    };
+    loop {
+        let local: Vec<_> = {
+            let mut router = lock(&shared.router);
+            std::iter::from_fn(|| router.poll_local()).collect()
+        };
+        let mut device = lock(device);
+        if !local.is_empty() {
+            device.database_mut().set_clock(super::clock::local_now());
+        }
+        for delivery in local {
+            device.handle_npdu(now, delivery.link, &delivery.npdu, delivery.broadcast);
+        }
+        let outgoing: Vec<_> = std::iter::from_fn(|| device.poll_transmit()).collect();
+        drop(device);
+        if outgoing.is_empty() {
+            return;
+        }
+        let mut router = lock(&shared.router);
+        for transmit in outgoing {
+            let link = match transmit.destination {
+                Destination::Unicast(link) => Some(link),
+                Destination::Broadcast => None,
+            };
+            router.send_from_device(now, link, &transmit.npdu);
+        }
+    }
+}
+
+async fn run(
+    shared: Arc<Shared>,
+    ports: Arc<Vec<RouterPort>>,
+    port_stats: Arc<Vec<RouterPortStats>>,
+    mut inbound: mpsc::Receiver<(usize, MacAddress, Vec<u8>, bool)>,
+    mut stopped: oneshot::Receiver<()>,
+) {
+    loop {
+        exchange_with_device(&shared, std::time::Instant::now());
+        let outgoing: Vec<_> = {
+            let mut router = lock(&shared.router);
+            std::iter::from_fn(|| router.poll_transmit()).collect()
+        };
+        for transmit in outgoing {
+            let (Some(port), Some(stats)) =
+                (ports.get(transmit.port), port_stats.get(transmit.port))
+            else {
+                continue;
+            };
+            match port.send(transmit.destination, &transmit.npdu).await {
+                Ok(()) => stats.sent.fetch_add(1, Ordering::Relaxed),
+                Err(_) => stats.dropped.fetch_add(1, Ordering::Relaxed),
+            };
+        }
+        let deadline = {
+            let router = lock(&shared.router);
+            let device = shared.device.as_ref().and_then(|d| lock(d).poll_timeout());
+            [router.poll_timeout(), device].into_iter().flatten().min()
+        };
+        let wake = deadline.map_or_else(
+            || tokio::time::Instant::now() + IDLE_WAKE,
+            tokio::time::Instant::from_std,
+        );
+        tokio::select! {
+            _ = &mut stopped => break,
+            received = inbound.recv() => match received {
+                Some((port, mac, npdu, broadcast)) => {
+                    lock(&shared.router).handle_npdu(
+                        std::time::Instant::now(),
+                        port,
+                        mac,
+                        &npdu,
+                        broadcast,
+                    );
+                }
+                None => break,
+            },
+            () = tokio::time::sleep_until(wake) => {
+                let now = std::time::Instant::now();
+                lock(&shared.router).handle_timeout(now);
+                if let Some(device) = &shared.device {
+                    lock(device).handle_timeout(now);
+                }
+            }
+        }
+    }
+}
+
+// ---- ports and routes written as text (command line, Python) ------------------------------
+
+/// One router port written as text: `NETWORK=bip:ADDRESS:PORT[,broadcast=IP][,bdt=FILE]` or
+/// `NETWORK=bip6:[ADDRESS]:PORT[,vmac=HEX6][,interface=NAME][,group=ADDRESS]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PortSpec {
+    /// A B/IP port, optionally also a BBMD with the BDT in a file.
+    Bip {
+        /// Network number.
+        network: u16,
+        /// Address to bind.
+        bind: SocketAddrV4,
+        /// The subnet's broadcast address.
+        broadcast: Option<Ipv4Addr>,
+        /// BDT file: the port is a BBMD too.
+        bdt: Option<String>,
+    },
+    /// A B/IPv6 port.
+    Bip6 {
+        /// Network number.
+        network: u16,
+        /// Address to bind.
+        bind: SocketAddrV6,
+        /// VMAC (default X'3F' and the network number).
+        vmac: Option<Vmac>,
+        /// Interface name or index for the multicast group.
+        interface: Option<String>,
+        /// Multicast group.
+        group: Ipv6Addr,
+    },
+}
+
+fn parse_v4(text: &str) -> Option<SocketAddrV4> {
+    text.parse().ok().or_else(|| {
+        text.parse::<Ipv4Addr>()
+            .ok()
+            .map(|ip| SocketAddrV4::new(ip, 0xBAC0))
+    })
+}
+
+fn parse_v6(text: &str) -> Option<SocketAddrV6> {
+    text.parse().ok().or_else(|| {
+        text.trim_start_matches('[')
+            .trim_end_matches(']')
+            .parse::<Ipv6Addr>()
+            .ok()
+            .map(|ip| SocketAddrV6::new(ip, 0xBAC0, 0, 0))
+    })
+}
+
+/// The index of a network interface given by name (or as a number).
+pub fn interface_index(name: &str) -> Result<u32, String> {
+    if let Ok(index) = name.parse::<u32>() {
+        return Ok(index);
+    }
+    std::fs::read_to_string(format!("/sys/class/net/{name}/ifindex"))
+        .ok()
+        .and_then(|text| text.trim().parse().ok())
+        .ok_or_else(|| format!("no network interface {name:?}"))
+}
+
+impl std::str::FromStr for PortSpec {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        let usage = || {
+            format!(
+                "port {text:?}: write NETWORK=bip:ADDRESS:PORT[,broadcast=IP][,bdt=FILE] or \
+                 NETWORK=bip6:[ADDRESS]:PORT[,vmac=HEX6][,interface=NAME][,group=ADDRESS]"
+            )
+        };
+        let (network, rest) = text.split_once('=').ok_or_else(usage)?;
+        let network: u16 = network
+            .trim()
+            .parse()
+            .ok()
+            .filter(|n| *n != 0 && *n != 0xFFFF)
+            .ok_or_else(|| format!("port {text:?}: the network number is 1..=65534"))?;
+        let mut parts = rest.split(',');
+        let link = parts.next().unwrap_or_default();
+        let options: Vec<(&str, &str)> = parts
+            .map(|option| option.split_once('=').ok_or_else(usage))
+            .collect::<Result<_, _>>()?;
+        if let Some(address) = link.strip_prefix("bip:") {
+            let bind = parse_v4(address).ok_or_else(usage)?;
+            let mut broadcast = super::bip::BipConfig::with_default_broadcast(bind).broadcast;
+            let mut bdt = None;
+            for (key, value) in options {
+                match key {
+                    "broadcast" => {
+                        broadcast = Some(
+                            value
+                                .parse()
+                                .map_err(|_| format!("broadcast={value}: not an IPv4 address"))?,
+                        );
+                    }
+                    "bdt" => bdt = Some(value.to_owned()),
+                    other => return Err(format!("port {text:?}: no option {other:?} for bip")),
+                }
+            }
+            return Ok(Self::Bip {
+                network,
+                bind,
+                broadcast,
+                bdt,
+            });
+        }
+        if let Some(address) = link.strip_prefix("bip6:") {
+            let bind = parse_v6(address).ok_or_else(usage)?;
+            let (mut vmac, mut interface, mut group) = (None, None, MULTICAST_LINK_LOCAL);
+            for (key, value) in options {
+                match key {
+                    "vmac" => vmac = Some(value.parse::<Vmac>()?),
+                    "interface" => interface = Some(value.to_owned()),
+                    "group" => {
+                        group = value
+                            .parse()
+                            .map_err(|_| format!("group={value}: not an IPv6 address"))?;
+                    }
+                    other => return Err(format!("port {text:?}: no option {other:?} for bip6")),
+                }
+            }
+            return Ok(Self::Bip6 {
+                network,
+                bind,
+                vmac,
+                interface,
+                group,
+            });
+        }
+        Err(usage())
+    }
+}
+
+impl PortSpec {
+    /// The network number.
+    pub fn network(&self) -> u16 {
+        match self {
+            Self::Bip { network, .. } | Self::Bip6 { network, .. } => *network,
+        }
+    }
+
+    /// Binds the port's transport.
+    pub async fn bind(&self) -> Result<RouterPort, String> {
+        match self {
+            Self::Bip {
+                network,
+                bind,
+                broadcast,
+                bdt,
+            } => {
+                let role = match bdt {
+                    Some(path) => crate::bbmd::BipRole::Bbmd(crate::bbmd::BbmdConfig {
+                        bdt: super::bbmd::bdt_file(path, *bind)?,
+                        ..crate::bbmd::BbmdConfig::default()
+                    }),
+                    None => crate::bbmd::BipRole::Node,
+                };
+                let config = super::bip::BipConfig {
+                    bind: *bind,
+                    broadcast: *broadcast,
+                };
+                let transport = BipTransport::bind_with_role(&config, role)
+                    .await
+                    .map_err(|e| format!("network {network}: cannot bind {bind}: {e}"))?;
+                Ok(RouterPort::Bip {
+                    network: *network,
+                    transport,
+                })
+            }
+            Self::Bip6 {
+                network,
+                bind,
+                vmac,
+                interface,
+                group,
+            } => {
+                let interface = interface
+                    .as_deref()
+                    .map(interface_index)
+                    .transpose()?
+                    .unwrap_or(0);
+                // Default VMAC: X'3F' and the network number, unlike any device instance
+                // below 4128768.
+                let vmac = vmac.unwrap_or_else(|| {
+                    let n = network.to_be_bytes();
+                    Vmac([0x3F, n[0], n[1]])
+                });
+                let config = Bip6Config {
+                    multicast: Some(*group),
+                    multicast_port: if bind.port() == 0 {
+                        0xBAC0
+                    } else {
+                        bind.port()
+                    },
+                    interface,
+                    ..Bip6Config::new(*bind, vmac)
+                };
+                let transport = Bip6Transport::bind(&config).await.map_err(|e| {
+                    format!(
+                        "network {network}: cannot bind [{}]:{}: {e}",
+                        bind.ip(),
+                        bind.port()
+                    )
+                })?;
+                Ok(RouterPort::Bip6 {
+                    network: *network,
+                    transport,
+                })
+            }
+        }
+    }
+}
+
+/// A static route written `NETWORK=PORT_NETWORK[:NEXT_HOP_HEXMAC]`: `NETWORK` is reached
+/// through the port of `PORT_NETWORK`, via the router with that MAC there (or by broadcast
+/// on that port).
+pub fn parse_static_route(text: &str, ports: &[PortSpec]) -> Result<StaticRoute, String> {
+    let usage = || format!("route {text:?}: write NETWORK=PORT_NETWORK[:NEXT_HOP_HEXMAC]");
+    let (network, rest) = text.split_once('=').ok_or_else(usage)?;
+    let network: u16 = network.trim().parse().map_err(|_| usage())?;
+    let (port_network, next_hop) = match rest.split_once(':') {
+        Some((port, mac)) => (port, Some(mac)),
+        None => (rest, None),
+    };
+    let port_network: u16 = port_network.trim().parse().map_err(|_| usage())?;
+    let port = ports
+        .iter()
+        .position(|p| p.network() == port_network)
+        .ok_or_else(|| format!("route {text:?}: no port for network {port_network}"))?;
+    let next_hop = match next_hop {
+        Some(mac) => {
+            let routed: crate::network::RoutedAddress = format!("{port_network}:{mac}")
+                .parse()
+                .map_err(|e: crate::network::address::AddressParseError| e.to_string())?;
+            Some(routed.mac)
+        }
+        None => None,
+    };
+    Ok(StaticRoute {
+        network,
+        port,
+        next_hop,
+    })
+}
+
+impl BacnetRouter {
+    /// Binds the ports written as text and starts routing (see [`PortSpec`] and
+    /// [`parse_static_route`]).
+    pub async fn start_from_text(
+        ports: &[String],
+        routes: &[String],
+        accept_routing_table_updates: bool,
+        device: Option<(ObjectDatabase, TsmConfig)>,
+    ) -> Result<Self, String> {
+        let specs: Vec<PortSpec> = ports.iter().map(|p| p.parse()).collect::<Result<_, _>>()?;
+        let static_routes = routes
+            .iter()
+            .map(|r| parse_static_route(r, &specs))
+            .collect::<Result<_, _>>()?;
+        let mut bound = Vec::with_capacity(specs.len());
+        for spec in &specs {
+            bound.push(spec.bind().await?);
+        }
+        Self::start(
+            bound,
+            RouterOptions {
+                static_routes,
+                accept_routing_table_updates,
+                device,
+            },
+        )
+        .await
+        .map_err(|e| e.to_string())
+    }
+
+    /// Per port: network, link kind (`bip`/`bip6`), local address, and VMAC for B/IPv6.
+    pub fn describe_ports(&self) -> Vec<(u16, &'static str, String, Option<Vmac>)> {
+        self.ports
+            .iter()
+            .map(|port| match port {
+                RouterPort::Bip { network, transport } => {
+                    (*network, "bip", transport.local_addr().to_string(), None)
+                }
+                RouterPort::Bip6 { network, transport } => {
+                    let local = transport.local_addr();
+                    (
+                        *network,
+                        "bip6",
+                        format!("[{}]:{}", local.ip(), local.port()),
+                        Some(transport.vmac()),
+                    )
+                }
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ports_and_routes_from_text() {
+        let bip: PortSpec = "1=bip:10.0.1.1:47808,broadcast=10.0.1.255".parse().unwrap();
+        assert_eq!(
+            bip,
+            PortSpec::Bip {
+                network: 1,
+                bind: "10.0.1.1:47808".parse().unwrap(),
+                broadcast: Some(Ipv4Addr::new(10, 0, 1, 255)),
+                bdt: None
+            }
+        );
+        let bip6: PortSpec = "2=bip6:[::]:47808,vmac=0000fe,group=ff05::bac0"
+            .parse()
+            .unwrap();
+        assert!(matches!(
+            bip6,
+            PortSpec::Bip6 {
+                network: 2,
+                vmac: Some(Vmac([0, 0, 0xFE])),
+                ..
+            }
+        ));
+        for bad in [
+            "0=bip:1.2.3.4:5",
+            "1=mstp:1",
+            "1=bip:1.2.3.4:5,speed=9",
+            "x",
+            "1=bip:nohost",
+        ] {
+            assert!(bad.parse::<PortSpec>().is_err(), "{bad}");
+        }
+        let ports = [bip, bip6];
+        let route = parse_static_route("5=2:0a0002fe", &ports).unwrap();
+        assert_eq!((route.network, route.port), (5, 1));
+        assert_eq!(route.next_hop.unwrap().as_bytes(), [0x0A, 0x00, 0x02, 0xFE]);
+        assert_eq!(parse_static_route("6=1", &ports).unwrap().next_hop, None);
+        assert!(parse_static_route("6=9", &ports).is_err());
+    }
+}
