@@ -63,12 +63,12 @@ class Router:
         return cls(handle)
 
     def ports(self) -> list[dict[str, Any]]:
-        """The ports: ``network``, ``link``, ``address`` and ``vmac`` (B/IPv6)."""
+        """Return the ports: ``network``, ``link``, ``address`` and ``vmac`` (B/IPv6)."""
         result: list[dict[str, Any]] = json.loads(self._handle.ports())
         return result
 
     def routes(self) -> list[dict[str, Any]]:
-        """The routing table: ``network``, ``port`` (1-based), ``next_hop``, ``static``."""
+        """Return the routing table: ``network``, ``port`` (1-based), ``next_hop``, ``static``."""
         result: list[dict[str, Any]] = json.loads(self._handle.routes())
         return result
 
@@ -117,12 +117,12 @@ class Bbmd:
         return str(self._handle.local_address)
 
     def bdt(self) -> list[dict[str, str]]:
-        """The broadcast distribution table: ``address`` and ``mask``."""
+        """Return the broadcast distribution table: ``address`` and ``mask``."""
         result: list[dict[str, str]] = json.loads(self._handle.bdt())
         return result
 
     def fdt(self) -> list[dict[str, Any]]:
-        """The foreign device table: ``address``, ``ttl`` and ``remaining`` seconds."""
+        """Return the foreign device table: ``address``, ``ttl`` and ``remaining`` seconds."""
         result: list[dict[str, Any]] = json.loads(self._handle.fdt())
         return result
 
@@ -151,7 +151,7 @@ async def read_fdt(address: str, timeout: float = 3.0) -> list[dict[str, Any]]:
 async def foreign_client(
     bind: str, bbmd: str, ttl: int = 60, broadcast: str | None = None
 ) -> Client:
-    """A client registered as a foreign device with the BBMD at ``bbmd``.
+    """Start a client registered as a foreign device with the BBMD at ``bbmd``.
 
     The registration is renewed at half of ``ttl``; Who-Is then reaches the BBMD's subnets.
     """
