@@ -3,6 +3,7 @@
 It runs the same Rust command line as the standalone binary.
 """
 
+import os
 import signal
 import sys
 
@@ -17,6 +18,9 @@ def main() -> None:
     # Like other command-line tools, end quietly when the reader of a pipe goes away.
     if hasattr(signal, "SIGPIPE"):
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    # Benchmarks start this same command line in child processes (decode workers, servers);
+    # the running executable is the Python interpreter, so name the command explicitly.
+    os.environ.setdefault("BUILDWIRE_PROGRAM", os.path.abspath(sys.argv[0]))
     sys.exit(run_cli(["buildwire", *sys.argv[1:]]))
 
 

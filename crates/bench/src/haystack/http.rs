@@ -129,17 +129,17 @@ pub struct HttpLoadOutcome {
 }
 
 #[derive(Default)]
-struct OpTally {
-    sent: u64,
-    answered: u64,
-    errors: u64,
-    bytes: u64,
-    latency: LatencyHistogram,
-    first_error: Option<String>,
+pub(crate) struct OpTally {
+    pub(crate) sent: u64,
+    pub(crate) answered: u64,
+    pub(crate) errors: u64,
+    pub(crate) bytes: u64,
+    pub(crate) latency: LatencyHistogram,
+    pub(crate) first_error: Option<String>,
 }
 
 impl OpTally {
-    fn add(&mut self, other: &OpTally) {
+    pub(crate) fn add(&mut self, other: &OpTally) {
         self.sent += other.sent;
         self.answered += other.answered;
         self.errors += other.errors;
@@ -152,7 +152,7 @@ impl OpTally {
 }
 
 /// What a checked reply must look like.
-enum Expected {
+pub(crate) enum Expected {
     /// Equal bytes to this first reply.
     Bytes(Bytes),
     /// Decodes to one row with `haystackVersion` (`about`).
@@ -160,7 +160,7 @@ enum Expected {
 }
 
 /// Checks the first reply of an op and returns what later replies must be.
-fn first_check(op: &MixOp, format: Format, body: &Bytes) -> Result<Expected, String> {
+pub(crate) fn first_check(op: &MixOp, format: Format, body: &Bytes) -> Result<Expected, String> {
     let text =
         std::str::from_utf8(body).map_err(|e| format!("{}: body not UTF-8: {e}", op.name))?;
     let grid = format
@@ -292,7 +292,7 @@ pub async fn run(
     })
 }
 
-fn outcome(name: &str, tally: &OpTally, seconds: f64) -> OpOutcome {
+pub(crate) fn outcome(name: &str, tally: &OpTally, seconds: f64) -> OpOutcome {
     OpOutcome {
         name: name.to_owned(),
         sent: tally.sent,
@@ -305,7 +305,7 @@ fn outcome(name: &str, tally: &OpTally, seconds: f64) -> OpOutcome {
     }
 }
 
-async fn sleep_with_progress(
+pub(crate) async fn sleep_with_progress(
     length: Duration,
     start: Instant,
     progress: &(impl Fn(Duration, u64) + Send),
@@ -320,7 +320,7 @@ async fn sleep_with_progress(
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Phase {
+pub(crate) enum Phase {
     Warmup,
     Measure,
     Stop,

@@ -2,3 +2,4 @@
 
 pub mod decode;
 pub mod http;
+pub mod ws;

@@ -38,6 +38,10 @@ pub enum HaystackBench {
     /// about, ops, read site, read point and nav; buildwire, haystack-py and the limit.
     #[command(after_help = super::bench_haystack_http::AFTER_HELP)]
     Http(super::bench_haystack_http::HaystackHttpArgs),
+    /// WebSocket load as haystack-py publishes it: 20 connections, SCRAM once each, the same
+    /// mix as `http` over one WebSocket each; buildwire, haystack-py and the limit
+    #[command(after_help = super::bench_haystack_http::WS_AFTER_HELP)]
+    Ws(super::bench_haystack_http::HaystackHttpArgs),
     /// (internal) one decoder in a child process; prints timings as JSON.
     #[command(hide = true)]
     DecodeWorker(DecodeWorkerArgs),
@@ -124,6 +128,7 @@ pub fn execute(cmd: BenchCommand) -> CommandResult {
         BenchCommand::Opcua(cmd) => super::bench_opcua::execute(cmd),
         BenchCommand::Haystack(HaystackBench::Decode(args)) => haystack_decode(args),
         BenchCommand::Haystack(HaystackBench::Http(args)) => super::bench_haystack_http::run(args),
+        BenchCommand::Haystack(HaystackBench::Ws(args)) => super::bench_haystack_http::run_ws(args),
         BenchCommand::Haystack(HaystackBench::DecodeWorker(args)) => {
             let decoder = parse_decoder(&args.decoder)?;
             let out = decode::worker(decoder, &args.file, args.iterations);
@@ -167,13 +172,7 @@ fn haystack_decode(args: HaystackDecodeArgs) -> CommandResult {
         None => decode::Decoder::ALL.to_vec(),
     };
     let peers = peers_dir(args.peers.as_ref());
-    // The worker is this same command line: the binary, or the Python console script.
-    let worker_program = std::env::args_os()
-        .next()
-        .map(PathBuf::from)
-        .filter(|p| p.components().count() > 1 || p.is_file())
-        .or_else(|| std::env::current_exe().ok())
-        .ok_or("cannot tell how this program was started, to run its decode worker")?;
+    let worker_program = self_program()?;
     let config = decode::DecodeConfig {
         data_dir: args.data.clone(),
         iterations: args.iterations.max(2),
@@ -319,4 +318,21 @@ fn run_limit(name: &str, args: LimitArgs, runner: LimitRunner) -> CommandResult 
 fn seconds(flag: &str, value: f64) -> Result<Duration, String> {
     Duration::try_from_secs_f64(value)
         .map_err(|_| format!("{flag} {value} is not a number of seconds >= 0; try --seconds 3"))
+}
+
+/// The program to start for child processes that run this same command line (decode
+/// workers, the benchmarked server): `$BUILDWIRE_PROGRAM` when set (the Python console script
+/// sets it to itself, since there the running executable is the Python interpreter), else
+/// this executable.
+pub(crate) fn self_program() -> Result<PathBuf, String> {
+    if let Some(program) = std::env::var_os("BUILDWIRE_PROGRAM").map(PathBuf::from)
+        && program.is_file()
+    {
+        return Ok(program);
+    }
+    std::env::current_exe().map_err(|e| {
+        format!(
+            "cannot tell which program this is ({e}): set BUILDWIRE_PROGRAM to the buildwire binary"
+        )
+    })
 }

@@ -1,17 +1,22 @@
-//! `buildwire bench haystack http`: the published Haystack HTTP load (50 connections, SCRAM
-//! once each, about / ops / read site / read point / nav) against buildwire's server,
-//! haystack-py's server and the `limit` (recorded answers through the same HTTP stack), in
-//! one run on the same data.
+//! `buildwire bench haystack http` and `... ws`: the published Haystack HTTP load (50
+//! connections) and WebSocket load (20 connections), each connection logged in once with
+//! SCRAM and looping about / ops / read site / read point / nav, against buildwire's server,
+//! haystack-py's server and the `limit` (recorded answers through the same HTTP or WebSocket
+//! stack), in one run on the same data.
 
 use std::path::PathBuf;
 use std::process::Command;
 use std::time::Duration;
 
+use std::collections::HashMap;
+
 use buildwire_bench::haystack::http::{
     self, HAYSTACK_PY_SERVER_SCRIPT, HttpLoadConfig, HttpLoadOutcome, LimitServer, ServerProcess,
 };
+use buildwire_bench::haystack::ws::{self, WsLimitServer, WsLoadConfig};
 use buildwire_bench::report::MachineInfo;
 use buildwire_haystack::codec::Format;
+use bytes::Bytes;
 use clap::Args;
 use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
 
@@ -30,9 +35,10 @@ pub struct HaystackHttpArgs {
     /// `read point` of the published figures).
     #[arg(long, value_delimiter = ',', default_value = "alpha,bravo")]
     buildings: Vec<String>,
-    /// Concurrent connections, each logged in once with SCRAM.
-    #[arg(long, default_value_t = 50)]
-    connections: usize,
+    /// Concurrent connections, each logged in once with SCRAM (default: 50 for HTTP, 20 for
+    /// WebSocket, as published).
+    #[arg(long)]
+    connections: Option<usize>,
     /// Seconds of warm-up (not measured).
     #[arg(long, default_value_t = 3.0)]
     warmup: f64,
@@ -63,15 +69,55 @@ pub const AFTER_HELP: &str = "Each target runs alone, one after the other, on th
     Examples:\n  buildwire bench haystack http\n  \
     buildwire bench haystack http --seconds 5 --targets buildwire,limit --json";
 
+pub const WS_AFTER_HELP: &str = "The same mix as `bench haystack http`, as JSON envelopes over \
+    one WebSocket per connection (haystack-py's WebSocket API, which buildwire's server also \
+    speaks), one request in flight per connection. Each target runs alone on the same data; the \
+    limit target answers with the grids recorded from buildwire's (or else haystack-py's) \
+    answers through tokio-tungstenite, with no Haystack work. Every reply's id and bytes are \
+    checked before it is counted.\n\n\
+    Examples:\n  buildwire bench haystack ws\n  \
+    buildwire bench haystack ws --buildings alpha --seconds 5 --json";
+
+/// Which API a run loads.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Api {
+    Http,
+    Ws,
+}
+
+/// Answers recorded from a real server for the limit target.
+#[derive(Clone)]
+enum Recorded {
+    Http(HashMap<String, Bytes>),
+    Ws(HashMap<String, String>),
+}
+
 fn seconds(value: f64, flag: &str) -> Result<Duration, String> {
     Duration::try_from_secs_f64(value)
         .map_err(|_| format!("{flag} {value} is not a number of seconds"))
 }
 
+/// `buildwire bench haystack http`.
 pub fn run(args: HaystackHttpArgs) -> CommandResult {
+    run_api(args, Api::Http)
+}
+
+/// `buildwire bench haystack ws`.
+pub fn run_ws(args: HaystackHttpArgs) -> CommandResult {
+    run_api(args, Api::Ws)
+}
+
+fn run_api(args: HaystackHttpArgs, api: Api) -> CommandResult {
+    let connections = args
+        .connections
+        .unwrap_or(if api == Api::Http { 50 } else { 20 })
+        .max(1);
     let warmup = seconds(args.warmup, "--warmup")?;
     let duration = seconds(args.seconds, "--seconds")?;
     let format = match args.format {
+        Format::Zinc if api == Api::Ws => {
+            return Err("--format zinc: the WebSocket API speaks JSON only".into());
+        }
         Format::Json | Format::Zinc => args.format,
         other => {
             return Err(format!(
@@ -108,23 +154,47 @@ pub fn run(args: HaystackHttpArgs) -> CommandResult {
     let mut recorded = None;
     let login = || Some((USER.to_owned(), PASSWORD.to_owned()));
     let load = |url: &str, target: &str, login: Option<(String, String)>| {
-        let config = HttpLoadConfig {
-            url: url.to_owned(),
-            login,
-            connections: args.connections.max(1),
-            warmup,
-            duration,
-            format,
-            mix: mix.clone(),
-        };
         let line = progress.clone();
         let name = target.to_owned();
-        runtime.block_on(http::run(config, move |elapsed, answered| {
+        let report = move |elapsed: Duration, answered: u64| {
             line.set(format!(
                 "{name}: {:.0} s, {answered} answers",
                 elapsed.as_secs_f64()
             ));
-        }))
+        };
+        match api {
+            Api::Http => {
+                let config = HttpLoadConfig {
+                    url: url.to_owned(),
+                    login,
+                    connections,
+                    warmup,
+                    duration,
+                    format,
+                    mix: mix.clone(),
+                };
+                runtime.block_on(http::run(config, report))
+            }
+            Api::Ws => {
+                let config = WsLoadConfig {
+                    url: url.to_owned(),
+                    login,
+                    connections,
+                    warmup,
+                    duration,
+                    mix: mix.clone(),
+                };
+                runtime.block_on(ws::run(config, report))
+            }
+        }
+    };
+    let record = |url: &str| match api {
+        Api::Http => runtime
+            .block_on(http::record_answers(url, login(), format, &mix))
+            .map(Recorded::Http),
+        Api::Ws => runtime
+            .block_on(ws::record_ws_answers(url, login(), &mix))
+            .map(Recorded::Ws),
     };
     for target in &args.targets {
         progress.set(format!("{target}: starting"));
@@ -138,16 +208,17 @@ pub fn run(args: HaystackHttpArgs) -> CommandResult {
                 server.and_then(|server| {
                     // The limit serves the first server's answers (buildwire's when it runs).
                     if recorded.is_none() {
-                        recorded = runtime
-                            .block_on(http::record_answers(&server.url, login(), format, &mix))
-                            .ok();
+                        recorded = record(&server.url).ok();
                         recorded_from = recorded.as_ref().map(|_| target.clone());
                     }
                     load(&server.url, target, login())
                 })
             }
             "limit" => match recorded.clone() {
-                Some(answers) => LimitServer::start(answers, format.mime())
+                Some(Recorded::Http(answers)) => LimitServer::start(answers, format.mime())
+                    .map_err(|e| e.to_string())
+                    .and_then(|server| load(&server.url(), target, None)),
+                Some(Recorded::Ws(answers)) => WsLimitServer::start(answers)
                     .map_err(|e| e.to_string())
                     .and_then(|server| load(&server.url(), target, None)),
                 None => Err("no server answered to record the limit's responses from".into()),
@@ -161,10 +232,10 @@ pub fn run(args: HaystackHttpArgs) -> CommandResult {
     progress.finish();
     let table = render(&results);
     let report = serde_json::json!({
-        "benchmark": "haystack http",
+        "benchmark": if api == Api::Http { "haystack http" } else { "haystack ws" },
         "machine": MachineInfo::detect(),
         "config": {
-            "buildings": args.buildings, "connections": args.connections,
+            "buildings": args.buildings, "connections": connections,
             "warmup_s": args.warmup, "seconds": args.seconds, "format": format.name(),
             "limit_recorded_from": recorded_from,
         },
@@ -177,7 +248,7 @@ pub fn run(args: HaystackHttpArgs) -> CommandResult {
 }
 
 fn start_buildwire(files: &[PathBuf]) -> Result<ServerProcess, String> {
-    let program = std::env::current_exe().map_err(|e| e.to_string())?;
+    let program = super::bench::self_program()?;
     let mut command = Command::new(program);
     command.args(["haystack", "serve", "--bind", "127.0.0.1:0", "--user"]);
     command.arg(format!("{USER}:{PASSWORD}:admin"));

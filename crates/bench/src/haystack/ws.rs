@@ -1,0 +1,606 @@
+//! The Haystack WebSocket load benchmark, as haystack-py publishes it: 20 connections, each
+//! logged in once (SCRAM over HTTP, then the bearer token on the WebSocket), each looping
+//! over the same mix of ops as the HTTP benchmark (`about`, `ops`, read `site`, read `point`,
+//! `nav`) with one request in flight, for a warm-up and a measured phase.
+//!
+//! The messages are the JSON envelopes of haystack-py's WebSocket API, which buildwire's
+//! server also speaks: `{"id":"7","op":"read","grid":<Hayson grid>}` answered by
+//! `{"id":"7","grid":<Hayson grid>}` (haystack-py puts the id last; both are accepted).
+//!
+//! Every reply is checked before it counts: its id is the request's, and the rest of the
+//! message is byte for byte the first checked reply of that op on that connection (whose grid
+//! was decoded and its rows counted); `about` (whose `serverTime` changes) is decoded every
+//! time.
+//!
+//! The `limit` target ([`WsLimitServer`]) answers every request with the grid recorded from
+//! a real server, through the same WebSocket library (tokio-tungstenite) and with the same
+//! envelope, doing no Haystack work: the ceiling of this machine, client and stack.
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use buildwire_haystack::client::{ClientOptions, HaystackClient, websocket_url};
+use buildwire_haystack::codec::Format;
+use buildwire_haystack::codec::zinc;
+use buildwire_haystack::value::Value;
+use bytes::Bytes;
+use futures_util::{SinkExt, StreamExt};
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::watch;
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tokio_tungstenite::tungstenite::handshake::server::{
+    Request as WsRequest, Response as WsResponse,
+};
+use tokio_tungstenite::tungstenite::http::HeaderValue;
+use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
+
+use super::http::{
+    Expected, HttpLoadOutcome, MixOp, OpTally, Phase, first_check, outcome, sleep_with_progress,
+};
+
+/// The WebSocket subprotocol of haystack-py's API (and buildwire's).
+const SUBPROTOCOL: &str = "haystack";
+/// Largest message accepted (the biggest `read point` answer is a few MB).
+const MAX_MESSAGE_BYTES: usize = 64 * 1024 * 1024;
+/// How long one request may take before it counts as an error.
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// What to load and how.
+#[derive(Clone, Debug)]
+pub struct WsLoadConfig {
+    /// HTTP API base URL (the login goes there), e.g. `http://127.0.0.1:8080/api`; the
+    /// WebSocket is `{url}/ws`.
+    pub url: String,
+    /// User and password for the SCRAM login (none: the server has no auth).
+    pub login: Option<(String, String)>,
+    /// Concurrent WebSocket connections, each with its own login.
+    pub connections: usize,
+    /// Not measured.
+    pub warmup: Duration,
+    /// Measured.
+    pub duration: Duration,
+    /// The ops, looped in order by every connection.
+    pub mix: Vec<MixOp>,
+}
+
+/// One op as a WebSocket request: the op name and its request grid (Hayson).
+#[derive(Clone, Debug, PartialEq)]
+pub struct WsOp {
+    /// Op name (`read`).
+    pub op: String,
+    /// Request grid as Hayson JSON text.
+    pub grid: String,
+}
+
+/// The WebSocket request of a mix op, from its GET path: `read?filter=%22site%22` becomes op
+/// `read` with a one-row grid `{filter: "site"}`; other query parameters become columns
+/// the same way (their values are Zinc, as in the GET request).
+pub fn ws_op(op: &MixOp) -> Result<WsOp, String> {
+    let (name, query) = op.path.split_once('?').unwrap_or((op.path, ""));
+    let mut cols = Vec::new();
+    let mut row = serde_json::Map::new();
+    for pair in query.split('&').filter(|p| !p.is_empty()) {
+        let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+        let zinc_text = percent_decode(value)
+            .ok_or_else(|| format!("{}: bad percent-encoding in `{value}`", op.name))?;
+        let value = zinc::decode_value(&zinc_text)
+            .map_err(|e| format!("{}: `{zinc_text}` is not a Zinc value: {e}", op.name))?;
+        let json = match value {
+            Value::Str(s) => serde_json::Value::String(s),
+            Value::Number(n) if n.unit.is_none() => serde_json::json!(n.value),
+            other => {
+                return Err(format!(
+                    "{}: query value {other:?} is not supported by the WebSocket mix",
+                    op.name
+                ));
+            }
+        };
+        cols.push(serde_json::json!({ "name": key }));
+        row.insert(key.to_owned(), json);
+    }
+    let grid = if cols.is_empty() {
+        serde_json::json!({"_kind": "grid", "meta": {"ver": "3.0"}, "cols": [], "rows": []})
+    } else {
+        serde_json::json!({"_kind": "grid", "meta": {"ver": "3.0"}, "cols": cols, "rows": [row]})
+    };
+    Ok(WsOp {
+        op: name.to_owned(),
+        grid: grid.to_string(),
+    })
+}
+
+fn percent_decode(text: &str) -> Option<String> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'%' => {
+                let hex = text.get(i + 1..i + 3)?;
+                out.push(u8::from_str_radix(hex, 16).ok()?);
+                i += 3;
+            }
+            b'+' => {
+                out.push(b' ');
+                i += 1;
+            }
+            b => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
+/// The request message with id `id`.
+fn request_text(op: &WsOp, id: u64) -> String {
+    format!(r#"{{"id":"{id}","op":"{}","grid":{}}}"#, op.op, op.grid)
+}
+
+/// The envelope of an answer, borrowed from the message.
+#[derive(Deserialize)]
+struct Answer<'a> {
+    #[serde(borrow, default)]
+    id: Option<&'a RawValue>,
+    #[serde(borrow)]
+    grid: &'a RawValue,
+}
+
+/// What later answers of one op must be, learned from its first answer.
+enum WsExpected {
+    /// The message before the id's JSON text and after it.
+    Around { before: String, after: String },
+    /// Decode every time (`about`).
+    Decode,
+}
+
+/// Checks the first answer of `op` to the request with id `id`; returns what later answers
+/// must be.
+fn first_answer(op: &MixOp, message: &str, id: u64) -> Result<WsExpected, String> {
+    let answer: Answer<'_> = serde_json::from_str(message)
+        .map_err(|e| format!("{}: answer is not an envelope: {e}", op.name))?;
+    let id_json = format!("\"{id}\"");
+    let Some(raw_id) = answer.id.filter(|raw| raw.get() == id_json) else {
+        return Err(format!(
+            "{}: answer id {:?}, expected {id_json}",
+            op.name,
+            answer.id.map(RawValue::get)
+        ));
+    };
+    let grid = Bytes::copy_from_slice(answer.grid.get().as_bytes());
+    match first_check(op, Format::Json, &grid)? {
+        Expected::About => Ok(WsExpected::Decode),
+        Expected::Bytes(_) => {
+            // The id's text is a slice of `message`: split the message around it.
+            let offset = (raw_id.get().as_ptr() as usize).wrapping_sub(message.as_ptr() as usize);
+            let before = message
+                .get(..offset)
+                .ok_or_else(|| format!("{}: cannot place the id in the answer", op.name))?;
+            let after = message
+                .get(offset + raw_id.get().len()..)
+                .ok_or_else(|| format!("{}: cannot place the id in the answer", op.name))?;
+            Ok(WsExpected::Around {
+                before: before.to_owned(),
+                after: after.to_owned(),
+            })
+        }
+    }
+}
+
+fn later_answer(op: &MixOp, expected: &WsExpected, message: &str, id: u64) -> Result<(), String> {
+    match expected {
+        WsExpected::Decode => first_answer(op, message, id).map(|_| ()),
+        WsExpected::Around { before, after } => {
+            let id_json = format!("\"{id}\"");
+            let same = message.len() == before.len() + id_json.len() + after.len()
+                && message.starts_with(before.as_str())
+                && message[before.len()..].starts_with(&id_json)
+                && message.ends_with(after.as_str());
+            if same {
+                Ok(())
+            } else {
+                Err(format!("{}: answer differs from the first one", op.name))
+            }
+        }
+    }
+}
+
+type Socket = WebSocketStream<MaybeTlsStream<TcpStream>>;
+
+/// Logs in over HTTP (when `login` is given) and opens the WebSocket with the token.
+async fn open(url: &str, login: Option<&(String, String)>) -> Result<Socket, String> {
+    let base = if url.ends_with('/') {
+        url.to_owned()
+    } else {
+        format!("{url}/")
+    };
+    let token = match login {
+        Some((user, password)) => {
+            HaystackClient::connect(&base, ClientOptions::login(user, password))
+                .await
+                .map_err(|e| format!("login: {e}"))?
+                .auth_token()
+                .map(str::to_owned)
+        }
+        None => None,
+    };
+    let ws_url =
+        websocket_url(&base).ok_or_else(|| format!("{url} is not an http:// or https:// URL"))?;
+    let mut request = ws_url
+        .as_str()
+        .into_client_request()
+        .map_err(|e| format!("{ws_url}: {e}"))?;
+    request.headers_mut().insert(
+        "Sec-WebSocket-Protocol",
+        HeaderValue::from_static(SUBPROTOCOL),
+    );
+    if let Some(token) = &token {
+        let bearer = HeaderValue::from_str(&format!("BEARER authToken={token}"))
+            .map_err(|e| e.to_string())?;
+        request.headers_mut().insert("Authorization", bearer);
+    }
+    let config = tokio_tungstenite::tungstenite::protocol::WebSocketConfig::default()
+        .max_message_size(Some(MAX_MESSAGE_BYTES))
+        .max_frame_size(Some(MAX_MESSAGE_BYTES));
+    let (mut socket, _) = tokio_tungstenite::connect_async_with_config(request, Some(config), true)
+        .await
+        .map_err(|e| format!("WebSocket {ws_url}: {e}"))?;
+    if let Some(token) = token {
+        // haystack-py's server waits for the token as a first message.
+        let hello = serde_json::json!({ "authToken": token }).to_string();
+        socket
+            .send(Message::Text(hello.into()))
+            .await
+            .map_err(|e| format!("WebSocket {ws_url}: {e}"))?;
+    }
+    Ok(socket)
+}
+
+/// Sends `text` and waits for the answer carrying an id (skipping pushes and control frames).
+async fn exchange(socket: &mut Socket, text: String) -> Result<String, String> {
+    socket
+        .send(Message::Text(text.into()))
+        .await
+        .map_err(|e| e.to_string())?;
+    loop {
+        match socket.next().await {
+            Some(Ok(Message::Text(answer))) => {
+                // Pushes (watch changes) carry no id; none are expected here.
+                if answer.as_str().contains("\"id\"") {
+                    return Ok(answer.as_str().to_owned());
+                }
+            }
+            Some(Ok(Message::Binary(_))) => return Err("binary message".into()),
+            Some(Ok(Message::Close(frame))) => {
+                return Err(format!("closed by the server: {frame:?}"));
+            }
+            Some(Ok(_)) => {}
+            Some(Err(e)) => return Err(e.to_string()),
+            None => return Err("connection closed".into()),
+        }
+    }
+}
+
+/// Runs the WebSocket load against `config.url`; `progress` is called about once a second
+/// with the elapsed time and the answers so far.
+pub async fn run(
+    config: WsLoadConfig,
+    progress: impl Fn(Duration, u64) + Send + 'static,
+) -> Result<HttpLoadOutcome, String> {
+    let requests: Vec<WsOp> = config.mix.iter().map(ws_op).collect::<Result<_, _>>()?;
+    let mut sockets = Vec::with_capacity(config.connections);
+    let mut login_failures = 0;
+    let mut first_login_error = None;
+    // Logins first, so that SCRAM's cost is not in the measurement.
+    for _ in 0..config.connections.max(1) {
+        match open(&config.url, config.login.as_ref()).await {
+            Ok(socket) => sockets.push(socket),
+            Err(e) => {
+                login_failures += 1;
+                first_login_error.get_or_insert(e);
+            }
+        }
+    }
+    if sockets.is_empty() {
+        return Err(format!(
+            "every connection failed: {}",
+            first_login_error.unwrap_or_default()
+        ));
+    }
+    let (phase_sender, phase) = watch::channel(Phase::Warmup);
+    let mix = Arc::new(config.mix.clone());
+    let requests = Arc::new(requests);
+    let answered = Arc::new(AtomicU64::new(0));
+    let mut workers = Vec::new();
+    for socket in sockets {
+        workers.push(tokio::spawn(worker(
+            socket,
+            Arc::clone(&mix),
+            Arc::clone(&requests),
+            phase.clone(),
+            Arc::clone(&answered),
+        )));
+    }
+    let start = Instant::now();
+    sleep_with_progress(config.warmup, start, &progress, &answered).await;
+    let _ = phase_sender.send(Phase::Measure);
+    let measure_start = Instant::now();
+    sleep_with_progress(config.duration, start, &progress, &answered).await;
+    let _ = phase_sender.send(Phase::Stop);
+    let seconds = measure_start.elapsed().as_secs_f64();
+    let mut tallies: Vec<OpTally> = config.mix.iter().map(|_| OpTally::default()).collect();
+    for worker in workers {
+        let worker_tallies = worker.await.map_err(|e| e.to_string())?;
+        for (total, part) in tallies.iter_mut().zip(&worker_tallies) {
+            total.add(part);
+        }
+    }
+    let mut overall = OpTally::default();
+    let mut ops = Vec::new();
+    for (op, tally) in config.mix.iter().zip(&tallies) {
+        overall.add(tally);
+        ops.push(outcome(op.name, tally, seconds));
+    }
+    ops.push(outcome("overall", &overall, seconds));
+    Ok(HttpLoadOutcome {
+        seconds,
+        login_failures,
+        ops,
+    })
+}
+
+/// One connection's loop over the mix, one request in flight, until told to stop.
+async fn worker(
+    mut socket: Socket,
+    mix: Arc<Vec<MixOp>>,
+    requests: Arc<Vec<WsOp>>,
+    phase: watch::Receiver<Phase>,
+    answered: Arc<AtomicU64>,
+) -> Vec<OpTally> {
+    let mut tallies: Vec<OpTally> = mix.iter().map(|_| OpTally::default()).collect();
+    let mut expected: Vec<Option<WsExpected>> = mix.iter().map(|_| None).collect();
+    // Ids count up and wrap, as a long-lived client's would.
+    let mut next_id: u64 = 0;
+    'run: loop {
+        for (index, (op, request)) in mix.iter().zip(requests.iter()).enumerate() {
+            let current = *phase.borrow();
+            if current == Phase::Stop {
+                break 'run;
+            }
+            let measuring = current == Phase::Measure;
+            next_id = (next_id + 1) % 1_000_000;
+            let id = next_id;
+            let sent = Instant::now();
+            let result = match tokio::time::timeout(
+                REQUEST_TIMEOUT,
+                exchange(&mut socket, request_text(request, id)),
+            )
+            .await
+            {
+                Ok(result) => result.map_err(|e| format!("{}: {e}", op.name)),
+                Err(_) => Err(format!("{}: no answer in {REQUEST_TIMEOUT:?}", op.name)),
+            };
+            let elapsed = sent.elapsed();
+            let broken = result.is_err();
+            let checked = result.and_then(|message| {
+                let check = match &expected[index] {
+                    Some(expected) => later_answer(op, expected, &message, id),
+                    None => first_answer(op, &message, id).map(|first| {
+                        expected[index] = Some(first);
+                    }),
+                };
+                check.map(|()| message.len())
+            });
+            if checked.is_ok() {
+                answered.fetch_add(1, Ordering::Relaxed);
+            }
+            if measuring {
+                let tally = &mut tallies[index];
+                tally.sent += 1;
+                match &checked {
+                    Ok(bytes) => {
+                        tally.answered += 1;
+                        tally.bytes += *bytes as u64;
+                        tally.latency.record(elapsed);
+                    }
+                    Err(error) => {
+                        tally.errors += 1;
+                        tally.first_error.get_or_insert_with(|| error.clone());
+                    }
+                }
+            }
+            if broken {
+                // A failed exchange leaves the connection's state unknown: stop this one.
+                break 'run;
+            }
+            if checked.is_err() {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        }
+    }
+    let _ = socket.close(None).await;
+    tallies
+}
+
+/// Records the answer grid (Hayson text) of every op of `mix` from a running server, keyed
+/// by op name, for [`WsLimitServer`] to serve.
+pub async fn record_ws_answers(
+    url: &str,
+    login: Option<(String, String)>,
+    mix: &[MixOp],
+) -> Result<HashMap<String, String>, String> {
+    let mut socket = open(url, login.as_ref()).await?;
+    let mut answers = HashMap::new();
+    for (index, op) in mix.iter().enumerate() {
+        let request = ws_op(op)?;
+        let id = index as u64 + 1;
+        let message = exchange(&mut socket, request_text(&request, id)).await?;
+        first_answer(op, &message, id)?;
+        let answer: Answer<'_> = serde_json::from_str(&message).map_err(|e| e.to_string())?;
+        answers.insert(request_key(&request), answer.grid.get().to_owned());
+    }
+    let _ = socket.close(None).await;
+    Ok(answers)
+}
+
+/// The key a recorded answer is found by: op and request grid.
+fn request_key(request: &WsOp) -> String {
+    format!("{} {}", request.op, request.grid)
+}
+
+/// A WebSocket server (tokio-tungstenite, like buildwire's) that answers each request with
+/// the grid recorded for it, in the same envelope: the `limit` column.
+pub struct WsLimitServer {
+    address: SocketAddr,
+    stop: watch::Sender<bool>,
+}
+
+impl WsLimitServer {
+    /// Starts serving `answers` (from [`record_ws_answers`]) on 127.0.0.1, on a runtime of
+    /// its own with two worker threads, like a server process.
+    pub fn start(answers: HashMap<String, String>) -> std::io::Result<Self> {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()?;
+        let listener = runtime.block_on(TcpListener::bind("127.0.0.1:0"))?;
+        let address = listener.local_addr()?;
+        let answers = Arc::new(answers);
+        let (stop, stopped) = watch::channel(false);
+        std::thread::spawn(move || runtime.block_on(serve_recorded(listener, answers, stopped)));
+        Ok(Self { address, stop })
+    }
+
+    /// The API base URL to load (no login).
+    pub fn url(&self) -> String {
+        format!("http://{}/api", self.address)
+    }
+}
+
+impl Drop for WsLimitServer {
+    fn drop(&mut self) {
+        let _ = self.stop.send(true);
+    }
+}
+
+/// The request envelope as the limit server reads it.
+#[derive(Deserialize)]
+struct Request<'a> {
+    #[serde(borrow)]
+    id: &'a RawValue,
+    #[serde(borrow)]
+    op: std::borrow::Cow<'a, str>,
+    #[serde(borrow)]
+    grid: &'a RawValue,
+}
+
+async fn serve_recorded(
+    listener: TcpListener,
+    answers: Arc<HashMap<String, String>>,
+    mut stopped: watch::Receiver<bool>,
+) {
+    loop {
+        let accepted = tokio::select! {
+            accepted = listener.accept() => accepted,
+            _ = stopped.changed() => break,
+        };
+        let Ok((stream, _)) = accepted else { continue };
+        let _ = stream.set_nodelay(true);
+        let answers = Arc::clone(&answers);
+        tokio::spawn(async move {
+            // The callback's error type is tungstenite's, large by its design.
+            #[allow(clippy::result_large_err)]
+            let with_subprotocol = |_: &WsRequest, mut response: WsResponse| {
+                response.headers_mut().insert(
+                    "Sec-WebSocket-Protocol",
+                    HeaderValue::from_static(SUBPROTOCOL),
+                );
+                Ok(response)
+            };
+            let Ok(mut socket) =
+                tokio_tungstenite::accept_hdr_async(stream, with_subprotocol).await
+            else {
+                return;
+            };
+            while let Some(Ok(message)) = socket.next().await {
+                let Message::Text(text) = message else {
+                    continue;
+                };
+                let Ok(request) = serde_json::from_str::<Request<'_>>(text.as_str()) else {
+                    continue;
+                };
+                let key = format!("{} {}", request.op, request.grid.get());
+                let grid = answers.get(&key).map_or(
+                    r#"{"_kind":"grid","meta":{"ver":"3.0","err":{"_kind":"marker"},"dis":"not recorded"},"cols":[{"name":"empty"}],"rows":[]}"#,
+                    String::as_str,
+                );
+                let reply = format!(r#"{{"id":{},"grid":{grid}}}"#, request.id.get());
+                if socket.send(Message::Text(reply.into())).await.is_err() {
+                    break;
+                }
+            }
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn op(path: &'static str) -> MixOp {
+        MixOp {
+            name: "test",
+            path,
+            rows: None,
+        }
+    }
+
+    #[test]
+    fn get_paths_become_request_grids() {
+        let read = ws_op(&op("read?filter=%22point%22")).expect("read");
+        assert_eq!(read.op, "read");
+        let grid: serde_json::Value = serde_json::from_str(&read.grid).expect("json");
+        assert_eq!(grid["rows"][0]["filter"], "point");
+        assert_eq!(grid["cols"][0]["name"], "filter");
+        let about = ws_op(&op("about")).expect("about");
+        assert_eq!(about.op, "about");
+        assert!(ws_op(&op("read?filter=%2")).is_err());
+        assert!(ws_op(&op("read?filter=%22unterminated")).is_err());
+    }
+
+    #[test]
+    fn answers_are_checked_around_their_id_in_either_order() {
+        let op = MixOp {
+            name: "nav",
+            path: "nav",
+            rows: Some(1),
+        };
+        let grid =
+            r#"{"_kind":"grid","meta":{"ver":"3.0"},"cols":[{"name":"dis"}],"rows":[{"dis":"A"}]}"#;
+        for (first, later, wrong) in [
+            (
+                format!(r#"{{"id":"1","grid":{grid}}}"#),
+                format!(r#"{{"id":"12345","grid":{grid}}}"#),
+                format!(r#"{{"id":"12346","grid":{grid}}}"#),
+            ),
+            (
+                format!(r#"{{"grid":{grid},"id":"1"}}"#),
+                format!(r#"{{"grid":{grid},"id":"12345"}}"#),
+                format!(r#"{{"grid":{},"id":"12345"}}"#, grid.replace('A', "B")),
+            ),
+        ] {
+            let expected = first_answer(&op, &first, 1).expect("first");
+            later_answer(&op, &expected, &later, 12345).expect("later");
+            assert!(later_answer(&op, &expected, &wrong, 12345).is_err());
+        }
+        let error = format!(r#"{{"id":"2","grid":{grid}}}"#);
+        assert!(first_answer(&op, &error, 1).is_err(), "wrong id");
+    }
+}
