@@ -242,10 +242,12 @@ pub async fn run(
             first_login_error.unwrap_or_default()
         ));
     }
-    let (phase_sender, phase) = watch::channel(Phase::Warmup);
     let mix = Arc::new(config.mix.clone());
-    let answered = Arc::new(AtomicU64::new(0));
-    let mut workers = Vec::new();
+    let phases = Phases {
+        warmup: config.warmup,
+        duration: config.duration,
+    };
+    let mut clients = Vec::with_capacity(tokens.len());
     for token in tokens {
         let http = reqwest::Client::builder()
             .http1_only()
@@ -254,45 +256,85 @@ pub async fn run(
             .timeout(Duration::from_secs(30))
             .build()
             .map_err(|e| e.to_string())?;
-        workers.push(tokio::spawn(worker(
-            http,
-            base.clone(),
-            token,
-            config.format,
-            Arc::clone(&mix),
-            phase.clone(),
-            Arc::clone(&answered),
-        )));
+        clients.push((http, token));
     }
-    let start = Instant::now();
-    sleep_with_progress(config.warmup, start, &progress, &answered).await;
-    let _ = phase_sender.send(Phase::Measure);
-    let measure_start = Instant::now();
-    sleep_with_progress(config.duration, start, &progress, &answered).await;
-    let _ = phase_sender.send(Phase::Stop);
-    let seconds = measure_start.elapsed().as_secs_f64();
-    let mut tallies: Vec<OpTally> = config.mix.iter().map(|_| OpTally::default()).collect();
-    for worker in workers {
-        let worker_tallies = worker.await.map_err(|e| e.to_string())?;
-        for (total, part) in tallies.iter_mut().zip(&worker_tallies) {
-            total.add(part);
-        }
-    }
-    let mut overall = OpTally::default();
-    let mut ops = Vec::new();
-    for (op, tally) in config.mix.iter().zip(&tallies) {
-        overall.add(tally);
-        ops.push(outcome(op.name, tally, seconds));
-    }
-    ops.push(outcome("overall", &overall, seconds));
+    let format = config.format;
+    let outcome = phases
+        .run(&config.mix, progress, |phase, answered| {
+            clients
+                .into_iter()
+                .map(|(http, token)| {
+                    tokio::spawn(worker(
+                        http,
+                        base.clone(),
+                        token,
+                        format,
+                        Arc::clone(&mix),
+                        phase.clone(),
+                        Arc::clone(&answered),
+                    ))
+                })
+                .collect()
+        })
+        .await?;
     Ok(HttpLoadOutcome {
-        seconds,
         login_failures,
-        ops,
+        ..outcome
     })
 }
 
-pub(crate) fn outcome(name: &str, tally: &OpTally, seconds: f64) -> OpOutcome {
+/// The warm-up and measured phases of a load run, shared by the HTTP and WebSocket loads.
+pub(crate) struct Phases {
+    pub(crate) warmup: Duration,
+    pub(crate) duration: Duration,
+}
+
+impl Phases {
+    /// Starts the workers (`spawn` gets the phase to watch and the shared answer counter),
+    /// runs the warm-up and the measured phase with `progress`, stops the workers and adds up
+    /// their tallies per op of `mix` and overall.
+    pub(crate) async fn run(
+        &self,
+        mix: &[MixOp],
+        progress: impl Fn(Duration, u64) + Send + 'static,
+        spawn: impl FnOnce(
+            watch::Receiver<Phase>,
+            Arc<AtomicU64>,
+        ) -> Vec<tokio::task::JoinHandle<Vec<OpTally>>>,
+    ) -> Result<HttpLoadOutcome, String> {
+        let (phase_sender, phase) = watch::channel(Phase::Warmup);
+        let answered = Arc::new(AtomicU64::new(0));
+        let workers = spawn(phase, Arc::clone(&answered));
+        let start = Instant::now();
+        sleep_with_progress(self.warmup, start, &progress, &answered).await;
+        let _ = phase_sender.send(Phase::Measure);
+        let measure_start = Instant::now();
+        sleep_with_progress(self.duration, start, &progress, &answered).await;
+        let _ = phase_sender.send(Phase::Stop);
+        let seconds = measure_start.elapsed().as_secs_f64();
+        let mut tallies: Vec<OpTally> = mix.iter().map(|_| OpTally::default()).collect();
+        for worker in workers {
+            let worker_tallies = worker.await.map_err(|e| e.to_string())?;
+            for (total, part) in tallies.iter_mut().zip(&worker_tallies) {
+                total.add(part);
+            }
+        }
+        let mut overall = OpTally::default();
+        let mut ops = Vec::new();
+        for (op, tally) in mix.iter().zip(&tallies) {
+            overall.add(tally);
+            ops.push(outcome(op.name, tally, seconds));
+        }
+        ops.push(outcome("overall", &overall, seconds));
+        Ok(HttpLoadOutcome {
+            seconds,
+            login_failures: 0,
+            ops,
+        })
+    }
+}
+
+fn outcome(name: &str, tally: &OpTally, seconds: f64) -> OpOutcome {
     OpOutcome {
         name: name.to_owned(),
         sent: tally.sent,
@@ -305,7 +347,7 @@ pub(crate) fn outcome(name: &str, tally: &OpTally, seconds: f64) -> OpOutcome {
     }
 }
 
-pub(crate) async fn sleep_with_progress(
+async fn sleep_with_progress(
     length: Duration,
     start: Instant,
     progress: &(impl Fn(Duration, u64) + Send),
