@@ -1,9 +1,5 @@
 //! The `buildwire` binary: the whole program is `buildwire_cli::run`.
 
-/// mimalloc as the allocator of the binary (the Python extension keeps the interpreter's).
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 fn main() {
     restore_default_sigpipe();
     std::process::exit(buildwire_cli::run(std::env::args().collect()));
