@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 use buildwire_haystack::client::{ClientOptions, HaystackClient};
 use buildwire_haystack::codec::Format;
 use bytes::Bytes;
-use http_body_util::Full;
+use http_body_util::{BodyExt, Empty, Full};
 use hyper::body::Incoming;
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
@@ -247,25 +247,13 @@ pub async fn run(
         warmup: config.warmup,
         duration: config.duration,
     };
-    let mut clients = Vec::with_capacity(tokens.len());
-    for token in tokens {
-        let http = reqwest::Client::builder()
-            .http1_only()
-            .pool_max_idle_per_host(1)
-            .tcp_nodelay(true)
-            .timeout(Duration::from_secs(30))
-            .build()
-            .map_err(|e| e.to_string())?;
-        clients.push((http, token));
-    }
     let format = config.format;
     let outcome = phases
         .run(&config.mix, progress, |phase, answered| {
-            clients
+            tokens
                 .into_iter()
-                .map(|(http, token)| {
+                .map(|token| {
                     tokio::spawn(worker(
-                        http,
                         base.clone(),
                         token,
                         format,
@@ -368,9 +356,113 @@ pub(crate) enum Phase {
     Stop,
 }
 
+/// One keep-alive HTTP/1.1 connection of the load generator: hyper's client connection
+/// with nothing on top (no pool, redirects or decompression), reopened when it breaks.
+/// Bodies are compared with the expected answer frame by frame as they arrive, so the
+/// checking client copies nothing: on two cores shared with the server, every cycle the
+/// client spends is one the server does not get.
+struct LoadConnection {
+    /// `host:port` to connect to.
+    authority: String,
+    sender: Option<hyper::client::conn::http1::SendRequest<Empty<Bytes>>>,
+}
+
+/// What a reply's body was, as read.
+enum Body {
+    /// The whole body (no expected bytes yet, or an op decoded every time).
+    Collected(Bytes),
+    /// Compared with the expected bytes while reading: its length and whether it matched.
+    Compared { length: usize, same: bool },
+}
+
+impl LoadConnection {
+    fn new(base: &str) -> Result<Self, String> {
+        let rest = base.strip_prefix("http://").ok_or_else(|| {
+            format!("{base}: the load generator speaks plain http:// (loopback benchmarks)")
+        })?;
+        let authority = rest.split('/').next().unwrap_or(rest).to_owned();
+        Ok(Self {
+            authority,
+            sender: None,
+        })
+    }
+
+    async fn sender(
+        &mut self,
+    ) -> Result<&mut hyper::client::conn::http1::SendRequest<Empty<Bytes>>, String> {
+        if self.sender.as_ref().is_none_or(|s| s.is_closed()) {
+            let stream = tokio::net::TcpStream::connect(&self.authority)
+                .await
+                .map_err(|e| format!("connect {}: {e}", self.authority))?;
+            let _ = stream.set_nodelay(true);
+            let (sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+                .await
+                .map_err(|e| format!("HTTP handshake with {}: {e}", self.authority))?;
+            tokio::spawn(connection);
+            self.sender = Some(sender);
+        }
+        let sender = self
+            .sender
+            .as_mut()
+            .ok_or_else(|| "no connection".to_owned())?;
+        sender.ready().await.map_err(|e| e.to_string())?;
+        Ok(sender)
+    }
+
+    /// GETs `path` and reads the body, comparing it with `compare_with` when given.
+    async fn get(
+        &mut self,
+        path: &str,
+        accept: &str,
+        bearer: Option<&str>,
+        compare_with: Option<&Bytes>,
+    ) -> Result<Body, String> {
+        let mut request = Request::get(path)
+            .header("Host", self.authority.as_str())
+            .header("Accept", accept);
+        if let Some(bearer) = bearer {
+            request = request.header("Authorization", bearer);
+        }
+        let request = request.body(Empty::new()).map_err(|e| e.to_string())?;
+        let sender = self.sender().await?;
+        let response = sender
+            .send_request(request)
+            .await
+            .map_err(|e| e.to_string())?;
+        if response.status() != 200 {
+            return Err(format!("HTTP {}", response.status()));
+        }
+        let mut body = response.into_body();
+        let mut collected = Vec::new();
+        let mut length = 0;
+        let mut same = true;
+        while let Some(frame) = body.frame().await {
+            let Ok(data) = frame.map_err(|e| e.to_string())?.into_data() else {
+                continue;
+            };
+            match compare_with {
+                Some(expected) => {
+                    same = same
+                        && expected
+                            .get(length..length + data.len())
+                            .is_some_and(|part| part == data.as_ref());
+                    length += data.len();
+                }
+                None => collected.extend_from_slice(&data),
+            }
+        }
+        Ok(match compare_with {
+            Some(expected) => Body::Compared {
+                length,
+                same: same && length == expected.len(),
+            },
+            None => Body::Collected(Bytes::from(collected)),
+        })
+    }
+}
+
 /// One connection's loop over the mix until told to stop.
 async fn worker(
-    http: reqwest::Client,
     base: String,
     token: Option<String>,
     format: Format,
@@ -381,6 +473,25 @@ async fn worker(
     let mut tallies: Vec<OpTally> = mix.iter().map(|_| OpTally::default()).collect();
     let mut expected: Vec<Option<Expected>> = mix.iter().map(|_| None).collect();
     let bearer = token.map(|t| format!("BEARER authToken={t}"));
+    let mut connection = match LoadConnection::new(&base) {
+        Ok(connection) => connection,
+        Err(error) => {
+            if let Some(tally) = tallies.first_mut() {
+                tally.errors += 1;
+                tally.first_error = Some(error);
+            }
+            return tallies;
+        }
+    };
+    // The request path of each op: the base URL's path and the op's.
+    let base_path = base
+        .strip_prefix("http://")
+        .and_then(|rest| rest.find('/').map(|i| rest[i..].to_owned()))
+        .unwrap_or_else(|| "/".to_owned());
+    let paths: Vec<String> = mix
+        .iter()
+        .map(|op| format!("{base_path}{}", op.path))
+        .collect();
     'run: loop {
         for (index, op) in mix.iter().enumerate() {
             let current = *phase.borrow();
@@ -388,30 +499,44 @@ async fn worker(
                 break 'run;
             }
             let measuring = current == Phase::Measure;
-            let mut request = http
-                .get(format!("{base}{}", op.path))
-                .header("Accept", format.mime());
-            if let Some(bearer) = &bearer {
-                request = request.header("Authorization", bearer);
-            }
+            let compare_with = match &expected[index] {
+                Some(Expected::Bytes(bytes)) => Some(bytes),
+                _ => None,
+            };
             let sent = Instant::now();
-            let result = match request.send().await {
-                Ok(response) if response.status() == 200 => response
-                    .bytes()
-                    .await
-                    .map_err(|e| format!("{}: {e}", op.name)),
-                Ok(response) => Err(format!("{}: HTTP {}", op.name, response.status())),
-                Err(e) => Err(format!("{}: {e}", op.name)),
+            let result = match tokio::time::timeout(
+                Duration::from_secs(30),
+                connection.get(
+                    &paths[index],
+                    format.mime(),
+                    bearer.as_deref(),
+                    compare_with,
+                ),
+            )
+            .await
+            {
+                Ok(result) => result.map_err(|e| format!("{}: {e}", op.name)),
+                Err(_) => {
+                    // The connection's state is unknown after a timeout: open a new one.
+                    connection.sender = None;
+                    Err(format!("{}: no answer in 30 s", op.name))
+                }
             };
             let elapsed = sent.elapsed();
-            let checked = result.and_then(|body| {
-                let check = match &expected[index] {
-                    Some(expected) => later_check(op, format, expected, &body),
-                    None => first_check(op, format, &body).map(|first| {
-                        expected[index] = Some(first);
-                    }),
-                };
-                check.map(|()| body.len())
+            let checked = result.and_then(|body| match body {
+                Body::Compared { length, same: true } => Ok(length),
+                Body::Compared { same: false, .. } => {
+                    Err(format!("{}: answer differs from the first one", op.name))
+                }
+                Body::Collected(body) => {
+                    let check = match &expected[index] {
+                        Some(expected) => later_check(op, format, expected, &body),
+                        None => first_check(op, format, &body).map(|first| {
+                            expected[index] = Some(first);
+                        }),
+                    };
+                    check.map(|()| body.len())
+                }
             });
             if checked.is_ok() {
                 answered.fetch_add(1, Ordering::Relaxed);
