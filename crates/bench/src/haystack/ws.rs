@@ -31,12 +31,12 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
-use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::handshake::server::{
     Request as WsRequest, Response as WsResponse,
 };
 use tokio_tungstenite::tungstenite::http::HeaderValue;
+use tokio_tungstenite::tungstenite::{Message, Utf8Bytes};
 use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 
 use super::http::{Expected, HttpLoadOutcome, MixOp, OpTally, Phase, Phases, first_check};
@@ -212,7 +212,7 @@ async fn open(url: &str, login: Option<&(String, String)>) -> Result<Socket, Str
 }
 
 /// Sends `text` and waits for the answer carrying an id (skipping pushes and control frames).
-async fn exchange(socket: &mut Socket, text: String) -> Result<String, String> {
+async fn exchange(socket: &mut Socket, text: String) -> Result<Utf8Bytes, String> {
     socket
         .send(Message::Text(text.into()))
         .await
@@ -222,7 +222,7 @@ async fn exchange(socket: &mut Socket, text: String) -> Result<String, String> {
             Some(Ok(Message::Text(answer))) => {
                 // Pushes (watch changes) carry no id; none are expected here.
                 if answer.as_str().contains("\"id\"") {
-                    return Ok(answer.as_str().to_owned());
+                    return Ok(answer);
                 }
             }
             Some(Ok(Message::Binary(_))) => return Err("binary message".into()),
@@ -325,8 +325,8 @@ async fn worker(
             let broken = result.is_err();
             let checked = result.and_then(|message| {
                 let check = match &expected[index] {
-                    Some(expected) => later_answer(op, expected, &message, id),
-                    None => first_answer(op, &message, id).map(|first| {
+                    Some(expected) => later_answer(op, expected, message.as_str(), id),
+                    None => first_answer(op, message.as_str(), id).map(|first| {
                         expected[index] = Some(first);
                     }),
                 };
@@ -376,8 +376,9 @@ pub async fn record_ws_answers(
         let request = ws_op(op)?;
         let id = index as u64 + 1;
         let message = exchange(&mut socket, request_text(&request, id)).await?;
-        first_answer(op, &message, id)?;
-        let answer: Answer<'_> = serde_json::from_str(&message).map_err(|e| e.to_string())?;
+        first_answer(op, message.as_str(), id)?;
+        let answer: Answer<'_> =
+            serde_json::from_str(message.as_str()).map_err(|e| e.to_string())?;
         answers.insert(request_key(&request), answer.grid.get().to_owned());
     }
     let _ = socket.close(None).await;
