@@ -449,3 +449,281 @@ def test_our_client_reads_segmented_object_list_from_bacpypes3(
         if relay is not None:
             relay.close()
         stop(device)
+
+
+# ---- COV and the other peers: rusty-bacnet as a device, bac-py as a client ----
+
+COV_SCRIPT = REPO / "tests" / "peers" / "bacpypes3_cov.py"
+RUSTY_SCRIPT = REPO / "tests" / "peers" / "rusty_bacnet_device.py"
+BACPY_SCRIPT = REPO / "tests" / "peers" / "bacpy_client.py"
+PEERS_313 = REPO / ".peers" / "py313" / "bin" / "python"
+RUSTY_INSTANCE = 3041
+STATUS_NORMAL = [{"type": "bit-string", "value": "0000"}]
+
+
+@pytest.fixture(scope="module")
+def peer_python_313() -> Path:
+    """The Python 3.13 venv holding bac-py (installed by scripts/peers.sh, idempotent)."""
+    subprocess.run([str(REPO / "scripts" / "peers.sh"), "py313"], check=True, timeout=900)
+    assert PEERS_313.exists(), f"{PEERS_313} is missing after scripts/peers.sh py313"
+    return PEERS_313
+
+
+def real(value: float) -> list[dict]:
+    return [{"type": "real", "value": value}]
+
+
+class Subscriber:
+    """`buildwire bacnet subscribe ... --json` running in the background: one JSON object
+    per notification on stdout."""
+
+    def __init__(self, buildwire_cmd: list[str], device: str, obj: str, *options: str) -> None:
+        self.process = subprocess.Popen(
+            [*buildwire_cmd, "bacnet", "subscribe", device, obj, "--json", *options],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+
+    def next(self, timeout: float = 10) -> dict:
+        """The next notification; fails after `timeout` seconds without one."""
+        assert self.process.stdout is not None
+        ready, _, _ = select.select([self.process.stdout], [], [], timeout)
+        line = self.process.stdout.readline() if ready else ""
+        if not line:
+            stop(self.process)
+            err = self.process.stderr.read() if self.process.stderr else ""
+            raise AssertionError(f"no notification within {timeout} s: {err}")
+        return json.loads(line)
+
+    def finish(self) -> str:
+        """Waits for the command to end by itself (--count) and returns its stderr."""
+        try:
+            _, err = self.process.communicate(timeout=15)
+        finally:
+            stop(self.process)
+        assert self.process.returncode == 0, err
+        return err
+
+
+def test_bacpypes3_subscribes_to_cov_on_our_server(peer_python: Path, our_server: int) -> None:
+    done = subprocess.run(
+        [
+            str(peer_python),
+            str(COV_SCRIPT),
+            "--address",
+            f"127.0.0.1/8:{free_udp_port()}",
+            "--target",
+            f"127.0.0.1:{our_server}",
+            "--object",
+            "analog-value,1",
+            "--value",
+            "75.5",
+            "--after-cancel",
+            "80.25",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    results = json.loads(done.stdout.strip().splitlines()[-1])
+    for kind in ("unconfirmed", "confirmed"):
+        # The initial notification (Clause 13.14.1.1), then the written value.
+        assert results[f"{kind}_initial"] == [
+            ["present-value", 71.0],
+            ["status-flags", [0, 0, 0, 0]],
+        ], kind
+        assert results[f"{kind}_changed"] == [
+            ["present-value", 75.5],
+            ["status-flags", [0, 0, 0, 0]],
+        ], kind
+        assert results[f"{kind}_after_cancel"] == [], kind
+    # Each subscription got its notifications through the service it asked for.
+    assert results["arrivals"] == {"confirmed": [2, 2], "unconfirmed": [1, 1]}
+
+
+def test_our_cli_subscribes_to_cov_on_bacpypes3_device(
+    buildwire_cmd: list[str], bacpypes3_device: int
+) -> None:
+    device = f"127.0.0.1:{bacpypes3_device}"
+    plain = Subscriber(buildwire_cmd, device, "av,1", "--count", "2", "--lifetime", "60")
+    confirmed = Subscriber(buildwire_cmd, device, "av,1", "--count", "2", "--confirmed")
+    for subscriber, is_confirmed in ((plain, False), (confirmed, True)):
+        first = subscriber.next()
+        assert first["device"] == f"device,{DEVICE_INSTANCE}"
+        assert first["object"] == "analog-value,1"
+        assert first["address"] == device
+        assert first["confirmed"] is is_confirmed
+        assert first["values"] == {"present-value": real(21.5), "status-flags": STATUS_NORMAL}
+    cli_json(buildwire_cmd, "write", device, "av,1", "pv", "24.75", "--priority", "8")
+    for subscriber, is_confirmed in ((plain, False), (confirmed, True)):
+        changed = subscriber.next()
+        assert changed["confirmed"] is is_confirmed
+        assert changed["values"]["present-value"] == real(24.75)
+        err = subscriber.finish()
+        kind = "confirmed" if is_confirmed else "unconfirmed"
+        assert f"subscribed to analog-value,1 at {device}" in err and kind in err, err
+    assert plain.process.returncode == 0 and confirmed.process.returncode == 0
+
+
+@pytest.fixture
+def rusty_device(peer_python: Path) -> Iterator[tuple[int, subprocess.Popen[str]]]:
+    """The rusty-bacnet device on 127.0.0.1:PORT, and its process (stdin takes commands)."""
+    port = free_udp_port()
+    process = subprocess.Popen(
+        [
+            str(peer_python),
+            str(RUSTY_SCRIPT),
+            "--port",
+            str(port),
+            "--instance",
+            str(RUSTY_INSTANCE),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        wait_for_line(process, "ready")
+        yield port, process
+    finally:
+        if process.stdin is not None:
+            process.stdin.close()
+        stop(process)
+
+
+def test_our_cli_against_rusty_bacnet(
+    buildwire_cmd: list[str], rusty_device: tuple[int, subprocess.Popen[str]]
+) -> None:
+    port, process = rusty_device
+    device = f"127.0.0.1:{port}"
+    read = cli_json(buildwire_cmd, "read", device, "ai,1", "pv")
+    assert read["object"] == "analog-input,1" and read["value"] == real(19.25)
+    assert values(cli_json(buildwire_cmd, "read", device, "ai,1", "object-name")) == ["zone-temp"]
+
+    wrote = cli_json(buildwire_cmd, "write", device, "av,1", "pv", "30.5", "--priority", "8")
+    assert wrote["ok"] is True
+    assert values(cli_json(buildwire_cmd, "read", device, "av,1", "pv")) == [30.5]
+    slot = cli_json(buildwire_cmd, "read", device, "av,1", "priority-array", "--index", "8")
+    assert slot["value"] == real(30.5)
+
+    rpm = cli_json(
+        buildwire_cmd, "rpm", device, "av,1:pv,units", "ai,1:pv,object-name", "msv,1:pv", "ai,99:pv"
+    )
+    assert [r["object"] for r in rpm] == [
+        "analog-value,1",
+        "analog-input,1",
+        "multi-state-value,1",
+        "analog-input,99",
+    ]
+    av = {r["property"]: r["value"] for r in rpm[0]["results"]}
+    assert av == {"present-value": real(30.5), "units": [{"type": "enumerated", "value": 62}]}
+    ai = {r["property"]: r["value"] for r in rpm[1]["results"]}
+    assert ai["present-value"] == real(19.25)
+    assert ai["object-name"] == [{"type": "character-string", "value": "zone-temp"}]
+    assert rpm[2]["results"][0]["value"] == [{"type": "unsigned", "value": 1}]
+    assert rpm[3]["results"][0]["error"] == {"class": "object", "code": "unknown-object"}
+    wpm = cli_json(
+        buildwire_cmd, "wpm", device, "av,1:pv=31.25", "bv,1:pv=active", "--priority", "9"
+    )
+    assert wpm == {"ok": True, "writes": 2}
+    after = cli_json(buildwire_cmd, "rpm", device, "av,1:priority-array[9]", "bv,1:pv")
+    assert after[0]["results"][0]["value"] == real(31.25)
+    assert after[1]["results"][0]["value"] == [{"type": "enumerated", "value": 1}]
+    object_list = cli_json(buildwire_cmd, "read", device, f"device,{RUSTY_INSTANCE}", "object-list")
+    assert values(object_list) == [
+        f"device,{RUSTY_INSTANCE}",
+        "analog-input,1",
+        "analog-value,1",
+        "binary-value,1",
+        "multi-state-value,1",
+    ]
+
+    # COV: a written value (unconfirmed) and a sensor value set inside the device (confirmed).
+    av_sub = Subscriber(buildwire_cmd, device, "av,1", "--count", "2")
+    ai_sub = Subscriber(buildwire_cmd, device, "ai,1", "--count", "2", "--confirmed")
+    first = av_sub.next()
+    assert first["device"] == f"device,{RUSTY_INSTANCE}" and first["confirmed"] is False
+    assert first["values"] == {"present-value": real(30.5), "status-flags": STATUS_NORMAL}
+    first = ai_sub.next()
+    assert first["object"] == "analog-input,1" and first["confirmed"] is True
+    assert first["values"] == {"present-value": real(19.25), "status-flags": STATUS_NORMAL}
+    cli_json(buildwire_cmd, "write", device, "av,1", "pv", "28.0", "--priority", "8")
+    assert av_sub.next()["values"]["present-value"] == real(28.0)
+    assert process.stdin is not None
+    process.stdin.write("ai 23.5\n")
+    process.stdin.flush()
+    wait_for_line(process, "set")
+    changed = ai_sub.next()
+    assert changed["confirmed"] is True
+    assert changed["values"]["present-value"] == real(23.5)
+    av_sub.finish()
+    ai_sub.finish()
+
+
+def subscriptions(elements: list[dict]) -> list[tuple[int, bool]]:
+    """(process identifier, confirmed) of each BACnetCOVSubscription in Active_COV_Subscriptions
+    as `buildwire bacnet read --json` shows them."""
+    found: list[tuple[int, bool]] = []
+    process = None
+    for element in elements:
+        if element.get("context") == 0:  # the recipient: [0] address, [1] process identifier
+            process = int(element["children"][1]["hex"], 16)
+        elif element.get("context") == 2:  # issue-confirmed-notifications
+            assert process is not None
+            found.append((process, element["hex"] == "01"))
+    return found
+
+
+def test_bacpy_client_against_our_server(
+    peer_python_313: Path, buildwire_cmd: list[str], our_server: int
+) -> None:
+    client_port = free_udp_port()
+    client = subprocess.Popen(
+        [
+            str(peer_python_313),
+            str(BACPY_SCRIPT),
+            "--port",
+            str(client_port),
+            "--target",
+            f"127.0.0.1:{our_server}",
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        wait_for_line(client, "subscribed", timeout=60)
+        active = cli_json(
+            buildwire_cmd,
+            "read",
+            f"127.0.0.1:{our_server}",
+            "device,400",
+            "active-cov-subscriptions",
+        )
+        assert subscriptions(active["value"]) == [(1, False), (2, True)]
+        out, err = client.communicate("go\n", timeout=60)
+    finally:
+        stop(client)
+    assert client.returncode == 0, err
+    results = json.loads(out.strip().splitlines()[-1])
+    assert results["read_ai1"] == pytest.approx(61.5)
+    assert results["read_name"] == "AV-2"
+    assert results["read_units"] == 64  # degrees-fahrenheit
+    assert results["read_av1"] == pytest.approx(55.5)
+    assert results["read_av1_slot8"] == pytest.approx(55.5)
+    assert results["rpm"] == {
+        "analog-input,1": {"present-value": pytest.approx(61.5), "object-name": "AI-1"},
+        "binary-value,1": {"present-value": 0},
+        "analog-value,1": {"present-value": pytest.approx(55.5)},
+    }
+    for kind, process in (("unconfirmed", 1), ("confirmed", 2)):
+        received = results["cov"][kind]
+        assert [n["process"] for n in received] == [process, process], kind
+        assert {n["object"] for n in received} == {"analog-value,1"}
+        # The initial notification, then the change.
+        assert [n["values"]["present-value"] for n in received] == [55.5, 66.25], kind
+        assert {n["values"]["status-flags"] for n in received} == {"BitString('0000')"}
