@@ -5,12 +5,12 @@ use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4, ToSocketAddrs};
 use std::time::Duration;
 
 use buildwire_bacnet::apdu::{BacnetError, MaxApdu};
-use buildwire_bacnet::app::{
-    CovNotification, CovOptions, Destination, ValueType, parse_value_text,
-};
+use buildwire_bacnet::app::{CovOptions, Destination, ValueType, parse_value_text};
 use buildwire_bacnet::driver::{BacnetClient, BacnetServer, ClientConfig, ServerConfig};
 use buildwire_bacnet::encoding::{ApplicationValue, Element};
-use buildwire_bacnet::inspect::{application_json, dissect_bip, element_json, elements_json};
+use buildwire_bacnet::inspect::{
+    application_json, cov_notification_json, dissect_bip, element_json, elements_json,
+};
 use buildwire_bacnet::objects::profile::{DeviceProfile, large_profile, stress_profile};
 use buildwire_bacnet::services::{
     InstanceRange, PropertyReference, ReadAccessSpecification, ReadResult, WriteAccessSpecification,
@@ -735,31 +735,6 @@ fn wpm(args: WpmArgs) -> CommandResult {
     Ok(())
 }
 
-/// One notification as a JSON line: where it came from, the subscription, and each
-/// property's value as tagged elements.
-fn notification_json(notification: &CovNotification) -> Value {
-    let mut values = serde_json::Map::new();
-    for value in &notification.request.values {
-        let index = value
-            .array_index
-            .map(|i| format!("[{i}]"))
-            .unwrap_or_default();
-        values.insert(
-            format!("{}{index}", value.property),
-            elements_json(&value.value),
-        );
-    }
-    json!({
-        "address": notification.from.link.to_string(),
-        "device": notification.request.initiating_device.to_string(),
-        "object": notification.request.monitored_object.to_string(),
-        "process": notification.request.subscriber_process_identifier,
-        "confirmed": notification.confirmed,
-        "time_remaining": notification.request.time_remaining,
-        "values": values,
-    })
-}
-
 fn subscribe(args: SubscribeArgs) -> CommandResult {
     let to = args.client.foreign.target(&args.address)?;
     let object = parse_object(&args.object)?;
@@ -816,7 +791,7 @@ fn subscribe(args: SubscribeArgs) -> CommandResult {
             let Some(notification) = next else { break };
             seen += 1;
             if args.client.json {
-                println!("{}", notification_json(&notification));
+                println!("{}", cov_notification_json(&notification));
             } else {
                 let values: Vec<String> = notification
                     .request
