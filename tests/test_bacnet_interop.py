@@ -727,3 +727,202 @@ def test_bacpy_client_against_our_server(
         # The initial notification, then the change.
         assert [n["values"]["present-value"] for n in received] == [55.5, 66.25], kind
         assert {n["values"]["status-flags"] for n in received} == {"BitString('0000')"}
+
+
+# ---- Schedule, Calendar and NotificationClass of our device, read by BACpypes3 ----
+
+SCHEDULE_SCRIPT = REPO / "tests" / "peers" / "bacpypes3_schedule.py"
+
+
+def run_schedule_script(peer_python: Path, port: int, *args: str) -> dict:
+    done = subprocess.run(
+        [
+            str(peer_python),
+            str(SCHEDULE_SCRIPT),
+            "--address",
+            f"127.0.0.1/8:{free_udp_port()}",
+            "--target",
+            f"127.0.0.1:{port}",
+            *args,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def any_real(value: float) -> dict:
+    """A REAL inside BACpypes3's AnyAtomic, as its dict_contents shows it."""
+    return {"any": [{"real": value}]}
+
+
+def test_bacpypes3_reads_every_property_of_our_schedule_calendar_and_notification_class(
+    peer_python: Path, our_server: int
+) -> None:
+    results = run_schedule_script(
+        peer_python,
+        our_server,
+        *("--object", "schedule,1", "--object", "calendar,1", "--object", "notification-class,1"),
+        # Thursday before Christmas, Christmas, a Saturday, Thanksgiving, its evening.
+        *("--at", "2026-12-24T10:00", "--at", "2026-12-25T10:00", "--at", "2026-12-26T10:00"),
+        *("--at", "2026-11-26T09:00", "--at", "2026-11-27T18:30"),
+        *("--watch", "schedule,1:present-value", "--watch", "calendar,1:present-value"),
+        *("--watch", "device,400:local-date", "--watch", "device,400:local-time"),
+    )
+    schedule = results["objects"]["schedule,1"]
+    optional = ["description", "weekly-schedule", "exception-schedule"]
+    required = ["effective-period", "schedule-default", "list-of-object-property-references"]
+    required += ["priority-for-writing", "status-flags", "reliability", "out-of-service"]
+    assert set(schedule["property-list"]) == {"present-value", *required, *optional}
+    assert schedule["object-identifier"] == "schedule,1"
+    assert schedule["object-name"] == "Schedule-1"
+    assert schedule["object-type"] == "schedule"
+    assert schedule["description"] == ""
+    assert schedule["effective-period"] == {
+        "startDate": [255, 255, 255, 255],
+        "endDate": [255, 255, 255, 255],
+    }
+    workday = {
+        "daySchedule": [
+            {"time": [8, 0, 0, 0], "value": any_real(72.0)},
+            {"time": [18, 0, 0, 0], "value": {"any": [{"null": []}]}},
+        ]
+    }
+    assert schedule["weekly-schedule"] == [workday] * 5 + [{"daySchedule": []}] * 2
+    assert schedule["exception-schedule"] == [
+        {
+            "period": {"calendarReference": "calendar,1"},
+            "listOfTimeValues": [{"time": [0, 0, 0, 0], "value": any_real(60.0)}],
+            "eventPriority": 10,
+        }
+    ]
+    assert schedule["schedule-default"] == any_real(65.0)
+    assert schedule["present-value"] in (any_real(65.0), any_real(72.0), any_real(60.0))
+    assert schedule["list-of-object-property-references"] == []
+    assert schedule["priority-for-writing"] == 16
+    assert schedule["status-flags"] == [0, 0, 0, 0]
+    assert schedule["reliability"] == "no-fault-detected"
+    assert schedule["out-of-service"] == 0
+
+    calendar = results["objects"]["calendar,1"]
+    assert set(calendar["property-list"]) == {"present-value", "description", "date-list"}
+    assert (calendar["object-name"], calendar["object-type"]) == ("Calendar-1", "calendar")
+    assert calendar["present-value"] in (0, 1)
+    # January 1 and December 25 of any year; the 4th Thursday (day 4) of November (month 11).
+    assert calendar["date-list"] == [
+        {"date": [255, 1, 1, 255]},
+        {"date": [255, 12, 25, 255]},
+        {"weekNDay": "0b.04.04"},
+    ]
+
+    nc = results["objects"]["notification-class,1"]
+    assert set(nc["property-list"]) == {
+        "description",
+        "notification-class",
+        "priority",
+        "ack-required",
+        "recipient-list",
+    }
+    assert (nc["object-name"], nc["object-type"]) == ("NC-1", "notification-class")
+    assert nc["notification-class"] == 1
+    assert nc["priority"] == [3, 3, 3]
+    assert nc["ack-required"] == [1, 0, 0]
+    assert nc["recipient-list"] == [
+        {
+            "validDays": [1] * 7,
+            "fromTime": [0, 0, 0, 0],
+            "toTime": [23, 59, 59, 99],
+            "recipient": {"device": "device,999"},
+            "processIdentifier": 1,
+            "issueConfirmedNotifications": 0,
+            "transitions": [1, 1, 1],
+        }
+    ]
+
+    # The device clock follows TimeSynchronization; schedule and calendar follow the clock.
+    clock = [
+        (c["schedule,1:present-value"], c["calendar,1:present-value"]) for c in results["clock"]
+    ]
+    assert clock == [
+        (any_real(72.0), 0),  # Thursday 10:00: occupied
+        (any_real(60.0), 1),  # Christmas: the holiday's exception (priority 10) wins
+        (any_real(65.0), 0),  # Saturday: no weekly entry, the default
+        (any_real(60.0), 1),  # Thanksgiving 2026 (November 26)
+        (any_real(65.0), 0),  # Friday after 18:00: NULL hands back to the default
+    ]
+    assert [c["device,400:local-date"] for c in results["clock"]] == [
+        [126, 12, 24, 4],
+        [126, 12, 25, 5],
+        [126, 12, 26, 6],
+        [126, 11, 26, 4],
+        [126, 11, 27, 5],
+    ]
+    assert results["clock"][0]["device,400:local-time"][:2] == [10, 0]
+
+
+SCHEDULED_DEVICE = {
+    "device": {"instance": 410, "name": "scheduled-device"},
+    "objects": [
+        {"type": "binary-value", "instance": 1, "name": "Lights", "commandable": True},
+        {"type": "binary-output", "instance": 1, "name": "Fan"},
+        {
+            "type": "schedule",
+            "instance": 1,
+            "name": "Lights-Schedule",
+            "weekly_schedule": [[["07:00", {"enumerated": 1}], ["19:00", None]]] * 5 + [[], []],
+            "schedule_default": {"enumerated": 0},
+            "references": ["bv,1:present-value", "bo,1:present-value"],
+            "priority_for_writing": 9,
+        },
+    ],
+}
+
+
+def test_our_schedule_writes_its_references_on_the_device_clock(
+    peer_python: Path, buildwire_cmd: list[str], tmp_path: Path
+) -> None:
+    profile = tmp_path / "scheduled.json"
+    profile.write_text(json.dumps(SCHEDULED_DEVICE))
+    port = free_udp_port()
+    server = start_our_server(buildwire_cmd, port, "--objects", str(profile))
+    try:
+        line = wait_for_line(server, "serving")
+        assert "device,410" in line and "4 objects" in line, line
+        watch = ["schedule,1:present-value", "binary-value,1:priority-array:9"]
+        watch += ["binary-value,1:present-value", "binary-output,1:present-value"]
+        results = run_schedule_script(
+            peer_python,
+            port,
+            "--object",
+            "schedule,1",
+            # Monday 2026-11-23 before, at and after the occupied period; then Saturday.
+            *("--at", "2026-11-23T06:59", "--at", "2026-11-23T07:00"),
+            *("--at", "2026-11-23T19:30", "--at", "2026-11-28T12:00"),
+            *[arg for w in watch for arg in ("--watch", w)],
+        )
+    finally:
+        stop(server)
+    schedule = results["objects"]["schedule,1"]
+    assert schedule["list-of-object-property-references"] == [
+        {
+            "objectIdentifier": "binary-value,1",
+            "propertyIdentifier": "present-value",
+        },
+        {
+            "objectIdentifier": "binary-output,1",
+            "propertyIdentifier": "present-value",
+        },
+    ]
+    assert schedule["priority-for-writing"] == 9
+    seen = [[c[w] for w in watch] for c in results["clock"]]
+
+    # BACpypes3 shows an enumerated value inside Any or a priority value as its number text.
+    def slot(number: int) -> dict:
+        return {"enumerated": str(number)}
+
+    off = [{"any": [slot(0)]}, slot(0), "inactive", "inactive"]
+    on = [{"any": [slot(1)]}, slot(1), "active", "active"]
+    # Each evaluation writes the value at priority 9 of every referenced property.
+    assert seen == [off, on, off, off]
