@@ -662,6 +662,19 @@ def test_our_cli_against_rusty_bacnet(
     av_sub.finish()
     ai_sub.finish()
 
+    # SubscribeCOVProperty with our increment of 2.0: 23.5, then not 24.0, then 26.0.
+    pv_sub = Subscriber(
+        buildwire_cmd, device, "ai,1", "--property", "pv", "--increment", "2", "--count", "2"
+    )
+    first = pv_sub.next()
+    assert first["values"]["present-value"] == real(23.5)
+    for reading in ("24.0", "26.0"):
+        process.stdin.write(f"ai {reading}\n")
+        process.stdin.flush()
+        wait_for_line(process, "set")
+    assert pv_sub.next()["values"]["present-value"] == real(26.0)
+    pv_sub.finish()
+
 
 def subscriptions(elements: list[dict]) -> list[tuple[int, bool]]:
     """(process identifier, confirmed) of each BACnetCOVSubscription in Active_COV_Subscriptions
@@ -727,6 +740,8 @@ def test_bacpy_client_against_our_server(
         # The initial notification, then the change.
         assert [n["values"]["present-value"] for n in received] == [55.5, 66.25], kind
         assert {n["values"]["status-flags"] for n in received} == {"BitString('0000')"}
+    # SubscribeCOVProperty with an increment of 1.0: 72.0, then not 72.5, then 74.0.
+    assert [n["present-value"] for n in results["cov_property"]] == [72.0, 74.0]
 
 
 # ---- Schedule, Calendar and NotificationClass of our device, read by BACpypes3 ----

@@ -1,6 +1,7 @@
 """A bac-py client (Python 3.13) for interoperability tests: reads, writes with a priority,
 reads several properties with ReadPropertyMultiple, and subscribes to COV (unconfirmed and
-confirmed, process identifiers 1 and 2) on one device, changes the value it watches and
+confirmed, process identifiers 1 and 2) on one device, changes the value it watches, then
+subscribes to one property with a COV increment (SubscribeCOVProperty, process 3) and
 prints every result as one JSON document on stdout. Once subscribed it prints
 ``subscribed`` and waits for a line on stdin before it changes the value.
 
@@ -46,6 +47,7 @@ async def main() -> None:
     args = parser.parse_args()
     results: dict[str, Any] = {}
     received: dict[str, list[dict[str, Any]]] = {kind: [] for kind in PROCESSES}
+    property_seen: list[dict[str, Any]] = []
     arrived = asyncio.Event()
 
     def recorder(kind: str) -> Any:
@@ -64,7 +66,7 @@ async def main() -> None:
     async def wait_for(count: int) -> None:
         """Waits until each subscription received `count` notifications (5 s at most)."""
         deadline = asyncio.get_running_loop().time() + 5
-        while any(len(v) < count for v in received.values()):
+        while any(len(v) < count for v in received.values() if v is not property_seen):
             arrived.clear()
             left = deadline - asyncio.get_running_loop().time()
             if left <= 0:
@@ -113,6 +115,28 @@ async def main() -> None:
         for process in PROCESSES.values():
             await client.unsubscribe_cov_ex(target, "av,1", process, timeout=10)
         results["cov"] = received
+
+        # SubscribeCOVProperty of av,2 present-value with a COV increment of 1.0 (process 3):
+        # the initial notification, nothing for a change of 0.5, then a change of 2.0.
+        def on_property(notification: Any, source: Any) -> None:
+            property_seen.append(plain(decode_cov_values(notification)))
+            arrived.set()
+
+        client.app.register_cov_callback(3, on_property)
+        await client.subscribe_cov_property(
+            target, "av,2", "pv", 3, confirmed=True, lifetime=60, cov_increment=1.0, timeout=10
+        )
+        for value in (72.5, 74.0):
+            await client.write(target, "av,2", "pv", value, priority=8)
+        deadline = asyncio.get_running_loop().time() + 5
+        while len(property_seen) < 2 and asyncio.get_running_loop().time() < deadline:
+            arrived.clear()
+            try:
+                await asyncio.wait_for(arrived.wait(), 0.2)
+            except TimeoutError:
+                pass
+        await asyncio.sleep(0.5)  # room for a wrong extra notification to arrive
+        results["cov_property"] = property_seen
 
     json.dump(results, sys.stdout)
     sys.stdout.write("\n")
