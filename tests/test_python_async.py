@@ -153,6 +153,7 @@ async def test_bacnet_subscribe_cov_async_iterator() -> None:
         # SubscribeCOV, unconfirmed: the initial notification, then each written value.
         async with client.subscribe_cov(device, "av,1", lifetime=120) as changes:
             assert await client.read(device, "device,400", "active-cov-subscriptions") != []
+            assert server.cov_subscriptions == 1
             first = await changes.__anext__()
             assert first.device == "device,400" and first.object == "analog-value,1"
             assert first.values == {"present-value": 71.0, "status-flags": "0000"}
@@ -169,6 +170,7 @@ async def test_bacnet_subscribe_cov_async_iterator() -> None:
             assert (await changes.__anext__()).values["present-value"] == pytest.approx(73.5)
         # Leaving the block cancelled it on the device.
         assert await client.read(device, "device,400", "active-cov-subscriptions") == []
+        assert server.cov_subscriptions == 0
 
         # SubscribeCOVProperty, confirmed, with a COV increment of 1.0: a local sensor reading
         # 0.5 away is not reported, the next one 1.5 away is.
@@ -212,6 +214,7 @@ async def test_bacnet_subscription_is_renewed_and_survives_a_device_restart() ->
         async with client.subscribe_cov(server.address, "ai,1", lifetime=2) as changes:
             assert (await changes.__anext__()).values["present-value"] == pytest.approx(61.5)
             await asyncio.sleep(3.5)
+            assert server.cov_subscriptions == 1  # renewed, not added again
             assert await client.read(device, "device,400", "active-cov-subscriptions") != []
             # A restarted device has forgotten the subscription; the client makes it again
             # and the new device's initial notification brings its value.

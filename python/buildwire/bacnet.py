@@ -380,6 +380,11 @@ class Server:
             yield PropertyWrite(data["object"], data["property"], _value(data["value"]))
 
     @property
+    def cov_subscriptions(self) -> int:
+        """How many COV subscriptions clients hold on this device (renewals count once)."""
+        return self._handle.cov_subscriptions
+
+    @property
     def dropped_writes(self) -> int:
         """Network writes lost because :meth:`writes` was not read fast enough."""
         return self._handle.dropped_writes

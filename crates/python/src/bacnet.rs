@@ -404,6 +404,16 @@ impl BacnetServerHandle {
         self.with_database(|db| Ok(db.len()))
     }
 
+    /// How many COV subscriptions the device holds.
+    #[getter]
+    fn cov_subscriptions(&self) -> PyResult<usize> {
+        let guard = self.inner.blocking_lock();
+        let server = guard
+            .as_ref()
+            .ok_or_else(|| PyRuntimeError::new_err("the device is stopped"))?;
+        Ok(server.with_server(|s| s.cov_subscriptions()))
+    }
+
     /// Network writes lost because the queue was full (nobody iterated `writes()`).
     #[getter]
     fn dropped_writes(&self) -> u64 {

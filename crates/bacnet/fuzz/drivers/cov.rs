@@ -22,7 +22,7 @@ use buildwire_bacnet::enums::{AbortReason, PropertyIdentifier, RejectReason};
 use buildwire_bacnet::network::Npdu;
 use buildwire_bacnet::network::npdu::NpduBody;
 use buildwire_bacnet::objects::PropertyData;
-use buildwire_bacnet::objects::profile::stress_profile;
+use buildwire_bacnet::objects::profile::{DeviceProfile, stress_profile};
 use buildwire_bacnet::services::{
     CovNotificationRequest, PropertyReference, SubscribeCovPropertyRequest, SubscribeCovRequest,
 };
@@ -127,7 +127,8 @@ fn check(to: Option<SocketAddrV4>, npdu_bytes: &[u8], seen: &mut Seen) {
 
 /// Runs the instructions; returns how many subscriptions the server holds at the end.
 fn drive(data: &[u8]) -> usize {
-    let Ok(database) = stress_profile().build() else {
+    static PROFILE: std::sync::OnceLock<DeviceProfile> = std::sync::OnceLock::new();
+    let Ok(database) = PROFILE.get_or_init(stress_profile).build() else {
         return 0;
     };
     let objects: Vec<ObjectIdentifier> = database.objects().map(|o| o.identifier()).collect();
