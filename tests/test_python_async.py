@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import json
+import signal
 import socket
 
 import pytest
@@ -232,6 +234,31 @@ async def test_bacnet_subscription_is_renewed_and_survives_a_device_restart() ->
         assert await client.read(device, "device,400", "active-cov-subscriptions") == []
     finally:
         client.close()
+        await server.stop()
+
+
+async def test_bacnet_cli_subscribe_streams_and_cancels_on_ctrl_c(buildwire_cmd: list[str]) -> None:
+    server = await bacnet.Server.start("127.0.0.1:0")
+    command = [*buildwire_cmd, "bacnet", "subscribe", server.address, "ai,2", "--json"]
+    process = await asyncio.create_subprocess_exec(
+        *command, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
+    )
+    try:
+        assert process.stdout is not None
+        first = json.loads(await asyncio.wait_for(process.stdout.readline(), 10))
+        assert first["object"] == "analog-input,2" and first["confirmed"] is False
+        assert first["values"]["present-value"] == [{"type": "real", "value": 63.0}]
+        assert server.cov_subscriptions == 1
+        server.set("ai,2", "pv", 64.5)
+        changed = json.loads(await asyncio.wait_for(process.stdout.readline(), 10))
+        assert changed["values"]["present-value"] == [{"type": "real", "value": 64.5}]
+        process.send_signal(signal.SIGINT)
+        assert await asyncio.wait_for(process.wait(), 10) == 0
+        assert server.cov_subscriptions == 0  # cancelled, not left to its lifetime
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
         await server.stop()
 
 

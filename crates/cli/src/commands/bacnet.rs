@@ -73,7 +73,7 @@ pub enum BacnetCommand {
     Wpm(WpmArgs),
     /// Subscribe to change-of-value notifications (SubscribeCOV, or SubscribeCOVProperty
     /// with --property) and print each one as it comes; renewed before the lifetime ends
-    /// and restored after the device restarts.
+    /// and restored after the device restarts; Ctrl-C cancels it on the device.
     #[command(after_help = "Examples:\n  \
         buildwire bacnet subscribe 192.168.1.20:47808 av,1 --json\n  \
         buildwire bacnet subscribe 192.168.1.20:47808 ai,3 --confirmed --lifetime 600\n  \
@@ -778,15 +778,19 @@ fn subscribe(args: SubscribeArgs) -> CommandResult {
                 "unconfirmed"
             }
         );
-        let deadline = stop_after.map(|d| tokio::time::Instant::now() + d);
+        // Without --duration: no deadline to speak of (a year).
+        let deadline = tokio::time::Instant::now()
+            + stop_after.unwrap_or(Duration::from_secs(365 * 24 * 3600));
         let mut seen = 0u64;
+        let interrupted = tokio::signal::ctrl_c();
+        tokio::pin!(interrupted);
         while args.count.is_none_or(|count| seen < count) {
-            let next = match deadline {
-                Some(at) => match tokio::time::timeout_at(at, subscription.next()).await {
-                    Ok(next) => next,
-                    Err(_) => break,
-                },
-                None => subscription.next().await,
+            // Ctrl-C and the end of --duration stop the loop; the subscription is then
+            // cancelled on the device rather than left to its lifetime.
+            let next = tokio::select! {
+                next = subscription.next() => next,
+                () = tokio::time::sleep_until(deadline) => break,
+                _ = &mut interrupted => break,
             };
             let Some(notification) = next else { break };
             seen += 1;
