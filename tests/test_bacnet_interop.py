@@ -12,6 +12,7 @@ a directed Who-Is with a directed I-Am).
 
 from __future__ import annotations
 
+import datetime
 import json
 import select
 import socket
@@ -469,6 +470,26 @@ def peer_python_313() -> Path:
     return PEERS_313
 
 
+def run_bacpypes3(peer_python: Path, script: Path, port: int, *args: str) -> dict:
+    """Runs a BACpypes3 peer script against 127.0.0.1:PORT and returns its JSON result."""
+    done = subprocess.run(
+        [
+            str(peer_python),
+            str(script),
+            "--address",
+            f"127.0.0.1/8:{free_udp_port()}",
+            "--target",
+            f"127.0.0.1:{port}",
+            *args,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
 def real(value: float) -> list[dict]:
     return [{"type": "real", "value": value}]
 
@@ -507,27 +528,12 @@ class Subscriber:
 
 
 def test_bacpypes3_subscribes_to_cov_on_our_server(peer_python: Path, our_server: int) -> None:
-    done = subprocess.run(
-        [
-            str(peer_python),
-            str(COV_SCRIPT),
-            "--address",
-            f"127.0.0.1/8:{free_udp_port()}",
-            "--target",
-            f"127.0.0.1:{our_server}",
-            "--object",
-            "analog-value,1",
-            "--value",
-            "75.5",
-            "--after-cancel",
-            "80.25",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
+    results = run_bacpypes3(
+        peer_python,
+        COV_SCRIPT,
+        our_server,
+        *("--object", "analog-value,1", "--value", "75.5", "--after-cancel", "80.25"),
     )
-    assert done.returncode == 0, done.stderr
-    results = json.loads(done.stdout.strip().splitlines()[-1])
     for kind in ("unconfirmed", "confirmed"):
         # The initial notification (Clause 13.14.1.1), then the written value.
         assert results[f"{kind}_initial"] == [
@@ -749,25 +755,6 @@ def test_bacpy_client_against_our_server(
 SCHEDULE_SCRIPT = REPO / "tests" / "peers" / "bacpypes3_schedule.py"
 
 
-def run_schedule_script(peer_python: Path, port: int, *args: str) -> dict:
-    done = subprocess.run(
-        [
-            str(peer_python),
-            str(SCHEDULE_SCRIPT),
-            "--address",
-            f"127.0.0.1/8:{free_udp_port()}",
-            "--target",
-            f"127.0.0.1:{port}",
-            *args,
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout.strip().splitlines()[-1])
-
-
 def any_real(value: float) -> dict:
     """A REAL inside BACpypes3's AnyAtomic, as its dict_contents shows it."""
     return {"any": [{"real": value}]}
@@ -776,8 +763,9 @@ def any_real(value: float) -> dict:
 def test_bacpypes3_reads_every_property_of_our_schedule_calendar_and_notification_class(
     peer_python: Path, our_server: int
 ) -> None:
-    results = run_schedule_script(
+    results = run_bacpypes3(
         peer_python,
+        SCHEDULE_SCRIPT,
         our_server,
         *("--object", "schedule,1", "--object", "calendar,1", "--object", "notification-class,1"),
         # Thursday before Christmas, Christmas, a Saturday, Thanksgiving, its evening.
@@ -907,8 +895,9 @@ def test_our_schedule_writes_its_references_on_the_device_clock(
         assert "device,410" in line and "4 objects" in line, line
         watch = ["schedule,1:present-value", "binary-value,1:priority-array:9"]
         watch += ["binary-value,1:present-value", "binary-output,1:present-value"]
-        results = run_schedule_script(
+        results = run_bacpypes3(
             peer_python,
+            SCHEDULE_SCRIPT,
             port,
             "--object",
             "schedule,1",
@@ -941,3 +930,28 @@ def test_our_schedule_writes_its_references_on_the_device_clock(
     on = [{"any": [slot(1)]}, slot(1), "active", "active"]
     # Each evaluation writes the value at priority 9 of every referenced property.
     assert seen == [off, on, off, off]
+
+
+DEVICE_SERVICES_SCRIPT = REPO / "tests" / "peers" / "bacpypes3_device_services.py"
+
+
+def test_bacpypes3_uses_the_device_services_of_our_server(
+    peer_python: Path, our_server: int
+) -> None:
+    results = run_bacpypes3(peer_python, DEVICE_SERVICES_SCRIPT, our_server, "--device", "400")
+    # Who-Has by name and by identifier, answered with I-Have; nothing for an unknown name.
+    assert results["who_has_name"] == [["device,400", "analog-value,2", "AV-2"]]
+    assert results["who_has_id"] == [["device,400", "binary-value,3", "BV-3"]]
+    assert results["who_has_nothing"] == []
+    # DeviceCommunicationControl: a disabled device answers nothing until enabled again.
+    assert results["dcc_disable"] == "ok"
+    assert results["read_while_disabled"] == "TimeoutError"
+    assert results["dcc_enable"] == "ok"
+    assert results["read_after_enable"] == "AV-1"
+    assert results["reinitialize"] == "ok"
+    # UTCTimeSynchronization to Sunday 2027-03-14 15:09:26 UTC: the device shows it with the
+    # host's UTC offset of today (the server runs with this process's environment).
+    offset = datetime.datetime.now().astimezone().utcoffset() or datetime.timedelta()
+    local = datetime.datetime(2027, 3, 14, 15, 9, 26) + offset
+    assert results["local_date"] == [local.year - 1900, local.month, local.day, local.isoweekday()]
+    assert results["local_time"][:3] == [local.hour, local.minute, local.second]
