@@ -12,6 +12,7 @@ a directed Who-Is with a directed I-Am).
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import json
 import select
@@ -96,6 +97,21 @@ def start_our_server(buildwire_cmd: list[str], port: int, *options: str) -> subp
         stderr=subprocess.PIPE,
         text=True,
     )
+
+
+@contextlib.contextmanager
+def our_profile_server(
+    buildwire_cmd: list[str], tmp_path: Path, profile: dict
+) -> Iterator[tuple[int, str]]:
+    """`buildwire bacnet serve` of a JSON device profile: its port and its `serving` line."""
+    path = tmp_path / "profile.json"
+    path.write_text(json.dumps(profile))
+    port = free_udp_port()
+    process = start_our_server(buildwire_cmd, port, "--objects", str(path))
+    try:
+        yield port, wait_for_line(process, "serving")
+    finally:
+        stop(process)
 
 
 @pytest.fixture
@@ -886,12 +902,7 @@ SCHEDULED_DEVICE = {
 def test_our_schedule_writes_its_references_on_the_device_clock(
     peer_python: Path, buildwire_cmd: list[str], tmp_path: Path
 ) -> None:
-    profile = tmp_path / "scheduled.json"
-    profile.write_text(json.dumps(SCHEDULED_DEVICE))
-    port = free_udp_port()
-    server = start_our_server(buildwire_cmd, port, "--objects", str(profile))
-    try:
-        line = wait_for_line(server, "serving")
+    with our_profile_server(buildwire_cmd, tmp_path, SCHEDULED_DEVICE) as (port, line):
         assert "device,410" in line and "4 objects" in line, line
         watch = ["schedule,1:present-value", "binary-value,1:priority-array:9"]
         watch += ["binary-value,1:present-value", "binary-output,1:present-value"]
@@ -906,8 +917,6 @@ def test_our_schedule_writes_its_references_on_the_device_clock(
             *("--at", "2026-11-23T19:30", "--at", "2026-11-28T12:00"),
             *[arg for w in watch for arg in ("--watch", w)],
         )
-    finally:
-        stop(server)
     schedule = results["objects"]["schedule,1"]
     assert schedule["list-of-object-property-references"] == [
         {
@@ -955,3 +964,65 @@ def test_bacpypes3_uses_the_device_services_of_our_server(
     local = datetime.datetime(2027, 3, 14, 15, 9, 26) + offset
     assert results["local_date"] == [local.year - 1900, local.month, local.day, local.isoweekday()]
     assert results["local_time"][:3] == [local.hour, local.minute, local.second]
+
+
+READ_RANGE_SCRIPT = REPO / "tests" / "peers" / "bacpy_read_range.py"
+LOGGING_DEVICE = {
+    "device": {"instance": 420, "name": "logging-device"},
+    "objects": [
+        {"type": "analog-input", "instance": 1, "name": "Zone-Temp", "present_value": 20.5},
+        {
+            "type": "trend-log",
+            "instance": 1,
+            "name": "Zone-Temp-Log",
+            "log": "ai,1:present-value",
+            "log_interval": 1,
+            "buffer_size": 100,
+        },
+    ],
+}
+
+
+def test_bacpy_reads_our_trend_log_with_read_range(
+    peer_python_313: Path, buildwire_cmd: list[str], tmp_path: Path
+) -> None:
+    with our_profile_server(buildwire_cmd, tmp_path, LOGGING_DEVICE) as (port, _):
+        # No request in the meantime: the log samples from the start, once a second.
+        time.sleep(3.3)
+        done = subprocess.run(
+            [
+                str(peer_python_313),
+                str(READ_RANGE_SCRIPT),
+                *("--port", str(free_udp_port()), "--target", f"127.0.0.1:{port}"),
+                *("--log", "trend-log,1"),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    assert done.returncode == 0, done.stderr
+    results = json.loads(done.stdout.strip().splitlines()[-1])
+    records = results["record_count"]
+    assert records >= 3
+    # A sample may land between two requests: the later answers may hold one more record.
+    everything = results["all"]
+    assert everything["count"] in (records, records + 1)
+    record_bytes = everything["bytes"] // everything["count"]
+    assert record_bytes > 0 and everything["bytes"] == everything["count"] * record_bytes
+    # Flags are [first-item, last-item, more-items].
+    assert everything["flags"] == [True, True, False]
+    assert everything["first_sequence"] is None
+    assert results["position"] == {
+        "flags": [True, False, False],
+        "count": 2,
+        "first_sequence": None,
+        "bytes": 2 * record_bytes,
+    }
+    assert results["position_backwards"]["count"] == 2  # records 2 and 3
+    assert results["position_backwards"]["flags"][0] is False
+    sequence = results["sequence"]
+    assert sequence["first_sequence"] == 2 and sequence["count"] >= records - 1
+    assert sequence["flags"][:2] == [False, True]
+    by_time = results["time"]
+    assert by_time["first_sequence"] == 1 and by_time["count"] == 2
+    assert by_time["flags"][0] is True
