@@ -12,6 +12,7 @@ a directed Who-Is with a directed I-Am).
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import datetime
 import json
@@ -24,6 +25,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from buildwire import bacnet
 
 REPO = Path(__file__).resolve().parent.parent
 PEERS = REPO / ".peers" / "py311" / "bin" / "python"
@@ -589,18 +592,15 @@ def test_our_cli_subscribes_to_cov_on_bacpypes3_device(
     assert plain.process.returncode == 0 and confirmed.process.returncode == 0
 
 
-@pytest.fixture
-def rusty_device(peer_python: Path) -> Iterator[tuple[int, subprocess.Popen[str]]]:
+@contextlib.contextmanager
+def rusty_bacnet(peer_python: Path, *options: str) -> Iterator[tuple[int, subprocess.Popen[str]]]:
     """The rusty-bacnet device on 127.0.0.1:PORT, and its process (stdin takes commands)."""
     port = free_udp_port()
     process = subprocess.Popen(
         [
             str(peer_python),
             str(RUSTY_SCRIPT),
-            "--port",
-            str(port),
-            "--instance",
-            str(RUSTY_INSTANCE),
+            *("--port", str(port), "--instance", str(RUSTY_INSTANCE), *options),
         ],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
@@ -614,6 +614,13 @@ def rusty_device(peer_python: Path) -> Iterator[tuple[int, subprocess.Popen[str]
         if process.stdin is not None:
             process.stdin.close()
         stop(process)
+
+
+@pytest.fixture
+def rusty_device(peer_python: Path) -> Iterator[tuple[int, subprocess.Popen[str]]]:
+    """The rusty-bacnet device with its five objects."""
+    with rusty_bacnet(peer_python) as device:
+        yield device
 
 
 def test_our_cli_against_rusty_bacnet(
@@ -1026,3 +1033,42 @@ def test_bacpy_reads_our_trend_log_with_read_range(
     by_time = results["time"]
     assert by_time["first_sequence"] == 1 and by_time["count"] == 2
     assert by_time["flags"][0] is True
+
+
+def test_our_client_falls_back_and_batches_against_rusty_bacnet(
+    peer_python: Path, buildwire_cmd: list[str]
+) -> None:
+    extra = 400  # 405 objects: an object-list of about 2 KB, more than one APDU
+
+    async def read_names(device: str) -> list[dict]:
+        client = await bacnet.Client.bind("127.0.0.1:0")
+        try:
+            objects = [f"analog-value,{101 + i}" for i in range(extra)]
+            return await client.read_many(device, [(o, "object-name") for o in objects])
+        finally:
+            client.close()
+
+    with rusty_bacnet(peer_python, "--extra", str(extra)) as (port, _):
+        relay = UdpRelay(port)
+        try:
+            device = f"127.0.0.1:{relay.port}"
+            listed = cli_json(
+                buildwire_cmd, "read", device, f"device,{RUSTY_INSTANCE}", "object-list"
+            )
+            fallback_answers = list(relay.from_peer)
+            relay.from_peer.clear()
+            rows = asyncio.run(read_names(device))
+            batch_answers = list(relay.from_peer)
+        finally:
+            relay.close()
+    names = [v["value"] for v in listed["value"]]
+    assert len(names) == 5 + extra
+    assert names[-1] == f"analog-value,{100 + extra}"
+    # rusty-bacnet does not segment: it aborted the whole read (an Abort PDU from the server,
+    # reason 4, segmentation-not-supported), and the client read the length, then each element.
+    first_apdu = fallback_answers[0][LINK_OVERHEAD:]
+    assert first_apdu[0] == 0x71 and first_apdu[2] == 4, first_apdu.hex()
+    assert len(fallback_answers) == 1 + 1 + len(names)
+    # read_many: 400 reads in a few ReadPropertyMultiple requests (at most 64 reads each).
+    assert [row["value"] for row in rows] == [f"extra-{101 + i}" for i in range(extra)]
+    assert len(batch_answers) <= 10, len(batch_answers)

@@ -1,5 +1,7 @@
 """A rusty-bacnet device for interoperability tests: serves an analog input, a commandable
-analog value, a commandable binary value and a multi-state value on 127.0.0.1:PORT.
+analog value, a commandable binary value and a multi-state value on 127.0.0.1:PORT, and
+``--extra N`` more analog values (instances 101...). It does not segment (rusty-bacnet's
+default), so a long object-list cannot be read whole.
 
 Prints ``ready`` on stdout once it listens. Each line ``ai VALUE`` read from stdin sets the
 analog input's present value locally (as a sensor would), then ``set`` is printed.
@@ -35,6 +37,7 @@ async def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--instance", type=int, required=True)
+    parser.add_argument("--extra", type=int, default=0, help="more analog values, 101...")
     args = parser.parse_args()
     server = BACnetServer(
         device_instance=args.instance,
@@ -47,6 +50,8 @@ async def main() -> None:
     server.add_analog_value(1, "setpoint", units=62)
     server.add_binary_value(1, "fan-enable")
     server.add_multistate_value(1, "mode", 3)
+    for i in range(args.extra):
+        server.add_analog_value(101 + i, f"extra-{101 + i}", units=62)
     await server.start()
     print("ready", flush=True)
     try:
