@@ -195,6 +195,17 @@ async def test_bacnet_subscribe_cov_async_iterator() -> None:
         assert [n async for n in watch] == []  # iteration ends once cancelled
         assert await client.read(device, "device,400", "active-cov-subscriptions") == []
 
+        # A subscription dropped without cancel() is cancelled on the device too.
+        dropped = client.subscribe_cov(device, "bv,1")
+        await dropped.__anext__()
+        assert server.cov_subscriptions == 1
+        del dropped
+        for _ in range(50):
+            if server.cov_subscriptions == 0:
+                break
+            await asyncio.sleep(0.05)
+        assert server.cov_subscriptions == 0
+
         # The device's refusal raises at subscription time.
         with pytest.raises(RuntimeError, match="unknown-object"):
             async with client.subscribe_cov(device, "ai,99"):
