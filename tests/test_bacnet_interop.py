@@ -12,6 +12,9 @@ a directed Who-Is with a directed I-Am).
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import datetime
 import json
 import select
 import socket
@@ -22,6 +25,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from buildwire import bacnet
 
 REPO = Path(__file__).resolve().parent.parent
 PEERS = REPO / ".peers" / "py311" / "bin" / "python"
@@ -95,6 +100,21 @@ def start_our_server(buildwire_cmd: list[str], port: int, *options: str) -> subp
         stderr=subprocess.PIPE,
         text=True,
     )
+
+
+@contextlib.contextmanager
+def our_profile_server(
+    buildwire_cmd: list[str], tmp_path: Path, profile: dict
+) -> Iterator[tuple[int, str]]:
+    """`buildwire bacnet serve` of a JSON device profile: its port and its `serving` line."""
+    path = tmp_path / "profile.json"
+    path.write_text(json.dumps(profile))
+    port = free_udp_port()
+    process = start_our_server(buildwire_cmd, port, "--objects", str(path))
+    try:
+        yield port, wait_for_line(process, "serving")
+    finally:
+        stop(process)
 
 
 @pytest.fixture
@@ -449,3 +469,606 @@ def test_our_client_reads_segmented_object_list_from_bacpypes3(
         if relay is not None:
             relay.close()
         stop(device)
+
+
+# ---- COV and the other peers: rusty-bacnet as a device, bac-py as a client ----
+
+COV_SCRIPT = REPO / "tests" / "peers" / "bacpypes3_cov.py"
+RUSTY_SCRIPT = REPO / "tests" / "peers" / "rusty_bacnet_device.py"
+BACPY_SCRIPT = REPO / "tests" / "peers" / "bacpy_client.py"
+PEERS_313 = REPO / ".peers" / "py313" / "bin" / "python"
+RUSTY_INSTANCE = 3041
+STATUS_NORMAL = [{"type": "bit-string", "value": "0000"}]
+
+
+@pytest.fixture(scope="module")
+def peer_python_313() -> Path:
+    """The Python 3.13 venv holding bac-py (installed by scripts/peers.sh, idempotent)."""
+    subprocess.run([str(REPO / "scripts" / "peers.sh"), "py313"], check=True, timeout=900)
+    assert PEERS_313.exists(), f"{PEERS_313} is missing after scripts/peers.sh py313"
+    return PEERS_313
+
+
+def run_bacpypes3(peer_python: Path, script: Path, port: int, *args: str) -> dict:
+    """Runs a BACpypes3 peer script against 127.0.0.1:PORT and returns its JSON result."""
+    done = subprocess.run(
+        [
+            str(peer_python),
+            str(script),
+            "--address",
+            f"127.0.0.1/8:{free_udp_port()}",
+            "--target",
+            f"127.0.0.1:{port}",
+            *args,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def real(value: float) -> list[dict]:
+    return [{"type": "real", "value": value}]
+
+
+class Subscriber:
+    """`buildwire bacnet subscribe ... --json` running in the background: one JSON object
+    per notification on stdout."""
+
+    def __init__(self, buildwire_cmd: list[str], device: str, obj: str, *options: str) -> None:
+        self.process = subprocess.Popen(
+            [*buildwire_cmd, "bacnet", "subscribe", device, obj, "--json", *options],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+
+    def next(self, timeout: float = 10) -> dict:
+        """The next notification; fails after `timeout` seconds without one."""
+        assert self.process.stdout is not None
+        ready, _, _ = select.select([self.process.stdout], [], [], timeout)
+        line = self.process.stdout.readline() if ready else ""
+        if not line:
+            stop(self.process)
+            err = self.process.stderr.read() if self.process.stderr else ""
+            raise AssertionError(f"no notification within {timeout} s: {err}")
+        return json.loads(line)
+
+    def finish(self) -> str:
+        """Waits for the command to end by itself (--count) and returns its stderr."""
+        try:
+            _, err = self.process.communicate(timeout=15)
+        finally:
+            stop(self.process)
+        assert self.process.returncode == 0, err
+        return err
+
+
+def test_bacpypes3_subscribes_to_cov_on_our_server(peer_python: Path, our_server: int) -> None:
+    results = run_bacpypes3(
+        peer_python,
+        COV_SCRIPT,
+        our_server,
+        *("--object", "analog-value,1", "--value", "75.5", "--after-cancel", "80.25"),
+    )
+    for kind in ("unconfirmed", "confirmed"):
+        # The initial notification (Clause 13.14.1.1), then the written value.
+        assert results[f"{kind}_initial"] == [
+            ["present-value", 71.0],
+            ["status-flags", [0, 0, 0, 0]],
+        ], kind
+        assert results[f"{kind}_changed"] == [
+            ["present-value", 75.5],
+            ["status-flags", [0, 0, 0, 0]],
+        ], kind
+        assert results[f"{kind}_after_cancel"] == [], kind
+    # Each subscription got its notifications through the service it asked for.
+    assert results["arrivals"] == {"confirmed": [2, 2], "unconfirmed": [1, 1]}
+
+
+def test_our_cli_subscribes_to_cov_on_bacpypes3_device(
+    buildwire_cmd: list[str], bacpypes3_device: int
+) -> None:
+    device = f"127.0.0.1:{bacpypes3_device}"
+    plain = Subscriber(buildwire_cmd, device, "av,1", "--count", "2", "--lifetime", "60")
+    confirmed = Subscriber(buildwire_cmd, device, "av,1", "--count", "2", "--confirmed")
+    for subscriber, is_confirmed in ((plain, False), (confirmed, True)):
+        first = subscriber.next()
+        assert first["device"] == f"device,{DEVICE_INSTANCE}"
+        assert first["object"] == "analog-value,1"
+        assert first["address"] == device
+        assert first["confirmed"] is is_confirmed
+        assert first["values"] == {"present-value": real(21.5), "status-flags": STATUS_NORMAL}
+    cli_json(buildwire_cmd, "write", device, "av,1", "pv", "24.75", "--priority", "8")
+    for subscriber, is_confirmed in ((plain, False), (confirmed, True)):
+        changed = subscriber.next()
+        assert changed["confirmed"] is is_confirmed
+        assert changed["values"]["present-value"] == real(24.75)
+        err = subscriber.finish()
+        kind = "confirmed" if is_confirmed else "unconfirmed"
+        assert f"subscribed to analog-value,1 at {device}" in err and kind in err, err
+    assert plain.process.returncode == 0 and confirmed.process.returncode == 0
+
+
+@contextlib.contextmanager
+def rusty_bacnet(peer_python: Path, *options: str) -> Iterator[tuple[int, subprocess.Popen[str]]]:
+    """The rusty-bacnet device on 127.0.0.1:PORT, and its process (stdin takes commands)."""
+    port = free_udp_port()
+    process = subprocess.Popen(
+        [
+            str(peer_python),
+            str(RUSTY_SCRIPT),
+            *("--port", str(port), "--instance", str(RUSTY_INSTANCE), *options),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        wait_for_line(process, "ready")
+        yield port, process
+    finally:
+        if process.stdin is not None:
+            process.stdin.close()
+        stop(process)
+
+
+@pytest.fixture
+def rusty_device(peer_python: Path) -> Iterator[tuple[int, subprocess.Popen[str]]]:
+    """The rusty-bacnet device with its five objects."""
+    with rusty_bacnet(peer_python) as device:
+        yield device
+
+
+def test_our_cli_against_rusty_bacnet(
+    buildwire_cmd: list[str], rusty_device: tuple[int, subprocess.Popen[str]]
+) -> None:
+    port, process = rusty_device
+    device = f"127.0.0.1:{port}"
+    read = cli_json(buildwire_cmd, "read", device, "ai,1", "pv")
+    assert read["object"] == "analog-input,1" and read["value"] == real(19.25)
+    assert values(cli_json(buildwire_cmd, "read", device, "ai,1", "object-name")) == ["zone-temp"]
+
+    wrote = cli_json(buildwire_cmd, "write", device, "av,1", "pv", "30.5", "--priority", "8")
+    assert wrote["ok"] is True
+    assert values(cli_json(buildwire_cmd, "read", device, "av,1", "pv")) == [30.5]
+    slot = cli_json(buildwire_cmd, "read", device, "av,1", "priority-array", "--index", "8")
+    assert slot["value"] == real(30.5)
+
+    rpm = cli_json(
+        buildwire_cmd, "rpm", device, "av,1:pv,units", "ai,1:pv,object-name", "msv,1:pv", "ai,99:pv"
+    )
+    assert [r["object"] for r in rpm] == [
+        "analog-value,1",
+        "analog-input,1",
+        "multi-state-value,1",
+        "analog-input,99",
+    ]
+    av = {r["property"]: r["value"] for r in rpm[0]["results"]}
+    assert av == {"present-value": real(30.5), "units": [{"type": "enumerated", "value": 62}]}
+    ai = {r["property"]: r["value"] for r in rpm[1]["results"]}
+    assert ai["present-value"] == real(19.25)
+    assert ai["object-name"] == [{"type": "character-string", "value": "zone-temp"}]
+    assert rpm[2]["results"][0]["value"] == [{"type": "unsigned", "value": 1}]
+    assert rpm[3]["results"][0]["error"] == {"class": "object", "code": "unknown-object"}
+    wpm = cli_json(
+        buildwire_cmd, "wpm", device, "av,1:pv=31.25", "bv,1:pv=active", "--priority", "9"
+    )
+    assert wpm == {"ok": True, "writes": 2}
+    after = cli_json(buildwire_cmd, "rpm", device, "av,1:priority-array[9]", "bv,1:pv")
+    assert after[0]["results"][0]["value"] == real(31.25)
+    assert after[1]["results"][0]["value"] == [{"type": "enumerated", "value": 1}]
+    object_list = cli_json(buildwire_cmd, "read", device, f"device,{RUSTY_INSTANCE}", "object-list")
+    assert values(object_list) == [
+        f"device,{RUSTY_INSTANCE}",
+        "analog-input,1",
+        "analog-value,1",
+        "binary-value,1",
+        "multi-state-value,1",
+    ]
+
+    # COV: a written value (unconfirmed) and a sensor value set inside the device (confirmed).
+    av_sub = Subscriber(buildwire_cmd, device, "av,1", "--count", "2")
+    ai_sub = Subscriber(buildwire_cmd, device, "ai,1", "--count", "2", "--confirmed")
+    first = av_sub.next()
+    assert first["device"] == f"device,{RUSTY_INSTANCE}" and first["confirmed"] is False
+    assert first["values"] == {"present-value": real(30.5), "status-flags": STATUS_NORMAL}
+    first = ai_sub.next()
+    assert first["object"] == "analog-input,1" and first["confirmed"] is True
+    assert first["values"] == {"present-value": real(19.25), "status-flags": STATUS_NORMAL}
+    cli_json(buildwire_cmd, "write", device, "av,1", "pv", "28.0", "--priority", "8")
+    assert av_sub.next()["values"]["present-value"] == real(28.0)
+    assert process.stdin is not None
+    process.stdin.write("ai 23.5\n")
+    process.stdin.flush()
+    wait_for_line(process, "set")
+    changed = ai_sub.next()
+    assert changed["confirmed"] is True
+    assert changed["values"]["present-value"] == real(23.5)
+    av_sub.finish()
+    ai_sub.finish()
+
+    # SubscribeCOVProperty with our increment of 2.0: 23.5, then not 24.0, then 26.0.
+    pv_sub = Subscriber(
+        buildwire_cmd, device, "ai,1", "--property", "pv", "--increment", "2", "--count", "2"
+    )
+    first = pv_sub.next()
+    assert first["values"]["present-value"] == real(23.5)
+    for reading in ("24.0", "26.0"):
+        process.stdin.write(f"ai {reading}\n")
+        process.stdin.flush()
+        wait_for_line(process, "set")
+    assert pv_sub.next()["values"]["present-value"] == real(26.0)
+    pv_sub.finish()
+
+
+def subscriptions(elements: list[dict]) -> list[tuple[int, bool]]:
+    """(process identifier, confirmed) of each BACnetCOVSubscription in Active_COV_Subscriptions
+    as `buildwire bacnet read --json` shows them."""
+    found: list[tuple[int, bool]] = []
+    process = None
+    for element in elements:
+        if element.get("context") == 0:  # the recipient: [0] address, [1] process identifier
+            process = int(element["children"][1]["hex"], 16)
+        elif element.get("context") == 2:  # issue-confirmed-notifications
+            assert process is not None
+            found.append((process, element["hex"] == "01"))
+    return found
+
+
+def test_bacpy_client_against_our_server(
+    peer_python_313: Path, buildwire_cmd: list[str], our_server: int
+) -> None:
+    client_port = free_udp_port()
+    client = subprocess.Popen(
+        [
+            str(peer_python_313),
+            str(BACPY_SCRIPT),
+            "--port",
+            str(client_port),
+            "--target",
+            f"127.0.0.1:{our_server}",
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        wait_for_line(client, "subscribed", timeout=60)
+        active = cli_json(
+            buildwire_cmd,
+            "read",
+            f"127.0.0.1:{our_server}",
+            "device,400",
+            "active-cov-subscriptions",
+        )
+        assert subscriptions(active["value"]) == [(1, False), (2, True)]
+        out, err = client.communicate("go\n", timeout=60)
+    finally:
+        stop(client)
+    assert client.returncode == 0, err
+    results = json.loads(out.strip().splitlines()[-1])
+    assert results["read_ai1"] == pytest.approx(61.5)
+    assert results["read_name"] == "AV-2"
+    assert results["read_units"] == 64  # degrees-fahrenheit
+    assert results["read_av1"] == pytest.approx(55.5)
+    assert results["read_av1_slot8"] == pytest.approx(55.5)
+    assert results["rpm"] == {
+        "analog-input,1": {"present-value": pytest.approx(61.5), "object-name": "AI-1"},
+        "binary-value,1": {"present-value": 0},
+        "analog-value,1": {"present-value": pytest.approx(55.5)},
+    }
+    for kind, process in (("unconfirmed", 1), ("confirmed", 2)):
+        received = results["cov"][kind]
+        assert [n["process"] for n in received] == [process, process], kind
+        assert {n["object"] for n in received} == {"analog-value,1"}
+        # The initial notification, then the change.
+        assert [n["values"]["present-value"] for n in received] == [55.5, 66.25], kind
+        assert {n["values"]["status-flags"] for n in received} == {"BitString('0000')"}
+    # SubscribeCOVProperty with an increment of 1.0: 72.0, then not 72.5, then 74.0.
+    assert [n["present-value"] for n in results["cov_property"]] == [72.0, 74.0]
+
+
+# ---- Schedule, Calendar and NotificationClass of our device, read by BACpypes3 ----
+
+SCHEDULE_SCRIPT = REPO / "tests" / "peers" / "bacpypes3_schedule.py"
+
+
+def any_real(value: float) -> dict:
+    """A REAL inside BACpypes3's AnyAtomic, as its dict_contents shows it."""
+    return {"any": [{"real": value}]}
+
+
+def test_bacpypes3_reads_every_property_of_our_schedule_calendar_and_notification_class(
+    peer_python: Path, our_server: int
+) -> None:
+    results = run_bacpypes3(
+        peer_python,
+        SCHEDULE_SCRIPT,
+        our_server,
+        *("--object", "schedule,1", "--object", "calendar,1", "--object", "notification-class,1"),
+        # Thursday before Christmas, Christmas, a Saturday, Thanksgiving, its evening.
+        *("--at", "2026-12-24T10:00", "--at", "2026-12-25T10:00", "--at", "2026-12-26T10:00"),
+        *("--at", "2026-11-26T09:00", "--at", "2026-11-27T18:30"),
+        *("--watch", "schedule,1:present-value", "--watch", "calendar,1:present-value"),
+        *("--watch", "device,400:local-date", "--watch", "device,400:local-time"),
+    )
+    schedule = results["objects"]["schedule,1"]
+    optional = ["description", "weekly-schedule", "exception-schedule"]
+    required = ["effective-period", "schedule-default", "list-of-object-property-references"]
+    required += ["priority-for-writing", "status-flags", "reliability", "out-of-service"]
+    assert set(schedule["property-list"]) == {"present-value", *required, *optional}
+    assert schedule["object-identifier"] == "schedule,1"
+    assert schedule["object-name"] == "Schedule-1"
+    assert schedule["object-type"] == "schedule"
+    assert schedule["description"] == ""
+    assert schedule["effective-period"] == {
+        "startDate": [255, 255, 255, 255],
+        "endDate": [255, 255, 255, 255],
+    }
+    workday = {
+        "daySchedule": [
+            {"time": [8, 0, 0, 0], "value": any_real(72.0)},
+            {"time": [18, 0, 0, 0], "value": {"any": [{"null": []}]}},
+        ]
+    }
+    assert schedule["weekly-schedule"] == [workday] * 5 + [{"daySchedule": []}] * 2
+    assert schedule["exception-schedule"] == [
+        {
+            "period": {"calendarReference": "calendar,1"},
+            "listOfTimeValues": [{"time": [0, 0, 0, 0], "value": any_real(60.0)}],
+            "eventPriority": 10,
+        }
+    ]
+    assert schedule["schedule-default"] == any_real(65.0)
+    assert schedule["present-value"] in (any_real(65.0), any_real(72.0), any_real(60.0))
+    assert schedule["list-of-object-property-references"] == []
+    assert schedule["priority-for-writing"] == 16
+    assert schedule["status-flags"] == [0, 0, 0, 0]
+    assert schedule["reliability"] == "no-fault-detected"
+    assert schedule["out-of-service"] == 0
+
+    calendar = results["objects"]["calendar,1"]
+    assert set(calendar["property-list"]) == {"present-value", "description", "date-list"}
+    assert (calendar["object-name"], calendar["object-type"]) == ("Calendar-1", "calendar")
+    assert calendar["present-value"] in (0, 1)
+    # January 1 and December 25 of any year; the 4th Thursday (day 4) of November (month 11).
+    assert calendar["date-list"] == [
+        {"date": [255, 1, 1, 255]},
+        {"date": [255, 12, 25, 255]},
+        {"weekNDay": "0b.04.04"},
+    ]
+
+    nc = results["objects"]["notification-class,1"]
+    assert set(nc["property-list"]) == {
+        "description",
+        "notification-class",
+        "priority",
+        "ack-required",
+        "recipient-list",
+    }
+    assert (nc["object-name"], nc["object-type"]) == ("NC-1", "notification-class")
+    assert nc["notification-class"] == 1
+    assert nc["priority"] == [3, 3, 3]
+    assert nc["ack-required"] == [1, 0, 0]
+    assert nc["recipient-list"] == [
+        {
+            "validDays": [1] * 7,
+            "fromTime": [0, 0, 0, 0],
+            "toTime": [23, 59, 59, 99],
+            "recipient": {"device": "device,999"},
+            "processIdentifier": 1,
+            "issueConfirmedNotifications": 0,
+            "transitions": [1, 1, 1],
+        }
+    ]
+
+    # The device clock follows TimeSynchronization; schedule and calendar follow the clock.
+    clock = [
+        (c["schedule,1:present-value"], c["calendar,1:present-value"]) for c in results["clock"]
+    ]
+    assert clock == [
+        (any_real(72.0), 0),  # Thursday 10:00: occupied
+        (any_real(60.0), 1),  # Christmas: the holiday's exception (priority 10) wins
+        (any_real(65.0), 0),  # Saturday: no weekly entry, the default
+        (any_real(60.0), 1),  # Thanksgiving 2026 (November 26)
+        (any_real(65.0), 0),  # Friday after 18:00: NULL hands back to the default
+    ]
+    assert [c["device,400:local-date"] for c in results["clock"]] == [
+        [126, 12, 24, 4],
+        [126, 12, 25, 5],
+        [126, 12, 26, 6],
+        [126, 11, 26, 4],
+        [126, 11, 27, 5],
+    ]
+    assert results["clock"][0]["device,400:local-time"][:2] == [10, 0]
+
+
+SCHEDULED_DEVICE = {
+    "device": {"instance": 410, "name": "scheduled-device"},
+    "objects": [
+        {"type": "binary-value", "instance": 1, "name": "Lights", "commandable": True},
+        {"type": "binary-output", "instance": 1, "name": "Fan"},
+        {
+            "type": "schedule",
+            "instance": 1,
+            "name": "Lights-Schedule",
+            "weekly_schedule": [[["07:00", {"enumerated": 1}], ["19:00", None]]] * 5 + [[], []],
+            "schedule_default": {"enumerated": 0},
+            "references": ["bv,1:present-value", "bo,1:present-value"],
+            "priority_for_writing": 9,
+        },
+    ],
+}
+
+
+def test_our_schedule_writes_its_references_on_the_device_clock(
+    peer_python: Path, buildwire_cmd: list[str], tmp_path: Path
+) -> None:
+    with our_profile_server(buildwire_cmd, tmp_path, SCHEDULED_DEVICE) as (port, line):
+        assert "device,410" in line and "4 objects" in line, line
+        watch = ["schedule,1:present-value", "binary-value,1:priority-array:9"]
+        watch += ["binary-value,1:present-value", "binary-output,1:present-value"]
+        results = run_bacpypes3(
+            peer_python,
+            SCHEDULE_SCRIPT,
+            port,
+            "--object",
+            "schedule,1",
+            # Monday 2026-11-23 before, at and after the occupied period; then Saturday.
+            *("--at", "2026-11-23T06:59", "--at", "2026-11-23T07:00"),
+            *("--at", "2026-11-23T19:30", "--at", "2026-11-28T12:00"),
+            *[arg for w in watch for arg in ("--watch", w)],
+        )
+    schedule = results["objects"]["schedule,1"]
+    assert schedule["list-of-object-property-references"] == [
+        {
+            "objectIdentifier": "binary-value,1",
+            "propertyIdentifier": "present-value",
+        },
+        {
+            "objectIdentifier": "binary-output,1",
+            "propertyIdentifier": "present-value",
+        },
+    ]
+    assert schedule["priority-for-writing"] == 9
+    seen = [[c[w] for w in watch] for c in results["clock"]]
+
+    # BACpypes3 shows an enumerated value inside Any or a priority value as its number text.
+    def slot(number: int) -> dict:
+        return {"enumerated": str(number)}
+
+    off = [{"any": [slot(0)]}, slot(0), "inactive", "inactive"]
+    on = [{"any": [slot(1)]}, slot(1), "active", "active"]
+    # Each evaluation writes the value at priority 9 of every referenced property.
+    assert seen == [off, on, off, off]
+
+
+DEVICE_SERVICES_SCRIPT = REPO / "tests" / "peers" / "bacpypes3_device_services.py"
+
+
+def test_bacpypes3_uses_the_device_services_of_our_server(
+    peer_python: Path, our_server: int
+) -> None:
+    results = run_bacpypes3(peer_python, DEVICE_SERVICES_SCRIPT, our_server, "--device", "400")
+    # Who-Has by name and by identifier, answered with I-Have; nothing for an unknown name.
+    assert results["who_has_name"] == [["device,400", "analog-value,2", "AV-2"]]
+    assert results["who_has_id"] == [["device,400", "binary-value,3", "BV-3"]]
+    assert results["who_has_nothing"] == []
+    # DeviceCommunicationControl: a disabled device answers nothing until enabled again.
+    assert results["dcc_disable"] == "ok"
+    assert results["read_while_disabled"] == "TimeoutError"
+    assert results["dcc_enable"] == "ok"
+    assert results["read_after_enable"] == "AV-1"
+    assert results["reinitialize"] == "ok"
+    # UTCTimeSynchronization to Sunday 2027-03-14 15:09:26 UTC: the device shows it with the
+    # host's UTC offset of today (the server runs with this process's environment).
+    offset = datetime.datetime.now().astimezone().utcoffset() or datetime.timedelta()
+    local = datetime.datetime(2027, 3, 14, 15, 9, 26) + offset
+    assert results["local_date"] == [local.year - 1900, local.month, local.day, local.isoweekday()]
+    assert results["local_time"][:3] == [local.hour, local.minute, local.second]
+
+
+READ_RANGE_SCRIPT = REPO / "tests" / "peers" / "bacpy_read_range.py"
+LOGGING_DEVICE = {
+    "device": {"instance": 420, "name": "logging-device"},
+    "objects": [
+        {"type": "analog-input", "instance": 1, "name": "Zone-Temp", "present_value": 20.5},
+        {
+            "type": "trend-log",
+            "instance": 1,
+            "name": "Zone-Temp-Log",
+            "log": "ai,1:present-value",
+            "log_interval": 1,
+            "buffer_size": 100,
+        },
+    ],
+}
+
+
+def test_bacpy_reads_our_trend_log_with_read_range(
+    peer_python_313: Path, buildwire_cmd: list[str], tmp_path: Path
+) -> None:
+    with our_profile_server(buildwire_cmd, tmp_path, LOGGING_DEVICE) as (port, _):
+        # No request in the meantime: the log samples from the start, once a second.
+        time.sleep(3.3)
+        done = subprocess.run(
+            [
+                str(peer_python_313),
+                str(READ_RANGE_SCRIPT),
+                *("--port", str(free_udp_port()), "--target", f"127.0.0.1:{port}"),
+                *("--log", "trend-log,1"),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    assert done.returncode == 0, done.stderr
+    results = json.loads(done.stdout.strip().splitlines()[-1])
+    records = results["record_count"]
+    assert records >= 3
+    # A sample may land between two requests: the later answers may hold one more record.
+    everything = results["all"]
+    assert everything["count"] in (records, records + 1)
+    record_bytes = everything["bytes"] // everything["count"]
+    assert record_bytes > 0 and everything["bytes"] == everything["count"] * record_bytes
+    # Flags are [first-item, last-item, more-items].
+    assert everything["flags"] == [True, True, False]
+    assert everything["first_sequence"] is None
+    assert results["position"] == {
+        "flags": [True, False, False],
+        "count": 2,
+        "first_sequence": None,
+        "bytes": 2 * record_bytes,
+    }
+    assert results["position_backwards"]["count"] == 2  # records 2 and 3
+    assert results["position_backwards"]["flags"][0] is False
+    sequence = results["sequence"]
+    assert sequence["first_sequence"] == 2 and sequence["count"] >= records - 1
+    assert sequence["flags"][:2] == [False, True]
+    by_time = results["time"]
+    assert by_time["first_sequence"] == 1 and by_time["count"] == 2
+    assert by_time["flags"][0] is True
+
+
+def test_our_client_falls_back_and_batches_against_rusty_bacnet(
+    peer_python: Path, buildwire_cmd: list[str]
+) -> None:
+    extra = 400  # 405 objects: an object-list of about 2 KB, more than one APDU
+
+    async def read_names(device: str) -> list[dict]:
+        client = await bacnet.Client.bind("127.0.0.1:0")
+        try:
+            objects = [f"analog-value,{101 + i}" for i in range(extra)]
+            return await client.read_many(device, [(o, "object-name") for o in objects])
+        finally:
+            client.close()
+
+    with rusty_bacnet(peer_python, "--extra", str(extra)) as (port, _):
+        relay = UdpRelay(port)
+        try:
+            device = f"127.0.0.1:{relay.port}"
+            listed = cli_json(
+                buildwire_cmd, "read", device, f"device,{RUSTY_INSTANCE}", "object-list"
+            )
+            fallback_answers = list(relay.from_peer)
+            relay.from_peer.clear()
+            rows = asyncio.run(read_names(device))
+            batch_answers = list(relay.from_peer)
+        finally:
+            relay.close()
+    names = [v["value"] for v in listed["value"]]
+    assert len(names) == 5 + extra
+    assert names[-1] == f"analog-value,{100 + extra}"
+    # rusty-bacnet does not segment: it aborted the whole read (an Abort PDU from the server,
+    # reason 4, segmentation-not-supported), and the client read the length, then each element.
+    first_apdu = fallback_answers[0][LINK_OVERHEAD:]
+    assert first_apdu[0] == 0x71 and first_apdu[2] == 4, first_apdu.hex()
+    assert len(fallback_answers) == 1 + 1 + len(names)
+    # read_many: 400 reads in a few ReadPropertyMultiple requests (at most 64 reads each).
+    assert [row["value"] for row in rows] == [f"extra-{101 + i}" for i in range(extra)]
+    assert len(batch_answers) <= 10, len(batch_answers)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
+import json
+import signal
 import socket
 
 import pytest
@@ -142,6 +145,165 @@ async def test_bacnet_timeout_against_a_silent_address() -> None:
     finally:
         client.close()
         silent.close()
+
+
+async def test_bacnet_subscribe_cov_async_iterator() -> None:
+    server = await bacnet.Server.start("127.0.0.1:0")
+    client = await bacnet.Client.bind("127.0.0.1:0")
+    device = server.address
+    try:
+        # SubscribeCOV, unconfirmed: the initial notification, then each written value.
+        async with client.subscribe_cov(device, "av,1", lifetime=120) as changes:
+            assert await client.read(device, "device,400", "active-cov-subscriptions") != []
+            assert server.cov_subscriptions == 1
+            first = await changes.__anext__()
+            assert first.device == "device,400" and first.object == "analog-value,1"
+            assert first.values == {"present-value": 71.0, "status-flags": "0000"}
+            assert first.confirmed is False
+            assert first.process == changes.process_identifier
+            assert 0 < first.time_remaining <= 120
+            await client.write(device, "av,1", "pv", 72.5, priority=8)
+            changed = await changes.__anext__()
+            assert changed.values["present-value"] == pytest.approx(72.5)
+            # A timed-out wait loses nothing: the next notification is still delivered.
+            with pytest.raises(TimeoutError):
+                await asyncio.wait_for(changes.__anext__(), 0.3)
+            await client.write(device, "av,1", "pv", 73.5, priority=8)
+            assert (await changes.__anext__()).values["present-value"] == pytest.approx(73.5)
+        # Leaving the block cancelled it on the device.
+        assert await client.read(device, "device,400", "active-cov-subscriptions") == []
+        assert server.cov_subscriptions == 0
+
+        # SubscribeCOVProperty, confirmed, with a COV increment of 1.0: a local sensor reading
+        # 0.5 away is not reported, the next one 1.5 away is.
+        seen = []
+        watch = client.subscribe_cov(device, "ai,1", "pv", confirmed=True, increment=1.0)
+        async for notification in watch:
+            assert notification.confirmed is True
+            seen.append(notification.values)
+            if len(seen) == 1:
+                server.set("ai,1", "pv", 62.0)
+                server.set("ai,1", "pv", 63.0)
+            else:
+                break
+        # SubscribeCOVProperty reports the property and the object's status flags.
+        assert seen == [
+            {"present-value": 61.5, "status-flags": "0000"},
+            {"present-value": 63.0, "status-flags": "0000"},
+        ]
+        await watch.cancel()
+        assert [n async for n in watch] == []  # iteration ends once cancelled
+        assert await client.read(device, "device,400", "active-cov-subscriptions") == []
+
+        # A subscription dropped without cancel() is cancelled on the device too.
+        dropped = client.subscribe_cov(device, "bv,1")
+        await dropped.__anext__()
+        assert server.cov_subscriptions == 1
+        del dropped
+        for _ in range(50):
+            if server.cov_subscriptions == 0:
+                break
+            await asyncio.sleep(0.05)
+        assert server.cov_subscriptions == 0
+
+        # The device's refusal raises at subscription time.
+        with pytest.raises(RuntimeError, match="unknown-object"):
+            async with client.subscribe_cov(device, "ai,99"):
+                pass
+        with pytest.raises(ValueError, match="property_id"):
+            await client.subscribe_cov(device, "ai,1", increment=1.0).start()
+    finally:
+        client.close()
+        await server.stop()
+
+
+async def test_bacnet_subscription_is_renewed_and_survives_a_device_restart() -> None:
+    port = free_udp_port()
+    server = await bacnet.Server.start(f"127.0.0.1:{port}")
+    client = await bacnet.Client.bind("127.0.0.1:0")
+    device = server.address
+    try:
+        # Lifetime 2 s: the client renews it before it ends, the device keeps it.
+        async with client.subscribe_cov(server.address, "ai,1", lifetime=2) as changes:
+            assert (await changes.__anext__()).values["present-value"] == pytest.approx(61.5)
+            await asyncio.sleep(3.5)
+            assert server.cov_subscriptions == 1  # renewed, not added again
+            assert await client.read(device, "device,400", "active-cov-subscriptions") != []
+            # A restarted device has forgotten the subscription; the client makes it again
+            # and the new device's initial notification brings its value.
+            await server.stop()
+            server = await bacnet.Server.start(f"127.0.0.1:{port}")
+            server.set("ai,1", "pv", 80.0)
+
+            async def restored() -> None:
+                async for notification in changes:
+                    if notification.values["present-value"] == pytest.approx(80.0):
+                        return
+
+            await asyncio.wait_for(restored(), 8)
+            assert await client.read(device, "device,400", "active-cov-subscriptions") != []
+        assert await client.read(device, "device,400", "active-cov-subscriptions") == []
+    finally:
+        client.close()
+        await server.stop()
+
+
+async def test_bacnet_cli_subscribe_streams_and_cancels_on_ctrl_c(buildwire_cmd: list[str]) -> None:
+    server = await bacnet.Server.start("127.0.0.1:0")
+    command = [*buildwire_cmd, "bacnet", "subscribe", server.address, "ai,2", "--json"]
+    process = await asyncio.create_subprocess_exec(
+        *command, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
+    )
+    try:
+        assert process.stdout is not None
+        first = json.loads(await asyncio.wait_for(process.stdout.readline(), 10))
+        assert first["object"] == "analog-input,2" and first["confirmed"] is False
+        assert first["values"]["present-value"] == [{"type": "real", "value": 63.0}]
+        assert server.cov_subscriptions == 1
+        server.set("ai,2", "pv", 64.5)
+        changed = json.loads(await asyncio.wait_for(process.stdout.readline(), 10))
+        assert changed["values"]["present-value"] == [{"type": "real", "value": 64.5}]
+        process.send_signal(signal.SIGINT)
+        assert await asyncio.wait_for(process.wait(), 10) == 0
+        assert server.cov_subscriptions == 0  # cancelled, not left to its lifetime
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+        await server.stop()
+
+
+async def test_bacnet_read_many_batches_and_keeps_order() -> None:
+    server = await bacnet.Server.start("127.0.0.1:0")
+    client = await bacnet.Client.bind("127.0.0.1:0")
+    device = server.address
+    try:
+        object_list = await client.read(device, "device,400", "object-list")
+        references = [(o, p) for o in object_list for p in ("object-name", "object-type")]
+        references += [("ai,99", "pv"), ("av,1", "priority-array", 16), ("ai,1", "pv")]
+        rows = await client.read_many(device, references)
+        assert len(rows) == len(references)
+        for (object_id, property_id, *_), row in zip(references[:-3], rows, strict=False):
+            assert (row["object"], row["property"]) == (object_id, property_id)
+        # Names come back in full.
+        assert [(r["object"], r["property"], r["index"]) for r in rows[-3:]] == [
+            ("analog-input,99", "present-value", None),
+            ("analog-value,1", "priority-array", 16),
+            ("analog-input,1", "present-value", None),
+        ]
+        names = [row["value"] for row in rows[: 2 * len(object_list) : 2]]
+        assert names[0] == "Docker-Stress-400" and names[1] == "AI-1"
+        assert names[-1] == "NC-1" and len(set(names)) == 40
+        assert rows[-3]["error"] == "object: unknown-object"
+        assert rows[-2]["index"] == 16 and rows[-2]["value"] is None
+        assert rows[-1]["value"] == pytest.approx(61.5)
+        # Each answer equals what a single ReadProperty gives.
+        for row in rows[:10]:
+            assert row["value"] == await client.read(device, row["object"], row["property"])
+        assert await client.read_many(device, []) == []
+    finally:
+        client.close()
+        await server.stop()
 
 
 async def test_opcua_client_against_our_server() -> None:

@@ -44,10 +44,30 @@ class BacnetClientHandle:
         value_type: str | None = None,
     ) -> None: ...
     async def read_multiple(self, device: str, specs: list[tuple[str, list[str]]]) -> str: ...
+    async def read_many(
+        self, device: str, references: list[tuple[str, str, int | None]]
+    ) -> str: ...
+    async def subscribe_cov(
+        self,
+        device: str,
+        object_id: str,
+        property_id: str | None = None,
+        index: int | None = None,
+        confirmed: bool = False,
+        lifetime: int = 300,
+        increment: float | None = None,
+    ) -> BacnetCovHandle: ...
     async def who_is(
         self, timeout: float = 2.0, low: int | None = None, high: int | None = None
     ) -> str: ...
     def close(self) -> None: ...
+
+class BacnetCovHandle:
+    """A live COV subscription (see :class:`buildwire.bacnet.CovSubscription`)."""
+
+    process_identifier: int
+    async def next(self) -> str | None: ...
+    async def cancel(self) -> None: ...
 
 class BacnetServerHandle:
     """A running BACnet/IP device (see :class:`buildwire.bacnet.Server`)."""
@@ -55,6 +75,8 @@ class BacnetServerHandle:
     local_address: str
     @property
     def object_count(self) -> int: ...
+    @property
+    def cov_subscriptions(self) -> int: ...
     @property
     def dropped_writes(self) -> int: ...
     def add_object(self, spec_json: str) -> str: ...

@@ -38,6 +38,8 @@ from buildwire import _native
 
 __all__ = [
     "Client",
+    "CovNotification",
+    "CovSubscription",
     "ObjectIdentifier",
     "PropertyWrite",
     "Server",
@@ -105,6 +107,18 @@ def _value(elements: list[dict[str, Any]]) -> Any:
     """Turn a property's elements into one value, or a list when there are several."""
     values = [_element_value(e) for e in elements]
     return values[0] if len(values) == 1 else values
+
+
+def _result_rows(text: str) -> list[dict[str, Any]]:
+    """Turn the rows of a multiple read into dicts with either ``value`` or ``error``."""
+    rows = json.loads(text)
+    for row in rows:
+        result = row.pop("result")
+        if "value" in result:
+            row["value"] = _value(result["value"])
+        else:
+            row["error"] = result["error"]
+    return rows
 
 
 def _text(value: Any) -> tuple[str, str | None]:
@@ -177,16 +191,81 @@ class Client:
         Returns one dict per property: ``object``, ``property``, ``index`` and either
         ``value`` or ``error``.
         """
-        rows = json.loads(await self._handle.read_multiple(device, specs))
-        out = []
-        for row in rows:
-            result = row.pop("result")
-            if "value" in result:
-                row["value"] = _value(result["value"])
-            else:
-                row["error"] = result["error"]
-            out.append(row)
-        return out
+        return _result_rows(await self._handle.read_multiple(device, specs))
+
+    async def read_many(
+        self, device: str, references: list[tuple[str, str] | tuple[str, str, int | None]]
+    ) -> list[dict[str, Any]]:
+        """Read many properties of one device, batched for speed.
+
+        ``references`` are ``(object, property)`` or ``(object, property, index)``. They go
+        out in ReadPropertyMultiple requests that fit the device (split further when an
+        answer would be too long for it), or as single ReadProperty requests to a device
+        that does not offer ReadPropertyMultiple (remembered for the next calls); at most
+        16 requests are outstanding to one device, each with the client's time limit.
+        Returns one dict per reference, in order: ``object``, ``property``, ``index`` and
+        either ``value`` or ``error`` (text such as ``"object: unknown-object"``).
+
+            >>> import asyncio
+            >>> async def main():
+            ...     server = await Server.start("127.0.0.1:0")
+            ...     client = await Client.bind("127.0.0.1:0")
+            ...     rows = await client.read_many(
+            ...         server.address, [("ai,1", "pv"), ("av,1", "priority-array", 16)]
+            ...     )
+            ...     client.close()
+            ...     await server.stop()
+            ...     return [row["value"] for row in rows]
+            >>> asyncio.run(main())
+            [61.5, None]
+        """
+        triples = [(r[0], r[1], r[2] if len(r) > 2 else None) for r in references]
+        return _result_rows(await self._handle.read_many(device, triples))
+
+    def subscribe_cov(
+        self,
+        device: str,
+        object_id: str,
+        property_id: str | None = None,
+        *,
+        index: int | None = None,
+        confirmed: bool = False,
+        lifetime: int = 300,
+        increment: float | None = None,
+    ) -> CovSubscription:
+        """Subscribe to change-of-value notifications of an object.
+
+        Without ``property_id`` this is SubscribeCOV (the device reports the object's
+        present-value and status-flags); with it, SubscribeCOVProperty of that property
+        (``index`` for one array element, ``increment`` for the change of a REAL that counts).
+        ``confirmed`` asks for confirmed notifications (each acknowledged by this client);
+        ``lifetime`` is in seconds, 0 for no end. The subscription is renewed before its
+        lifetime ends and made again when the device announces a restart (I-Am).
+
+        Iterate the returned :class:`CovSubscription` with ``async for``; the first
+        notification is the device's initial one. ``async with`` subscribes on entry (so
+        errors such as ``object: unknown-object`` raise there) and cancels on exit.
+
+            >>> import asyncio
+            >>> async def main():
+            ...     server = await Server.start("127.0.0.1:0")
+            ...     client = await Client.bind("127.0.0.1:0")
+            ...     seen = []
+            ...     async with client.subscribe_cov(server.address, "ai,1") as changes:
+            ...         async for notification in changes:
+            ...             seen.append(notification.values["present-value"])
+            ...             if len(seen) == 2:
+            ...                 break
+            ...             server.set("ai,1", "pv", 63.0)  # a new sensor reading
+            ...     client.close()
+            ...     await server.stop()
+            ...     return seen
+            >>> asyncio.run(main())
+            [61.5, 63.0]
+        """
+        return CovSubscription(
+            self._handle, device, object_id, property_id, index, confirmed, lifetime, increment
+        )
 
     async def who_is(
         self, timeout: float = 2.0, low: int | None = None, high: int | None = None
@@ -301,6 +380,11 @@ class Server:
             yield PropertyWrite(data["object"], data["property"], _value(data["value"]))
 
     @property
+    def cov_subscriptions(self) -> int:
+        """How many COV subscriptions clients hold on this device (renewals count once)."""
+        return self._handle.cov_subscriptions
+
+    @property
     def dropped_writes(self) -> int:
         """Network writes lost because :meth:`writes` was not read fast enough."""
         return self._handle.dropped_writes
@@ -320,3 +404,84 @@ class PropertyWrite:
     """The property, e.g. ``"present-value"``."""
     value: Any
     """The property's value after the write."""
+
+
+@dataclass(frozen=True)
+class CovNotification:
+    """One change-of-value notification (see :meth:`Client.subscribe_cov`)."""
+
+    device: str
+    """The device that sent it, e.g. ``"device,400"``."""
+    object: str
+    """The monitored object, e.g. ``"analog-input,1"``."""
+    values: dict[str, Any]
+    """Each reported property (``"present-value"``, ``"status-flags"`` ...) and its value."""
+    confirmed: bool
+    """True when it came as a ConfirmedCOVNotification (already acknowledged)."""
+    time_remaining: int
+    """Seconds left of the subscription, as the device counts."""
+    process: int
+    """The subscriber process identifier the subscription uses."""
+    address: str
+    """The address it came from."""
+
+
+class CovSubscription:
+    """A COV subscription: an async iterator of :class:`CovNotification`.
+
+    Made by :meth:`Client.subscribe_cov`. It subscribes when first iterated or entered with
+    ``async with``, keeps the subscription alive (renewal, resubscription after a device
+    restart) while it is in use, and cancels it on the device at :meth:`cancel`, at the end
+    of an ``async with`` block, or when it is garbage collected.
+    """
+
+    def __init__(self, client: Any, device: str, *request: Any) -> None:
+        self._client = client
+        self._device = device
+        self._request = request
+        self._handle: Any = None
+
+    async def start(self) -> CovSubscription:
+        """Subscribe now (once); raises the device's error if it refuses."""
+        if self._handle is None:
+            self._handle = await self._client.subscribe_cov(self._device, *self._request)
+        return self
+
+    @property
+    def process_identifier(self) -> int | None:
+        """The subscriber process identifier, once subscribed."""
+        return None if self._handle is None else self._handle.process_identifier
+
+    async def cancel(self) -> None:
+        """Cancel the subscription on the device; iteration then ends."""
+        if self._handle is not None:
+            await self._handle.cancel()
+
+    def __aiter__(self) -> CovSubscription:
+        """Iterate the notifications."""
+        return self
+
+    async def __anext__(self) -> CovNotification:
+        """Wait for the next notification (subscribing first if needed)."""
+        await self.start()
+        text = await self._handle.next()
+        if text is None:
+            raise StopAsyncIteration
+        data = json.loads(text)
+        return CovNotification(
+            device=data["device"],
+            object=data["object"],
+            values={name: _value(elements) for name, elements in data["values"].items()},
+            confirmed=data["confirmed"],
+            time_remaining=data["time_remaining"],
+            process=data["process"],
+            address=data["address"],
+        )
+
+    async def __aenter__(self) -> CovSubscription:
+        """Subscribe."""
+        return await self.start()
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        """Cancel the subscription."""
+        await self.cancel()

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use buildwire_bacnet::apdu::{Apdu, ConfirmedServiceChoice, MaxApdu, MaxSegments};
 use buildwire_bacnet::app::cov::CovLimits;
-use buildwire_bacnet::app::{ClientError, CovNotification, CovOptions, DeviceEvent};
+use buildwire_bacnet::app::{ClientError, CovNotification, CovOptions, Destination, DeviceEvent};
 use buildwire_bacnet::driver::{BacnetClient, BacnetServer, ClientConfig, ServerConfig};
 use buildwire_bacnet::encoding::{ApplicationValue, BitString, Element, ObjectIdentifier};
 use buildwire_bacnet::enums::{ErrorClass, ErrorCode, ReinitializedState};
@@ -333,6 +333,55 @@ async fn short_lifetimes_are_renewed_and_restarts_recovered() {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     assert_eq!(server.with_server(|s| s.cov_subscriptions()), 0);
+}
+
+#[tokio::test]
+async fn a_restarted_device_that_announces_itself_is_subscribed_again_at_once() {
+    let first = server_with(TsmConfig::default()).await;
+    let device = first.local_addr();
+    let client = client().await;
+    // A long lifetime: the next renewal is minutes away.
+    let mut subscription = client
+        .subscribe_cov(device, options("ai,1", false, 600))
+        .await
+        .unwrap();
+    assert_eq!(
+        value_of(&next(&mut subscription).await, P::PresentValue),
+        real(61.5)
+    );
+
+    // The device restarts on the same address with an empty subscription table.
+    first.shutdown().await;
+    let mut config = ServerConfig::new(device, stress_profile().build().unwrap());
+    config.announce = false;
+    let second = BacnetServer::start(config).await.unwrap();
+    second.with_database(|db| {
+        db.set_local(
+            id("ai,1"),
+            P::PresentValue,
+            PropertyData::Single(ApplicationValue::Real(80.0)),
+        )
+        .unwrap();
+    });
+    nothing_within(&mut subscription, QUIET).await;
+    assert_eq!(second.with_server(|s| s.cov_subscriptions()), 0);
+
+    // Its I-Am (here the answer to a directed Who-Is) makes the client subscribe again, and
+    // the new subscription's initial notification brings the new value.
+    let found = client
+        .who_is_at(
+            Destination::Unicast(device),
+            None,
+            Duration::from_millis(300),
+        )
+        .await
+        .unwrap();
+    assert_eq!(found.len(), 1);
+    let restored = next(&mut subscription).await;
+    assert_eq!(value_of(&restored, P::PresentValue), real(80.0));
+    assert_eq!(second.with_server(|s| s.cov_subscriptions()), 1);
+    subscription.cancel().await;
+    assert_eq!(second.with_server(|s| s.cov_subscriptions()), 0);
 }
 
 #[tokio::test]

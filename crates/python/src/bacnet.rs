@@ -41,17 +41,17 @@ fn address(text: &str) -> PyResult<SocketAddrV4> {
     })
 }
 
-fn object(text: &str) -> PyResult<ObjectIdentifier> {
+pub(crate) fn object(text: &str) -> PyResult<ObjectIdentifier> {
     text.parse()
         .map_err(|e| PyValueError::new_err(format!("{e}")))
 }
 
-fn property(text: &str) -> PyResult<PropertyIdentifier> {
+pub(crate) fn property(text: &str) -> PyResult<PropertyIdentifier> {
     text.parse()
         .map_err(|e| PyValueError::new_err(format!("{e}")))
 }
 
-fn client_error(e: buildwire_bacnet::app::ClientError) -> PyErr {
+pub(crate) fn client_error(e: buildwire_bacnet::app::ClientError) -> PyErr {
     if matches!(e, buildwire_bacnet::app::ClientError::Timeout) {
         PyTimeoutError::new_err(e.to_string())
     } else {
@@ -214,6 +214,43 @@ impl BacnetClientHandle {
         })
     }
 
+    /// Reads many properties of one device, batched into ReadPropertyMultiple where the
+    /// device offers it; JSON list in the order of `references` (see `bacnet_cov`).
+    fn read_many<'py>(
+        &self,
+        py: Python<'py>,
+        device: String,
+        references: Vec<(String, String, Option<u32>)>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        crate::bacnet_cov::read_many(py, Arc::clone(&self.inner), &device, &references)
+    }
+
+    /// SubscribeCOV (or SubscribeCOVProperty with `property_id`); resolves to a
+    /// subscription handle once the device accepted.
+    #[pyo3(signature = (device, object_id, property_id=None, index=None, confirmed=false, lifetime=300, increment=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn subscribe_cov<'py>(
+        &self,
+        py: Python<'py>,
+        device: String,
+        object_id: String,
+        property_id: Option<String>,
+        index: Option<u32>,
+        confirmed: bool,
+        lifetime: u32,
+        increment: Option<f32>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let request = crate::bacnet_cov::CovRequest {
+            object_id,
+            property_id,
+            index,
+            confirmed,
+            lifetime,
+            increment,
+        };
+        crate::bacnet_cov::subscribe(py, Arc::clone(&self.inner), &device, &request)
+    }
+
     /// Who-Is (broadcast); JSON list of the devices that answered within `timeout` seconds.
     #[pyo3(signature = (timeout=2.0, low=None, high=None))]
     fn who_is<'py>(
@@ -365,6 +402,16 @@ impl BacnetServerHandle {
     #[getter]
     fn object_count(&self) -> PyResult<usize> {
         self.with_database(|db| Ok(db.len()))
+    }
+
+    /// How many COV subscriptions the device holds.
+    #[getter]
+    fn cov_subscriptions(&self) -> PyResult<usize> {
+        let guard = self.inner.blocking_lock();
+        let server = guard
+            .as_ref()
+            .ok_or_else(|| PyRuntimeError::new_err("the device is stopped"))?;
+        Ok(server.with_server(|s| s.cov_subscriptions()))
     }
 
     /// Network writes lost because the queue was full (nobody iterated `writes()`).

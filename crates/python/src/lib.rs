@@ -5,6 +5,7 @@
 //! in `python/buildwire/`. Structured results cross as JSON text, decoded by the Python layer.
 
 mod bacnet;
+mod bacnet_cov;
 mod bacnet_network;
 mod haystack_client;
 mod opcua;
@@ -117,6 +118,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(bacnet::bacnet_serve, m)?)?;
     m.add_class::<bacnet::BacnetClientHandle>()?;
     m.add_class::<bacnet::BacnetServerHandle>()?;
+    m.add_class::<bacnet_cov::BacnetCovHandle>()?;
     m.add_function(wrap_pyfunction!(bacnet_network::bacnet_router, m)?)?;
     m.add_function(wrap_pyfunction!(bacnet_network::bacnet_bbmd, m)?)?;
     m.add_function(wrap_pyfunction!(bacnet_network::bacnet_read_bdt, m)?)?;

@@ -8,7 +8,7 @@ use std::collections::HashSet;
 use std::net::{Ipv4Addr, SocketAddrV4};
 use std::time::{Duration, Instant};
 
-use buildwire_bacnet::app::ClientCore;
+use buildwire_bacnet::app::{ClientCore, PeerAddress};
 use buildwire_bacnet::encoding::{ObjectIdentifier, Reader};
 use buildwire_bacnet::network::Npdu;
 use buildwire_bacnet::tsm::TsmConfig;
@@ -46,7 +46,7 @@ fuzz_target!(|data: &[u8]| {
             assert_eq!(encoded, transmit.npdu);
         }
         while let Some(done) = client.poll_completion() {
-            assert_eq!(done.peer, PEER);
+            assert_eq!(done.peer, PeerAddress::local(PEER));
             assert!(
                 sent.contains(&done.invoke_id),
                 "completion for an unknown request"

@@ -107,6 +107,9 @@ impl<A: LinkAddress> BacnetServer<A> {
         if config.announce && can_broadcast {
             server.i_am();
         }
+        // Evaluate schedules and calendars and start the trend logs now, not at the first
+        // request or idle wake-up.
+        server.handle_timeout(std::time::Instant::now());
         let local = transport.local_link_address();
         let core = Arc::new(Mutex::new(server));
         let wake = Arc::new(tokio::sync::Notify::new());

@@ -9,6 +9,7 @@ use std::fmt;
 use serde_json::{Value, json};
 
 use crate::apdu::{Apdu, BacnetError};
+use crate::app::CovNotification;
 use crate::encoding::abstract_syntax::decode_to_end;
 use crate::encoding::{ApplicationValue, DecodeError, Element, Reader};
 use crate::network::{Npdu, NpduBody, RemoteAddress};
@@ -298,6 +299,35 @@ fn describe_apdu(apdu: &Apdu<'_>) -> Layer {
         name: "apdu",
         fields,
     }
+}
+
+/// A received COV notification as JSON: where it came from (`address`), `device`, `object`,
+/// subscriber `process`, `confirmed`, `time_remaining` (seconds) and `values`, an object
+/// with one entry per property (`name` or `name[index]`) holding its [`elements_json`].
+/// `buildwire bacnet subscribe --json` prints these, one per line; the Python client
+/// decodes the same.
+pub fn cov_notification_json<A: fmt::Display>(notification: &CovNotification<A>) -> Value {
+    let request = &notification.request;
+    let values: serde_json::Map<String, Value> = request
+        .values
+        .iter()
+        .map(|value| {
+            let key = match value.array_index {
+                Some(index) => format!("{}[{index}]", value.property),
+                None => value.property.to_string(),
+            };
+            (key, elements_json(&value.value))
+        })
+        .collect();
+    json!({
+        "address": notification.from.link.to_string(),
+        "device": request.initiating_device.to_string(),
+        "object": request.monitored_object.to_string(),
+        "process": request.subscriber_process_identifier,
+        "confirmed": notification.confirmed,
+        "time_remaining": request.time_remaining,
+        "values": values,
+    })
 }
 
 /// JSON descriptions of generic tagged data, in order.

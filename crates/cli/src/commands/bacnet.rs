@@ -5,12 +5,12 @@ use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4, ToSocketAddrs};
 use std::time::Duration;
 
 use buildwire_bacnet::apdu::{BacnetError, MaxApdu};
-use buildwire_bacnet::app::{
-    CovNotification, CovOptions, Destination, ValueType, parse_value_text,
-};
+use buildwire_bacnet::app::{CovOptions, Destination, ValueType, parse_value_text};
 use buildwire_bacnet::driver::{BacnetClient, BacnetServer, ClientConfig, ServerConfig};
 use buildwire_bacnet::encoding::{ApplicationValue, Element};
-use buildwire_bacnet::inspect::{application_json, dissect_bip, element_json, elements_json};
+use buildwire_bacnet::inspect::{
+    application_json, cov_notification_json, dissect_bip, element_json, elements_json,
+};
 use buildwire_bacnet::objects::profile::{DeviceProfile, large_profile, stress_profile};
 use buildwire_bacnet::services::{
     InstanceRange, PropertyReference, ReadAccessSpecification, ReadResult, WriteAccessSpecification,
@@ -73,7 +73,7 @@ pub enum BacnetCommand {
     Wpm(WpmArgs),
     /// Subscribe to change-of-value notifications (SubscribeCOV, or SubscribeCOVProperty
     /// with --property) and print each one as it comes; renewed before the lifetime ends
-    /// and restored after the device restarts.
+    /// and restored after the device restarts; Ctrl-C cancels it on the device.
     #[command(after_help = "Examples:\n  \
         buildwire bacnet subscribe 192.168.1.20:47808 av,1 --json\n  \
         buildwire bacnet subscribe 192.168.1.20:47808 ai,3 --confirmed --lifetime 600\n  \
@@ -735,31 +735,6 @@ fn wpm(args: WpmArgs) -> CommandResult {
     Ok(())
 }
 
-/// One notification as a JSON line: where it came from, the subscription, and each
-/// property's value as tagged elements.
-fn notification_json(notification: &CovNotification) -> Value {
-    let mut values = serde_json::Map::new();
-    for value in &notification.request.values {
-        let index = value
-            .array_index
-            .map(|i| format!("[{i}]"))
-            .unwrap_or_default();
-        values.insert(
-            format!("{}{index}", value.property),
-            elements_json(&value.value),
-        );
-    }
-    json!({
-        "address": notification.from.link.to_string(),
-        "device": notification.request.initiating_device.to_string(),
-        "object": notification.request.monitored_object.to_string(),
-        "process": notification.request.subscriber_process_identifier,
-        "confirmed": notification.confirmed,
-        "time_remaining": notification.request.time_remaining,
-        "values": values,
-    })
-}
-
 fn subscribe(args: SubscribeArgs) -> CommandResult {
     let to = args.client.foreign.target(&args.address)?;
     let object = parse_object(&args.object)?;
@@ -803,20 +778,24 @@ fn subscribe(args: SubscribeArgs) -> CommandResult {
                 "unconfirmed"
             }
         );
-        let deadline = stop_after.map(|d| tokio::time::Instant::now() + d);
+        // Without --duration: no deadline to speak of (a year).
+        let deadline = tokio::time::Instant::now()
+            + stop_after.unwrap_or(Duration::from_secs(365 * 24 * 3600));
         let mut seen = 0u64;
+        let interrupted = tokio::signal::ctrl_c();
+        tokio::pin!(interrupted);
         while args.count.is_none_or(|count| seen < count) {
-            let next = match deadline {
-                Some(at) => match tokio::time::timeout_at(at, subscription.next()).await {
-                    Ok(next) => next,
-                    Err(_) => break,
-                },
-                None => subscription.next().await,
+            // Ctrl-C and the end of --duration stop the loop; the subscription is then
+            // cancelled on the device rather than left to its lifetime.
+            let next = tokio::select! {
+                next = subscription.next() => next,
+                () = tokio::time::sleep_until(deadline) => break,
+                _ = &mut interrupted => break,
             };
             let Some(notification) = next else { break };
             seen += 1;
             if args.client.json {
-                println!("{}", notification_json(&notification));
+                println!("{}", cov_notification_json(&notification));
             } else {
                 let values: Vec<String> = notification
                     .request

@@ -1,0 +1,177 @@
+//! COV subscriptions and batched reads of the BACnet/IP client for Python: thin wrappers
+//! over `BacnetClient::subscribe_cov` (a stream kept alive by the driver: renewed before
+//! its lifetime ends, subscribed again after the device restarts) and
+//! `BacnetClient::read_many`. Notifications and results cross as JSON text.
+
+use std::sync::Arc;
+
+use buildwire_bacnet::app::{ClientError, CovOptions};
+use buildwire_bacnet::driver::{BacnetClient, CovSubscription};
+use buildwire_bacnet::encoding::ObjectPropertyReference;
+use buildwire_bacnet::inspect::{cov_notification_json, elements_json};
+use buildwire_bacnet::services::PropertyReference;
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3_async_runtimes::tokio::future_into_py;
+use serde_json::json;
+use tokio::sync::{Mutex, watch};
+
+use crate::bacnet::{client_error, object, property};
+
+/// Most references one `read_many` call takes (each becomes a read of the device).
+const MAX_READ_MANY: usize = 100_000;
+
+/// What `subscribe_cov` asks of the device.
+pub(crate) struct CovRequest {
+    pub object_id: String,
+    pub property_id: Option<String>,
+    pub index: Option<u32>,
+    pub confirmed: bool,
+    pub lifetime: u32,
+    pub increment: Option<f32>,
+}
+
+impl CovRequest {
+    fn options(&self) -> PyResult<CovOptions> {
+        let property = self
+            .property_id
+            .as_deref()
+            .map(|p| {
+                Ok::<_, PyErr>(PropertyReference {
+                    property: property(p)?,
+                    array_index: self.index,
+                })
+            })
+            .transpose()?;
+        if property.is_none() && (self.index.is_some() || self.increment.is_some()) {
+            return Err(PyValueError::new_err(
+                "index and increment need property_id (SubscribeCOVProperty)",
+            ));
+        }
+        Ok(CovOptions {
+            object: object(&self.object_id)?,
+            property,
+            cov_increment: self.increment,
+            confirmed: self.confirmed,
+            lifetime: self.lifetime,
+        })
+    }
+}
+
+/// Subscribes and resolves to a [`BacnetCovHandle`] once the device accepted.
+pub(crate) fn subscribe<'py>(
+    py: Python<'py>,
+    client: Arc<BacnetClient>,
+    device: &str,
+    request: &CovRequest,
+) -> PyResult<Bound<'py, PyAny>> {
+    let to = crate::bacnet_network::target(device)?;
+    let options = request.options()?;
+    future_into_py(py, async move {
+        let subscription = client
+            .subscribe_cov(to, options)
+            .await
+            .map_err(client_error)?;
+        let (stop, stopped) = watch::channel(false);
+        Ok(BacnetCovHandle {
+            process_identifier: subscription.process_identifier(),
+            subscription: Arc::new(Mutex::new(Some(subscription))),
+            stop,
+            stopped,
+        })
+    })
+}
+
+/// A live COV subscription (see `buildwire.bacnet.CovSubscription`).
+#[pyclass(module = "buildwire._native")]
+pub struct BacnetCovHandle {
+    subscription: Arc<Mutex<Option<CovSubscription>>>,
+    /// Set by `cancel`, so a pending `next` ends at once.
+    stop: watch::Sender<bool>,
+    stopped: watch::Receiver<bool>,
+    #[pyo3(get)]
+    process_identifier: u32,
+}
+
+#[pymethods]
+impl BacnetCovHandle {
+    /// The next notification as JSON, or None once cancelled or the client stopped.
+    fn next<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let subscription = Arc::clone(&self.subscription);
+        let mut stopped = self.stopped.clone();
+        future_into_py(py, async move {
+            let mut guard = tokio::select! {
+                guard = subscription.lock() => guard,
+                _ = stopped.wait_for(|s| *s) => return Ok(None),
+            };
+            let Some(live) = guard.as_mut() else {
+                return Ok(None);
+            };
+            let next = tokio::select! {
+                next = live.next() => next,
+                _ = stopped.wait_for(|s| *s) => None,
+            };
+            Ok(next.map(|n| cov_notification_json(&n).to_string()))
+        })
+    }
+
+    /// Cancels the subscription on the device (SubscribeCOV without a lifetime).
+    fn cancel<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let _ = self.stop.send(true);
+        let subscription = Arc::clone(&self.subscription);
+        future_into_py(py, async move {
+            let live = subscription.lock().await.take();
+            if let Some(live) = live {
+                live.cancel().await;
+            }
+            Ok(())
+        })
+    }
+}
+
+/// `read_many` of `(object, property, index)` triples: a JSON list, in order, of rows as
+/// `read_multiple` gives them: `object`, `property`, `index` and `result`, which holds
+/// `{"value": elements}` or `{"error": text}` (`class: code` for a BACnet error).
+pub(crate) fn read_many<'py>(
+    py: Python<'py>,
+    client: Arc<BacnetClient>,
+    device: &str,
+    references: &[(String, String, Option<u32>)],
+) -> PyResult<Bound<'py, PyAny>> {
+    if references.len() > MAX_READ_MANY {
+        return Err(PyValueError::new_err(format!(
+            "read_many takes at most {MAX_READ_MANY} references; split the list"
+        )));
+    }
+    let to = crate::bacnet_network::target(device)?;
+    let references = references
+        .iter()
+        .map(|(o, p, index)| {
+            Ok(ObjectPropertyReference {
+                object: object(o)?,
+                property: property(p)?,
+                array_index: *index,
+            })
+        })
+        .collect::<PyResult<Vec<_>>>()?;
+    future_into_py(py, async move {
+        let results = client.read_many(to, &references).await;
+        let rows: Vec<_> = references
+            .iter()
+            .zip(&results)
+            .map(|(reference, result)| {
+                let outcome = match result {
+                    Ok(value) => json!({"value": elements_json(value)}),
+                    Err(ClientError::Error { error, .. }) => {
+                        json!({"error": format!("{}: {}", error.class, error.code)})
+                    }
+                    Err(other) => json!({"error": other.to_string()}),
+                };
+                json!({"object": reference.object.to_string(),
+                       "property": reference.property.to_string(),
+                       "index": reference.array_index, "result": outcome})
+            })
+            .collect();
+        Ok(serde_json::Value::Array(rows).to_string())
+    })
+}
