@@ -435,8 +435,9 @@ fn reordering_network_still_delivers() {
 fn duplicate_request_is_answered_from_the_cache() {
     let mut server = ServerTsm::new(TsmConfig::default());
     let now = Instant::now();
+    // An AddListElement (service 8): it has a side effect, so its answer is kept.
     let request = [
-        0x00, 0x05, 0x07, 0x0C, 0x0C, 0x00, 0x00, 0x00, 0x05, 0x19, 0x55,
+        0x00, 0x05, 0x07, 0x08, 0x0C, 0x00, 0x00, 0x00, 0x05, 0x19, 0x55,
     ];
     server.handle_datagram(now, CLIENT, &request);
     assert!(matches!(
@@ -451,7 +452,7 @@ fn duplicate_request_is_answered_from_the_cache() {
         .respond(now, CLIENT, 7, Response::ComplexAck(vec![0x3E, 0x3F]))
         .unwrap();
     let first = server.poll_transmit().unwrap();
-    assert_eq!(first, (CLIENT, vec![0x30, 0x07, 0x0C, 0x3E, 0x3F]));
+    assert_eq!(first, (CLIENT, vec![0x30, 0x07, 0x08, 0x3E, 0x3F]));
     // Repeated after the answer: the same answer again, the service is not run again.
     server.handle_datagram(now + Duration::from_secs(3), CLIENT, &request);
     assert_eq!(server.poll_transmit(), Some(first));
@@ -469,6 +470,33 @@ fn duplicate_request_is_answered_from_the_cache() {
         server.respond(now, CLIENT, 8, Response::SimpleAck),
         Err(buildwire_bacnet::tsm::RespondError::UnknownTransaction)
     );
+}
+
+#[test]
+fn repeated_read_after_its_answer_runs_again() {
+    // A client that reuses invoke id 7 for the same ReadProperty after the answer must get
+    // the current value, not a kept answer.
+    let mut server = ServerTsm::new(TsmConfig::default());
+    let now = Instant::now();
+    let request = [
+        0x00, 0x05, 0x07, 0x0C, 0x0C, 0x00, 0x00, 0x00, 0x05, 0x19, 0x55,
+    ];
+    for (round, value) in [(0u64, 0x3Eu8), (1, 0x3F)] {
+        server.handle_datagram(now + Duration::from_millis(round), CLIENT, &request);
+        assert!(matches!(
+            server.poll_event(),
+            Some(ServerEvent::Request { invoke_id: 7, .. })
+        ));
+        server
+            .respond(now, CLIENT, 7, Response::ComplexAck(vec![value]))
+            .unwrap();
+        assert_eq!(
+            server.poll_transmit(),
+            Some((CLIENT, vec![0x30, 0x07, 0x0C, value]))
+        );
+    }
+    assert_eq!(server.stats().requests, 2);
+    assert_eq!(server.stats().cache_hits, 0);
 }
 
 #[test]
@@ -691,12 +719,13 @@ fn server_tables_hold_under_a_flood() {
     assert_eq!(server.in_progress(), config.max_transactions);
     assert!(server.stats().refused_for_resources >= 100_000 - config.max_transactions as u64);
 
-    // The same flood answered at once: the cache stays bounded.
+    // The same flood answered at once: the cache stays bounded (WriteProperty, whose answers
+    // are kept; answers to reads are not).
     let mut server = ServerTsm::new(config.clone());
     for n in 0..100_000u32 {
         let peer = n % 5_000;
         let id = (n / 5_000) as u8;
-        server.handle_datagram(now, peer, &[0x00, 0x05, id, 0x0C, 0x19, 0x55]);
+        server.handle_datagram(now, peer, &[0x00, 0x05, id, 0x0F, 0x19, 0x55]);
         while let Some(event) = server.poll_event() {
             if let ServerEvent::Request {
                 peer, invoke_id, ..
@@ -1028,7 +1057,8 @@ fn huge_timeouts_do_not_overflow_the_clock() {
     assert_eq!(client.poll_event(), None);
 
     let mut server = ServerTsm::new(config);
-    server.handle_datagram(now, CLIENT, &[0x00, 0x05, 0x01, 0x0C]);
+    // A WriteProperty, whose answer is kept (with a huge cache time).
+    server.handle_datagram(now, CLIENT, &[0x00, 0x05, 0x01, 0x0F]);
     server.respond(now, CLIENT, 1, Response::SimpleAck).unwrap();
     assert!(server.poll_timeout().unwrap() > now + Duration::from_secs(3600));
 }

@@ -245,7 +245,12 @@ impl<A: Clone + Eq + Hash + Debug> ServerTsm<A> {
         reply: CachedReply,
     ) {
         self.remove_cached(&key);
-        if self.config.max_cached_responses == 0 {
+        // Decision: answers to reads are not kept. A read has no side effect, so running a
+        // repeated one again is harmless, while replaying a kept answer gives stale values to
+        // a client that reuses an invoke id for the same read after its answer (invoke ids
+        // wrap every 256 requests, within milliseconds for a busy poller). Services with side
+        // effects keep their answer, so that a retransmission is not executed twice.
+        if self.config.max_cached_responses == 0 || is_side_effect_free(request.service) {
             return;
         }
         while self.cache.len() >= self.config.max_cached_responses {
@@ -884,4 +889,17 @@ impl<A: Clone + Eq + Hash + Debug> ServerTsm<A> {
     pub fn poll_event(&mut self) -> Option<ServerEvent<A>> {
         self.events.pop_front()
     }
+}
+
+/// Confirmed services that only read: their repeated requests are run again rather than
+/// answered from the response cache.
+fn is_side_effect_free(service: ConfirmedServiceChoice) -> bool {
+    matches!(
+        service,
+        ConfirmedServiceChoice::ReadProperty
+            | ConfirmedServiceChoice::ReadPropertyMultiple
+            | ConfirmedServiceChoice::ReadPropertyConditional
+            | ConfirmedServiceChoice::ReadRange
+            | ConfirmedServiceChoice::AtomicReadFile
+    )
 }
