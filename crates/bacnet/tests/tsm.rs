@@ -246,6 +246,30 @@ fn read_property_request_and_ack_match_clause_f_3_5() {
 }
 
 #[test]
+fn an_answer_for_another_service_is_not_taken() {
+    // A late ReadProperty-ACK with the invoke id of a pending WriteProperty: dropped; the
+    // WriteProperty's own SimpleACK then completes the transaction.
+    let now = Instant::now();
+    let mut client = ClientTsm::new(TsmConfig::default());
+    let id = client
+        .send_request(now, SERVER, ConfirmedServiceChoice::WriteProperty, vec![1])
+        .unwrap();
+    while client.poll_transmit().is_some() {}
+    client.handle_datagram(now, SERVER, &[0x30, id, 0x0C, 0x3E, 0x3F]);
+    assert_eq!(client.poll_event(), None);
+    assert_eq!(client.stats().ignored, 1);
+    client.handle_datagram(now, SERVER, &[0x20, id, 0x0F]);
+    assert_eq!(
+        client.poll_event(),
+        Some(ClientEvent::SimpleAck {
+            peer: SERVER,
+            invoke_id: id,
+            service: ConfirmedServiceChoice::WriteProperty
+        })
+    );
+}
+
+#[test]
 fn simple_request_and_simple_ack() {
     let mut sim = Sim::new(
         TsmConfig::default(),

@@ -380,7 +380,19 @@ impl<A: Clone + Eq + Hash + Debug> ClientTsm<A> {
             }
         };
         let key = (from, invoke_id);
-        if !self.transactions.contains_key(&key) {
+        let Some(transaction) = self.transactions.get(&key) else {
+            self.stats.ignored += 1;
+            return;
+        };
+        // An answer for another service (a late answer to an earlier request that used the
+        // same invoke id) is not this transaction's: drop it and keep waiting.
+        let answered_service = match &apdu {
+            Apdu::SimpleAck { service, .. }
+            | Apdu::ComplexAck { service, .. }
+            | Apdu::Error { service, .. } => Some(*service),
+            _ => None,
+        };
+        if answered_service.is_some_and(|service| service != transaction.service) {
             self.stats.ignored += 1;
             return;
         }
