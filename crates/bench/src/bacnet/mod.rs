@@ -8,6 +8,7 @@
 //!   measures a warm-up and a sustained phase;
 //! - [`BacnetOutcome`]: what a run measured, serialized as a superset of bac-py's report.
 
+pub mod peer;
 mod route_check;
 pub mod workload;
 
@@ -447,9 +448,12 @@ fn plan_writers(mix: &Mix) -> (Vec<u32>, Vec<u32>) {
 
 /// Runs a scenario: warm-up, then the measured phase; the UDP limit is measured after by the
 /// caller with [`limit_for`].
+/// `executed_probe` counts the requests a server outside this process executed (a peer's
+/// launcher); the in-process server is asked directly.
 pub async fn run_scenario(
     config: &BacnetRunConfig,
     progress: BacnetProgress<'_>,
+    executed_probe: Option<&(dyn Fn() -> Option<u64> + Sync)>,
 ) -> Result<BacnetOutcome, BacnetBenchError> {
     let warmup = Duration::try_from_secs_f64(config.warmup)
         .map_err(|_| BacnetBenchError::Config("--warmup is not a number of seconds".into()))?;
@@ -517,6 +521,7 @@ pub async fn run_scenario(
                 remote_network: setup.remote_network,
                 rng: seed,
                 sequence: 0,
+                object_list: None,
             });
         }
     }
@@ -570,11 +575,12 @@ pub async fn run_scenario(
         }));
     }
 
-    let executed = || {
-        setup.server.as_ref().map(|s| {
+    let executed = || match &setup.server {
+        Some(s) => {
             let (server, tsm) = s.stats();
-            (server.requests, tsm.cache_hits)
-        })
+            Some((server.requests, Some(tsm.cache_hits)))
+        }
+        None => executed_probe.and_then(|probe| probe()).map(|n| (n, None)),
     };
     // Warm-up.
     let warm_start = Instant::now();
@@ -620,7 +626,10 @@ pub async fn run_scenario(
         }
     }
     let executed_sustained = match (executed_at_start, executed_at_end) {
-        (Some(a), Some(b)) => Some((b.0.saturating_sub(a.0), b.1.saturating_sub(a.1))),
+        (Some(a), Some(b)) => Some((
+            b.0.saturating_sub(a.0),
+            b.1.zip(a.1).map(|(b, a)| b.saturating_sub(a)),
+        )),
         _ => None,
     };
     let warmup_report = phase_report(&warm_ops, warm_seconds, warm_executed);
@@ -679,7 +688,7 @@ pub async fn run_scenario(
 fn phase_report(
     ops: &BTreeMap<Operation, OpTally>,
     seconds: f64,
-    executed: Option<(u64, u64)>,
+    executed: Option<(u64, Option<u64>)>,
 ) -> PhaseReport {
     let mut all = OpTally::default();
     let mut confirmed_answered = 0;
@@ -719,7 +728,7 @@ fn phase_report(
         throughput_rps: per_sec(all.answered),
         executed: executed.map(|e| e.0),
         executed_rps: executed.map(|e| per_sec(e.0)),
-        replayed_from_cache: executed.map(|e| e.1),
+        replayed_from_cache: executed.and_then(|e| e.1),
         confirmed_answered,
         latency_ms: all.histogram.summary(),
         operations,

@@ -47,10 +47,9 @@ pub async fn who_is_router(
         };
         if let Some(Ok(NetworkMessage::IAmRouterToNetwork(networks))) =
             NetworkMessage::from_body(&npdu.body)
+            && networks.contains(&network)
         {
-            if networks.contains(&network) {
-                return Ok(());
-            }
+            return Ok(());
         }
     }
 }

@@ -171,6 +171,8 @@ pub struct Worker {
     pub rng: u64,
     /// Next value to write.
     pub sequence: u32,
+    /// The object-list as first read (every later read must match it).
+    pub object_list: Option<Vec<Element>>,
 }
 
 fn bad(what: impl Into<String>) -> String {
@@ -438,11 +440,24 @@ impl Worker {
                 )
             })
             .count();
-        if ids != STRESS_OBJECTS || rp.value.len() != ids {
+        // At least the stress objects (a peer may add its Network Port), all identifiers,
+        // and the same list every time.
+        if ids < STRESS_OBJECTS || rp.value.len() != ids {
             return Err(bad(format!(
                 "object-list has {} entries ({ids} object identifiers); the stress device has {STRESS_OBJECTS}",
                 rp.value.len()
             )));
+        }
+        match &self.object_list {
+            Some(first) if *first != rp.value => {
+                return Err(bad(format!(
+                    "object-list changed: {} entries, first read {}",
+                    rp.value.len(),
+                    first.len()
+                )));
+            }
+            Some(_) => {}
+            None => self.object_list = Some(rp.value.clone()),
         }
         Ok(WireSize {
             request,

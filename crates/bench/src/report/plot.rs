@@ -40,12 +40,16 @@ pub fn write_latency_cdf_svg(
     Ok(())
 }
 
+/// One run on a throughput-and-CDF chart: its name, (seconds, requests per second) points
+/// and its latency histogram.
+pub type RunSeries<'a> = (&'a str, &'a [(f64, f64)], &'a LatencyHistogram);
+
 /// Draws throughput over time (left) and the latency CDF (right) of each named run on one
 /// SVG: `series` holds (name, (seconds, requests per second) points, latency histogram).
 pub fn write_throughput_and_cdf_svg(
     path: &Path,
     title: &str,
-    series: &[(&str, &[(f64, f64)], &LatencyHistogram)],
+    series: &[RunSeries<'_>],
 ) -> Result<(), PlotError> {
     let err = |e: &dyn std::fmt::Display| PlotError {
         path: path.display().to_string(),

@@ -5,6 +5,7 @@
 use std::net::SocketAddrV4;
 use std::path::PathBuf;
 
+use buildwire_bench::bacnet::peer::{self, StressProcess};
 use buildwire_bench::bacnet::{
     BacnetOutcome, BacnetRunConfig, Mix, Scenario, measure_limit, run_scenario,
 };
@@ -31,6 +32,46 @@ pub enum BacnetBench {
     /// BBMD, plus 1 Read-FDT and 1 Read-BDT reader.
     #[command(after_help = AFTER_HELP)]
     Bbmd(BacnetBenchArgs),
+    /// The BACnet/IP mix against buildwire (in-process and as its own process) and every
+    /// installed peer's stress server (rusty-bacnet, BACpypes3, bac-py), one after the
+    /// other in one run: throughput, latency and executed/answered as ratios to ours.
+    #[command(after_help = COMPARE_HELP)]
+    Compare(CompareArgs),
+    /// (internal) buildwire's stress server in its own process, speaking the launcher
+    /// protocol: prints `ready PORT`, answers `count` on stdin with `executed N`.
+    #[command(hide = true)]
+    StressServer(StressServerArgs),
+}
+
+const COMPARE_HELP: &str = "Peers come from scripts/peers.sh (py311: rusty-bacnet, BACpypes3; \
+    py313: bac-py); a missing one is reported and skipped. Each peer's launcher \
+    (crates/bench/peers/bacnet_stress_*.py) serves the same 40 objects as device 400 and counts \
+    the requests it executes: bac-py answers a reused invoke id from its transaction cache, so \
+    compare executed, not answered.\n\nExample:\n  \
+    buildwire bench bacnet compare --warmup 3 --sustain 15 --json > compare.json";
+
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    #[command(flatten)]
+    run: BacnetBenchArgs,
+    /// Targets in order (default: all): buildwire, buildwire-process, rusty-bacnet,
+    /// bacpypes3, bac-py.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "buildwire,buildwire-process,rusty-bacnet,bacpypes3,bac-py"
+    )]
+    targets: Vec<String>,
+    /// Where scripts/peers.sh installed the peers (default: $BUILDWIRE_PEERS or ./.peers).
+    #[arg(long)]
+    peers: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct StressServerArgs {
+    /// UDP port on 127.0.0.1 (0 picks one).
+    #[arg(long, default_value_t = 0)]
+    port: u16,
 }
 
 const AFTER_HELP: &str = "Every answer is checked (object, property, datatype, the value last \
@@ -92,6 +133,10 @@ pub struct BacnetBenchArgs {
     /// Seconds of the raw UDP limit run (0 skips it).
     #[arg(long, default_value_t = 5.0)]
     limit_seconds: f64,
+    /// Run the stress server as its own OS process (bip; buildwire's `stress-server`),
+    /// with the clients in this one.
+    #[arg(long)]
+    processes: bool,
     /// Raise the pools (1, 2, 4, 8...) until throughput stops rising by 5 %; print the curve.
     #[arg(long)]
     max: bool,
@@ -108,7 +153,217 @@ pub fn execute(cmd: BacnetBench) -> CommandResult {
         BacnetBench::Bip(args) => run(Scenario::Bip, &args),
         BacnetBench::Router(args) => run(Scenario::Router, &args),
         BacnetBench::Bbmd(args) => run(Scenario::Bbmd, &args),
+        BacnetBench::Compare(args) => compare(&args),
+        BacnetBench::StressServer(args) => stress_server(&args),
     }
+}
+
+/// Starts buildwire's stress server as a child process (this same program).
+fn start_own_process(port: u16) -> Result<StressProcess, String> {
+    let program = std::env::current_exe().map_err(|e| e.to_string())?;
+    let mut command = std::process::Command::new(program);
+    command.args([
+        "bench",
+        "bacnet",
+        "stress-server",
+        "--port",
+        &port.to_string(),
+    ]);
+    let process = StressProcess::start(command, "buildwire stress-server")?;
+    std::thread::sleep(peer::SETTLE);
+    Ok(process)
+}
+
+fn stress_server(args: &StressServerArgs) -> CommandResult {
+    use std::io::BufRead;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()?;
+    let database = buildwire_bacnet::objects::profile::stress_profile().build()?;
+    let bind = SocketAddrV4::new(std::net::Ipv4Addr::LOCALHOST, args.port);
+    let mut config = buildwire_bacnet::driver::ServerConfig::new(bind, database);
+    config.broadcast = None;
+    config.announce = false;
+    let server = runtime.block_on(buildwire_bacnet::driver::BacnetServer::start(config))?;
+    println!("ready {}", server.local_addr().port());
+    // Answer `count` until stdin closes (the benchmark ended or died).
+    for line in std::io::stdin().lock().lines() {
+        if line?.trim() == "count" {
+            println!("executed {}", server.stats().0.requests);
+        }
+    }
+    runtime.block_on(server.shutdown());
+    Ok(())
+}
+
+fn compare(args: &CompareArgs) -> CommandResult {
+    let peers_dir = super::bench::peers_dir(args.peers.as_ref());
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    let progress = ProgressLine::new(args.run.json);
+    let machine = MachineInfo::detect();
+    let mut results: Vec<(String, Result<BacnetOutcome, String>)> = Vec::new();
+    for target in &args.targets {
+        progress.set(format!("{target}: starting"));
+        let mut config = run_config(Scenario::Bip, &args.run, args.run.pools);
+        let outcome = match target.as_str() {
+            "buildwire" => {
+                run_once(&runtime, &config, 0.0, &progress, None).map_err(|e| e.to_string())
+            }
+            name => {
+                let process = if name == "buildwire-process" {
+                    start_own_process(0)
+                } else if let Some(kind) = peer::PEERS.iter().find(|p| p.name == name) {
+                    free_port().and_then(|port| {
+                        let p = StressProcess::start_peer(*kind, &peers_dir, port)?;
+                        std::thread::sleep(peer::SETTLE);
+                        Ok(p)
+                    })
+                } else {
+                    Err(format!(
+                        "unknown target `{name}`: buildwire, buildwire-process, rusty-bacnet, \
+                         bacpypes3 or bac-py"
+                    ))
+                };
+                process.and_then(|process| {
+                    config.target = Some(SocketAddrV4::new(
+                        std::net::Ipv4Addr::LOCALHOST,
+                        process.port,
+                    ));
+                    let probe = || process.executed();
+                    run_once(&runtime, &config, 0.0, &progress, Some(&probe))
+                        .map_err(|e| e.to_string())
+                })
+            }
+        };
+        results.push((target.clone(), outcome));
+    }
+    // The limit once, with the concurrency and sizes of our run.
+    let mut limit = None;
+    if args.run.limit_seconds > 0.0 {
+        if let Some((_, Ok(ours))) = results.iter().find(|(t, r)| t == "buildwire" && r.is_ok()) {
+            let mut ours = ours.clone();
+            let limit_progress = |_: Phase, answered: u64, secs: f64| {
+                progress.set(format!("udp limit: {secs:.0} s, {answered} replies"));
+            };
+            measure_limit(&mut ours, args.run.limit_seconds, &limit_progress)?;
+            limit = ours.limit;
+        }
+    }
+    progress.finish();
+    let table = compare_table(&results, limit.as_ref(), &machine);
+    let report = json!({
+        "benchmark": "bacnet compare",
+        "machine": machine,
+        "limit": limit,
+        "results": results.iter().map(|(target, r)| match r {
+            Ok(outcome) => json!({"target": target, "outcome": outcome}),
+            Err(error) => json!({"target": target, "error": error}),
+        }).collect::<Vec<_>>(),
+    });
+    super::bench::print_table_and_report(&table, &report, args.run.json)
+}
+
+fn free_port() -> Result<u16, String> {
+    std::net::UdpSocket::bind("127.0.0.1:0")
+        .and_then(|s| s.local_addr())
+        .map(|a| a.port())
+        .map_err(|e| e.to_string())
+}
+
+fn compare_table(
+    results: &[(String, Result<BacnetOutcome, String>)],
+    limit: Option<&buildwire_bench::bacnet::LimitReport>,
+    machine: &MachineInfo,
+) -> String {
+    let ours = results.iter().find_map(|(t, r)| match r {
+        Ok(o) if t == "buildwire" => Some(o),
+        _ => None,
+    });
+    let mut table = Table::new();
+    table.load_preset(UTF8_FULL_CONDENSED).set_header(vec![
+        "target",
+        "answered/s",
+        "executed/s",
+        "executed/answered",
+        "p50 ms",
+        "p99 ms",
+        "errors",
+        "ours/theirs answered",
+        "ours/theirs executed",
+        "theirs/ours p50",
+    ]);
+    let ratio = |a: Option<f64>, b: Option<f64>| match (a, b) {
+        (Some(a), Some(b)) if b > 0.0 => format!("{:.1}x", a / b),
+        _ => "-".to_owned(),
+    };
+    for (target, result) in results {
+        match result {
+            Ok(o) => {
+                let s = &o.sustained;
+                let executed_fraction = s
+                    .executed
+                    .filter(|_| s.confirmed_answered > 0)
+                    .map(|e| e as f64 / s.confirmed_answered as f64);
+                let ours_s = ours.map(|o| &o.sustained);
+                table.add_row(vec![
+                    Cell::new(target),
+                    right(format!("{:.0}", s.throughput_rps)),
+                    right(opt(s.executed_rps, 0)),
+                    right(
+                        executed_fraction
+                            .map_or_else(|| "-".into(), |f| format!("{:.1} %", f * 100.0)),
+                    ),
+                    right(format!("{:.3}", s.latency_ms.p50_ms)),
+                    right(format!("{:.3}", s.latency_ms.p99_ms)),
+                    right(format!(
+                        "{} ({:.2} %)",
+                        s.total_errors,
+                        s.error_rate * 100.0
+                    )),
+                    right(ratio(
+                        ours_s.map(|o| o.throughput_rps),
+                        Some(s.throughput_rps),
+                    )),
+                    right(ratio(ours_s.and_then(|o| o.executed_rps), s.executed_rps)),
+                    right(ratio(
+                        Some(s.latency_ms.p50_ms),
+                        ours_s.map(|o| o.latency_ms.p50_ms),
+                    )),
+                ]);
+            }
+            Err(error) => {
+                let mut row = vec![
+                    Cell::new(target),
+                    Cell::new(error.lines().next().unwrap_or_default()),
+                ];
+                row.extend((0..8).map(|_| Cell::new("-")));
+                table.add_row(row);
+            }
+        }
+    }
+    if let Some(l) = limit {
+        let mut row = vec![
+            Cell::new(format!(
+                "limit (udp {}/{} B x{})",
+                l.request_size, l.response_size, l.in_flight
+            )),
+            right(format!("{:.0}", l.throughput_rps)),
+            Cell::new("-"),
+            Cell::new("-"),
+            right(format!("{:.3}", l.latency_ms.p50_ms)),
+            right(format!("{:.3}", l.latency_ms.p99_ms)),
+        ];
+        row.extend((0..4).map(|_| Cell::new("-")));
+        table.add_row(row);
+    }
+    format!(
+        "bacnet compare (BACnet/IP mix, one target at a time, same machine)\nmachine: {}\n{table}\n",
+        machine.one_line()
+    )
 }
 
 fn run_config(scenario: Scenario, args: &BacnetBenchArgs, pools: usize) -> BacnetRunConfig {
@@ -140,6 +395,7 @@ fn run_once(
     config: &BacnetRunConfig,
     limit_seconds: f64,
     progress: &ProgressLine,
+    executed_probe: Option<&(dyn Fn() -> Option<u64> + Sync)>,
 ) -> Result<BacnetOutcome, Box<dyn std::error::Error>> {
     let name = config.scenario.name();
     let pools = config.mix.pools;
@@ -153,7 +409,7 @@ fn run_once(
             "bacnet {name} ({pools} pools) {phase}: {secs:.0} s, {answered} answers, {rate:.0}/s"
         ));
     };
-    let mut outcome = runtime.block_on(run_scenario(config, &report))?;
+    let mut outcome = runtime.block_on(run_scenario(config, &report, executed_probe))?;
     if limit_seconds > 0.0 {
         let limit_progress = |phase: Phase, answered: u64, secs: f64| {
             let phase = match phase {
@@ -191,10 +447,38 @@ fn run(scenario: Scenario, args: &BacnetBenchArgs) -> CommandResult {
     if args.max {
         return run_max(scenario, args, &runtime, &progress, &machine);
     }
-    let config = run_config(scenario, args, args.pools);
-    let outcome = run_once(&runtime, &config, args.limit_seconds, &progress);
+    let mut config = run_config(scenario, args, args.pools);
+    let own = if args.processes {
+        if scenario != Scenario::Bip || args.target.is_some() {
+            return Err(
+                "--processes runs the bip scenario's server as its own process; \
+                the router and BBMD scenarios run in-process only for now"
+                    .into(),
+            );
+        }
+        let process = start_own_process(args.port)?;
+        config.target = Some(SocketAddrV4::new(
+            std::net::Ipv4Addr::LOCALHOST,
+            process.port,
+        ));
+        Some(process)
+    } else {
+        None
+    };
+    let probe = || own.as_ref().and_then(StressProcess::executed);
+    let outcome = run_once(
+        &runtime,
+        &config,
+        args.limit_seconds,
+        &progress,
+        own.as_ref()
+            .map(|_| &probe as &(dyn Fn() -> Option<u64> + Sync)),
+    );
     progress.finish();
-    let outcome = outcome?;
+    let mut outcome = outcome?;
+    if own.is_some() {
+        outcome.server = format!("own process {}", outcome.server);
+    }
     if let Some(path) = &args.plot {
         write_throughput_and_cdf_svg(
             path,
@@ -252,7 +536,7 @@ fn run_max(
     let mut pools = args.pools.max(1);
     loop {
         let config = run_config(scenario, args, pools);
-        let outcome = run_once(runtime, &config, 0.0, progress)?;
+        let outcome = run_once(runtime, &config, 0.0, progress, None)?;
         let rising = curve.last().is_none_or(|prev| {
             outcome.sustained.throughput_rps > prev.sustained.throughput_rps * 1.05
         });
