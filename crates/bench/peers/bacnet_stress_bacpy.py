@@ -46,7 +46,7 @@ AI_UNITS = [
 
 
 def objects() -> list:
-    """The stress objects (the Device is added separately)."""
+    """Build the stress objects (the Device is added separately)."""
     out: list = []
     for i in range(1, 11):
         out.append(
@@ -76,9 +76,7 @@ def objects() -> list:
         out.append(MultiStateInputObject(i, number_of_states=4, object_name=f"MSI-{i}"))
     for i in range(1, 3):
         out.append(
-            MultiStateValueObject(
-                i, commandable=True, number_of_states=3, object_name=f"MSV-{i}"
-            )
+            MultiStateValueObject(i, commandable=True, number_of_states=3, object_name=f"MSV-{i}")
         )
     out.append(ScheduleObject(1, object_name="Schedule-1"))
     out.append(CalendarObject(1, object_name="Calendar-1"))
@@ -87,7 +85,7 @@ def objects() -> list:
 
 
 def count_executions(app: BACnetApplication) -> list[int]:
-    """Wraps the service registry's confirmed dispatch to count the requests it runs."""
+    """Wrap the service registry's confirmed dispatch to count the requests it runs."""
     executed = [0]
     registry = app.service_registry
     dispatch = registry.dispatch_confirmed
@@ -101,13 +99,14 @@ def count_executions(app: BACnetApplication) -> list[int]:
 
 
 def answer_counts(executed: list[int]) -> None:
-    """Answers ``count`` lines on stdin."""
+    """Answer ``count`` lines on stdin."""
     for line in sys.stdin:
         if line.strip() == "count":
             print(f"executed {executed[0]}", flush=True)
 
 
 async def main() -> None:
+    """Serve until killed."""
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--port", type=int, required=True)
     args = parser.parse_args()

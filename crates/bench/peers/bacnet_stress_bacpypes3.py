@@ -47,7 +47,7 @@ SERVICES = [
 
 
 def objects() -> list:
-    """The stress objects (the Device comes from the application)."""
+    """Build the stress objects (the Device comes from the application)."""
     out: list = []
     for i in range(1, 11):
         out.append(
@@ -138,7 +138,7 @@ def objects() -> list:
 
 
 def count_executions(app: Application) -> list[int]:
-    """Wraps the confirmed-service handlers of ``app`` to count the requests they run."""
+    """Wrap the confirmed-service handlers of ``app`` to count the requests they run."""
     executed = [0]
     for name in SERVICES:
         handler = getattr(app, name)
@@ -152,23 +152,19 @@ def count_executions(app: Application) -> list[int]:
 
 
 def answer_counts(executed: list[int]) -> None:
-    """Answers ``count`` lines on stdin."""
+    """Answer ``count`` lines on stdin."""
     for line in sys.stdin:
         if line.strip() == "count":
             print(f"executed {executed[0]}", flush=True)
 
 
 async def main() -> None:
+    """Serve until killed."""
     parser = SimpleArgumentParser()
     parser.add_argument("--port", type=int, required=True)
-    argv = sys.argv[1:] + [
-        "--address",
-        f"127.0.0.1/8:{sys.argv[sys.argv.index('--port') + 1]}",
-        "--instance",
-        "400",
-        "--name",
-        "Docker-Stress-400",
-    ]
+    port = sys.argv[sys.argv.index("--port") + 1]
+    extra = ["--address", f"127.0.0.1/8:{port}", "--instance", "400", "--name", "Docker-Stress-400"]
+    argv = [*sys.argv[1:], *extra]
     args = parser.parse_args(argv)
     app = Application.from_args(args)
     for obj in objects():

@@ -23,7 +23,7 @@ AI_UNITS = [64, 62, 29, 53, 87, 47, 19, 3, 5, 27]
 
 
 def build(port: int) -> BACnetServer:
-    """The stress device's objects on a rusty-bacnet server."""
+    """Build the stress device's objects on a rusty-bacnet server."""
     server = BACnetServer(
         device_instance=400,
         device_name="Docker-Stress-400",
@@ -50,12 +50,12 @@ def build(port: int) -> BACnetServer:
 
 
 async def sample(server: BACnetServer) -> dict:
-    """The server's admission counters (must be called on its event loop)."""
+    """Sample the server's admission counters (call it on the server's event loop)."""
     return await server.request_admission_counters()
 
 
 def answer_counts(server: BACnetServer, loop: asyncio.AbstractEventLoop) -> None:
-    """Answers ``count`` lines on stdin from a thread (the counters are async)."""
+    """Answer ``count`` lines on stdin from a thread (the counters are async)."""
     for line in sys.stdin:
         if line.strip() != "count":
             continue
@@ -66,6 +66,7 @@ def answer_counts(server: BACnetServer, loop: asyncio.AbstractEventLoop) -> None
 
 
 async def main() -> None:
+    """Serve until killed."""
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--port", type=int, required=True)
     args = parser.parse_args()

@@ -317,8 +317,8 @@ fn compare_table(
                         executed_fraction
                             .map_or_else(|| "-".into(), |f| format!("{:.1} %", f * 100.0)),
                     ),
-                    right(format!("{:.3}", s.latency_ms.p50_ms)),
-                    right(format!("{:.3}", s.latency_ms.p99_ms)),
+                    right(format!("{:.3}", s.latency_ms.p50)),
+                    right(format!("{:.3}", s.latency_ms.p99)),
                     right(format!(
                         "{} ({:.2} %)",
                         s.total_errors,
@@ -330,8 +330,8 @@ fn compare_table(
                     )),
                     right(ratio(ours_s.and_then(|o| o.executed_rps), s.executed_rps)),
                     right(ratio(
-                        Some(s.latency_ms.p50_ms),
-                        ours_s.map(|o| o.latency_ms.p50_ms),
+                        Some(s.latency_ms.p50),
+                        ours_s.map(|o| o.latency_ms.p50),
                     )),
                 ]);
             }
@@ -354,8 +354,8 @@ fn compare_table(
             right(format!("{:.0}", l.throughput_rps)),
             Cell::new("-"),
             Cell::new("-"),
-            right(format!("{:.3}", l.latency_ms.p50_ms)),
-            right(format!("{:.3}", l.latency_ms.p99_ms)),
+            right(format!("{:.3}", l.latency_ms.p50)),
+            right(format!("{:.3}", l.latency_ms.p99)),
         ];
         row.extend((0..4).map(|_| Cell::new("-")));
         table.add_row(row);
@@ -569,8 +569,8 @@ fn run_max(
             right(o.concurrency.to_string()),
             right(format!("{:.0}", s.throughput_rps)),
             right(opt(s.executed_rps, 0)),
-            right(format!("{:.3}", s.latency_ms.p50_ms)),
-            right(format!("{:.3}", s.latency_ms.p99_ms)),
+            right(format!("{:.3}", s.latency_ms.p50)),
+            right(format!("{:.3}", s.latency_ms.p99)),
             right(s.total_errors.to_string()),
         ]);
     }
@@ -617,23 +617,20 @@ fn render(outcome: &BacnetOutcome, machine: &MachineInfo) -> String {
         "p99 ms",
         "max ms",
     ]);
-    let mut row = |name: &str,
-                   answered: u64,
-                   errors: u64,
-                   rps: f64,
-                   l: &buildwire_bench::stats::LatencySummary| {
-        table.add_row(vec![
-            Cell::new(name),
-            right(answered.to_string()),
-            right(errors.to_string()),
-            right(format!("{rps:.0}")),
-            right(format!("{:.3}", l.mean_ms)),
-            right(format!("{:.3}", l.p50_ms)),
-            right(format!("{:.3}", l.p95_ms)),
-            right(format!("{:.3}", l.p99_ms)),
-            right(format!("{:.3}", l.max_ms)),
-        ]);
-    };
+    let mut row =
+        |name: &str, answered: u64, errors: u64, rps: f64, l: &buildwire_bench::bacnet::Latency| {
+            table.add_row(vec![
+                Cell::new(name),
+                right(answered.to_string()),
+                right(errors.to_string()),
+                right(format!("{rps:.0}")),
+                right(format!("{:.3}", l.mean)),
+                right(format!("{:.3}", l.p50)),
+                right(format!("{:.3}", l.p95)),
+                right(format!("{:.3}", l.p99)),
+                right(format!("{:.3}", l.max)),
+            ]);
+        };
     for (name, op) in &s.operations {
         row(
             name,
