@@ -281,6 +281,8 @@ pub struct BacnetOutcome {
     pub server: String,
     /// Resident memory of this process at the end (server and clients), MiB.
     pub resident_mib: Option<f64>,
+    /// Resident memory of the server process at the end, when it ran in its own, MiB.
+    pub server_resident_mib: Option<f64>,
     /// Answered per second, every 250 ms of the sustained phase.
     pub throughput_timeline: Vec<(f64, f64)>,
     /// The raw UDP limit, when measured.
@@ -708,6 +710,7 @@ pub async fn run_scenario(
         passed,
         server,
         resident_mib: resident_mib(),
+        server_resident_mib: None,
         throughput_timeline: timeline,
         limit: Some(LimitReport {
             in_flight: concurrency,

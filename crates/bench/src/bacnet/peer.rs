@@ -124,6 +124,14 @@ impl StressProcess {
         Self::start(command, peer.name)
     }
 
+    /// Resident memory of the server process (Linux), MiB.
+    pub fn resident_mib(&self) -> Option<f64> {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).ok()?;
+        let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+        let kib: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+        Some(kib / 1024.0)
+    }
+
     /// Confirmed requests the server executed so far.
     pub fn executed(&self) -> Option<u64> {
         let mut io = self.io.lock().ok()?;

@@ -234,8 +234,10 @@ fn compare(args: &CompareArgs) -> CommandResult {
                         process.port,
                     ));
                     let probe = || process.executed();
-                    run_once(&runtime, &config, 0.0, &progress, Some(&probe))
-                        .map_err(|e| e.to_string())
+                    let mut outcome = run_once(&runtime, &config, 0.0, &progress, Some(&probe))
+                        .map_err(|e| e.to_string())?;
+                    outcome.server_resident_mib = process.resident_mib();
+                    Ok(outcome)
                 })
             }
         };
@@ -243,15 +245,15 @@ fn compare(args: &CompareArgs) -> CommandResult {
     }
     // The limit once, with the concurrency and sizes of our run.
     let mut limit = None;
-    if args.run.limit_seconds > 0.0 {
-        if let Some((_, Ok(ours))) = results.iter().find(|(t, r)| t == "buildwire" && r.is_ok()) {
-            let mut ours = ours.clone();
-            let limit_progress = |_: Phase, answered: u64, secs: f64| {
-                progress.set(format!("udp limit: {secs:.0} s, {answered} replies"));
-            };
-            measure_limit(&mut ours, args.run.limit_seconds, &limit_progress)?;
-            limit = ours.limit;
-        }
+    if args.run.limit_seconds > 0.0
+        && let Some((_, Ok(ours))) = results.iter().find(|(t, r)| t == "buildwire" && r.is_ok())
+    {
+        let mut ours = ours.clone();
+        let limit_progress = |_: Phase, answered: u64, secs: f64| {
+            progress.set(format!("udp limit: {secs:.0} s, {answered} replies"));
+        };
+        measure_limit(&mut ours, args.run.limit_seconds, &limit_progress)?;
+        limit = ours.limit;
     }
     progress.finish();
     let table = compare_table(&results, limit.as_ref(), &machine);
@@ -292,6 +294,7 @@ fn compare_table(
         "p50 ms",
         "p99 ms",
         "errors",
+        "server RSS MiB",
         "ours/theirs answered",
         "ours/theirs executed",
         "theirs/ours p50",
@@ -340,7 +343,7 @@ fn compare_table(
                     Cell::new(target),
                     Cell::new(error.lines().next().unwrap_or_default()),
                 ];
-                row.extend((0..8).map(|_| Cell::new("-")));
+                row.extend((0..9).map(|_| Cell::new("-")));
                 table.add_row(row);
             }
         }
@@ -357,7 +360,7 @@ fn compare_table(
             right(format!("{:.3}", l.latency_ms.p50)),
             right(format!("{:.3}", l.latency_ms.p99)),
         ];
-        row.extend((0..4).map(|_| Cell::new("-")));
+        row.extend((0..5).map(|_| Cell::new("-")));
         table.add_row(row);
     }
     format!(
@@ -428,15 +431,15 @@ fn run_once(
 }
 
 fn run(scenario: Scenario, args: &BacnetBenchArgs) -> CommandResult {
-    if let Some(plot) = &args.plot {
-        if plot.extension().and_then(|e| e.to_str()) != Some("svg") {
-            return Err(format!(
-                "--plot {}: only SVG is drawn (no fonts are needed for text in SVG); \
+    if let Some(plot) = &args.plot
+        && plot.extension().and_then(|e| e.to_str()) != Some("svg")
+    {
+        return Err(format!(
+            "--plot {}: only SVG is drawn (no fonts are needed for text in SVG); \
                  give a name ending in .svg and convert it if you need a PNG",
-                plot.display()
-            )
-            .into());
-        }
+            plot.display()
+        )
+        .into());
     }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -476,8 +479,9 @@ fn run(scenario: Scenario, args: &BacnetBenchArgs) -> CommandResult {
     );
     progress.finish();
     let mut outcome = outcome?;
-    if own.is_some() {
+    if let Some(process) = &own {
         outcome.server = format!("own process {}", outcome.server);
+        outcome.server_resident_mib = process.resident_mib();
     }
     if let Some(path) = &args.plot {
         write_throughput_and_cdf_svg(
@@ -662,9 +666,10 @@ fn render(outcome: &BacnetOutcome, machine: &MachineInfo) -> String {
     let executed = match (s.executed, s.executed_rps) {
         (Some(n), Some(rate)) => format!(
             "executed by the server: {n} ({rate:.0}/s) for {} confirmed requests answered; \
-             {} answers replayed from its response cache",
+             answers replayed from its response cache: {}",
             s.confirmed_answered,
-            s.replayed_from_cache.unwrap_or_default()
+            s.replayed_from_cache
+                .map_or_else(|| "unknown".to_owned(), |r| r.to_string())
         ),
         _ => "executed by the server: unknown (a foreign target)".to_owned(),
     };
@@ -678,7 +683,7 @@ fn render(outcome: &BacnetOutcome, machine: &MachineInfo) -> String {
     format!(
         "bacnet {} ({} workers, {} pools, server {}): {:.1} s measured after {:.1} s warm-up\n\
          machine: {}\n{table}\n{executed}{limit}\nerror rate {:.3} % (threshold {} %): {}\
-         \nresident memory of the process: {}\n",
+         \nresident memory: this process {}, the server's own process {}\n",
         outcome.mode,
         outcome.concurrency,
         outcome.config.mix.pools,
@@ -691,6 +696,9 @@ fn render(outcome: &BacnetOutcome, machine: &MachineInfo) -> String {
         if outcome.passed { "passed" } else { "FAILED" },
         outcome
             .resident_mib
+            .map_or_else(|| "-".to_owned(), |m| format!("{m:.1} MiB")),
+        outcome
+            .server_resident_mib
             .map_or_else(|| "-".to_owned(), |m| format!("{m:.1} MiB")),
     )
 }
