@@ -545,8 +545,11 @@ pub async fn run_scenario(
                     writer_index += 1;
                     av
                 }
-                // The RPM and COV workers look at an AV some writer commands.
-                _ => (((pool + i) as u32) % STRESS_AV) + 1,
+                // The RPM and COV workers look at the AV this pool's first writer commands.
+                _ => writer_avs
+                    .get(pool * (mix.writers + mix.wpm))
+                    .copied()
+                    .unwrap_or((((pool + i) as u32) % STRESS_AV) + 1),
             };
             seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
             workers.push(Worker {

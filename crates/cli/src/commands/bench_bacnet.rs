@@ -210,9 +210,9 @@ fn compare(args: &CompareArgs) -> CommandResult {
         progress.set(format!("{target}: starting"));
         let mut config = run_config(Scenario::Bip, &args.run, args.run.pools);
         let outcome = match target.as_str() {
-            "buildwire" => {
-                run_once(&runtime, &config, 0.0, &progress, None).map_err(|e| e.to_string())
-            }
+            // Ours with the limit, measured right after it with the same concurrency.
+            "buildwire" => run_once(&runtime, &config, args.run.limit_seconds, &progress, None)
+                .map_err(|e| e.to_string()),
             name => {
                 let process = if name == "buildwire-process" {
                     start_own_process(0)
@@ -244,17 +244,10 @@ fn compare(args: &CompareArgs) -> CommandResult {
         results.push((target.clone(), outcome));
     }
     // The limit once, with the concurrency and sizes of our run.
-    let mut limit = None;
-    if args.run.limit_seconds > 0.0
-        && let Some((_, Ok(ours))) = results.iter().find(|(t, r)| t == "buildwire" && r.is_ok())
-    {
-        let mut ours = ours.clone();
-        let limit_progress = |_: Phase, answered: u64, secs: f64| {
-            progress.set(format!("udp limit: {secs:.0} s, {answered} replies"));
-        };
-        measure_limit(&mut ours, args.run.limit_seconds, &limit_progress)?;
-        limit = ours.limit;
-    }
+    let limit = results.iter().find_map(|(t, r)| match r {
+        Ok(o) if t == "buildwire" => o.limit.clone(),
+        _ => None,
+    });
     progress.finish();
     let table = compare_table(&results, limit.as_ref(), &machine);
     let report = json!({
@@ -327,6 +320,7 @@ fn compare_table(
                         s.total_errors,
                         s.error_rate * 100.0
                     )),
+                    right(opt(o.server_resident_mib.or(o.resident_mib), 1)),
                     right(ratio(
                         ours_s.map(|o| o.throughput_rps),
                         Some(s.throughput_rps),
