@@ -10,6 +10,7 @@
 //! Nothing here asserts on speed: numbers are reported, compared as ratios, and recorded in
 //! BENCHMARKS.md.
 
+pub mod bacnet;
 pub mod haystack;
 pub mod limit;
 pub mod opcua;

@@ -6,7 +6,7 @@ mod plot;
 mod table;
 
 pub use machine::MachineInfo;
-pub use plot::{PlotError, write_latency_cdf_svg};
+pub use plot::{PlotError, write_latency_cdf_svg, write_throughput_and_cdf_svg};
 pub use table::render_table;
 
 use serde::{Deserialize, Serialize};

@@ -23,6 +23,9 @@ pub enum BenchCommand {
     /// OPC UA benchmarks.
     #[command(subcommand)]
     Opcua(super::bench_opcua::OpcuaBench),
+    /// BACnet benchmarks: bac-py's published scenarios against the 40-object stress server.
+    #[command(subcommand)]
+    Bacnet(super::bench_bacnet::BacnetBench),
 }
 
 #[derive(Debug, Subcommand)]
@@ -126,6 +129,7 @@ pub fn execute(cmd: BenchCommand) -> CommandResult {
             run_limit("limit tcp", args, limit::run_tcp_limit)
         }
         BenchCommand::Opcua(cmd) => super::bench_opcua::execute(cmd),
+        BenchCommand::Bacnet(cmd) => super::bench_bacnet::execute(cmd),
         BenchCommand::Haystack(HaystackBench::Decode(args)) => haystack_decode(args),
         BenchCommand::Haystack(HaystackBench::Http(args)) => super::bench_haystack_http::run(args),
         BenchCommand::Haystack(HaystackBench::Ws(args)) => super::bench_haystack_http::run_ws(args),

@@ -3,6 +3,7 @@
 mod bacnet;
 mod bacnet_network;
 mod bench;
+mod bench_bacnet;
 mod bench_haystack_http;
 mod bench_opcua;
 mod haystack;

@@ -1,0 +1,155 @@
+//! Stress servers in their own processes: buildwire's (`--processes`) and the peers'
+//! launchers (crates/bench/peers/bacnet_stress_*.py). A launcher prints `ready PORT` once
+//! it serves and answers each `count` line on its stdin with `executed N`.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::sync::Mutex;
+use std::time::Duration;
+
+/// The launcher of the stress server on BACpypes3 (Python 3.11).
+pub const BACPYPES3_SCRIPT: &str = include_str!("../../peers/bacnet_stress_bacpypes3.py");
+/// The launcher of the stress server on bac-py (Python 3.13).
+pub const BACPY_SCRIPT: &str = include_str!("../../peers/bacnet_stress_bacpy.py");
+/// The launcher of the stress server on rusty-bacnet (Python 3.11 wheel).
+pub const RUSTY_SCRIPT: &str = include_str!("../../peers/bacnet_stress_rusty.py");
+
+/// A peer: its name, the Python of `scripts/peers.sh` it needs, its launcher.
+#[derive(Clone, Copy, Debug)]
+pub struct PeerKind {
+    /// Name in reports.
+    pub name: &'static str,
+    /// The venv under the peers folder (`py311`, `py313`).
+    pub venv: &'static str,
+    /// The launcher's text.
+    pub script: &'static str,
+}
+
+/// Every peer, in the order `compare` runs them.
+pub const PEERS: [PeerKind; 3] = [
+    PeerKind {
+        name: "rusty-bacnet",
+        venv: "py311",
+        script: RUSTY_SCRIPT,
+    },
+    PeerKind {
+        name: "bacpypes3",
+        venv: "py311",
+        script: BACPYPES3_SCRIPT,
+    },
+    PeerKind {
+        name: "bac-py",
+        venv: "py313",
+        script: BACPY_SCRIPT,
+    },
+];
+
+/// A stress server running in a child process.
+pub struct StressProcess {
+    child: Child,
+    io: Mutex<(ChildStdin, BufReader<ChildStdout>)>,
+    /// The UDP port it serves on 127.0.0.1.
+    pub port: u16,
+}
+
+impl std::fmt::Debug for StressProcess {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StressProcess")
+            .field("port", &self.port)
+            .finish_non_exhaustive()
+    }
+}
+
+impl StressProcess {
+    /// Starts `command` (which speaks the launcher protocol) and waits for `ready PORT`.
+    pub fn start(mut command: Command, what: &str) -> Result<Self, String> {
+        command
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit());
+        let mut child = command
+            .spawn()
+            .map_err(|e| format!("cannot start {what}: {e}"))?;
+        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+            let _ = child.kill();
+            return Err(format!("{what}: no pipes to talk to it"));
+        };
+        let mut stdout = BufReader::new(stdout);
+        let mut line = String::new();
+        loop {
+            line.clear();
+            match stdout.read_line(&mut line) {
+                Ok(0) | Err(_) => {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    return Err(format!(
+                        "{what} stopped before it was ready (its errors are above)"
+                    ));
+                }
+                Ok(_) => {
+                    if let Some(port) = line.trim().strip_prefix("ready ") {
+                        let port = port
+                            .parse()
+                            .map_err(|_| format!("{what}: bad line {line:?}"))?;
+                        return Ok(Self {
+                            child,
+                            io: Mutex::new((stdin, stdout)),
+                            port,
+                        });
+                    }
+                }
+            }
+        }
+    }
+
+    /// Starts a peer's launcher from the peers folder on `port`.
+    pub fn start_peer(peer: PeerKind, peers_dir: &Path, port: u16) -> Result<Self, String> {
+        let python = peers_dir.join(peer.venv).join("bin/python");
+        if !python.is_file() {
+            return Err(format!(
+                "{} is missing: run scripts/peers.sh {}",
+                python.display(),
+                peer.venv
+            ));
+        }
+        let dir =
+            std::env::temp_dir().join(format!("buildwire-bench-bacnet-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+        // Not named like the peer's package, which the script imports.
+        let script = dir.join(format!("stress_{}.py", peer.name.replace('-', "_")));
+        std::fs::write(&script, peer.script).map_err(|e| e.to_string())?;
+        let mut command = Command::new(python);
+        command.arg(&script).args(["--port", &port.to_string()]);
+        Self::start(command, peer.name)
+    }
+
+    /// Resident memory of the server process (Linux), MiB.
+    pub fn resident_mib(&self) -> Option<f64> {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).ok()?;
+        let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+        let kib: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+        Some(kib / 1024.0)
+    }
+
+    /// Confirmed requests the server executed so far.
+    pub fn executed(&self) -> Option<u64> {
+        let mut io = self.io.lock().ok()?;
+        let (stdin, stdout) = &mut *io;
+        stdin.write_all(b"count\n").ok()?;
+        stdin.flush().ok()?;
+        let mut line = String::new();
+        stdout.read_line(&mut line).ok()?;
+        line.trim().strip_prefix("executed ")?.parse().ok()
+    }
+}
+
+impl Drop for StressProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Waits a little for a server process to settle before load starts.
+pub const SETTLE: Duration = Duration::from_millis(300);
