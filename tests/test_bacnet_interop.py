@@ -1068,7 +1068,9 @@ def test_our_client_falls_back_and_batches_against_rusty_bacnet(
     # reason 4, segmentation-not-supported), and the client read the length, then each element.
     first_apdu = fallback_answers[0][LINK_OVERHEAD:]
     assert first_apdu[0] == 0x71 and first_apdu[2] == 4, first_apdu.hex()
-    assert len(fallback_answers) == 1 + 1 + len(names)
+    # The abort, the length and each element (an element read the busy device aborted or
+    # dropped is read once more, alone).
+    assert len(fallback_answers) >= 1 + 1 + len(names)
     # read_many: 400 reads in a few ReadPropertyMultiple requests (at most 64 reads each).
     assert [row["value"] for row in rows] == [f"extra-{101 + i}" for i in range(extra)]
     assert len(batch_answers) <= 10, len(batch_answers)

@@ -249,9 +249,15 @@ impl<A: LinkAddress> BacnetClient<A> {
                 if array_index.is_none()
                     && crate::app::read_plan::is_segmentation_failure(&error) =>
             {
+                // When the device refuses reads by index too, its first answer says most;
+                // when the element reads fail otherwise (no answer, a bad answer), that is
+                // the error to report.
                 self.read_array_elements(to, object, property)
                     .await
-                    .map_err(|_| error)
+                    .map_err(|fallback| match fallback {
+                        ClientError::Error { .. } | ClientError::Reject(_) => error,
+                        other => other,
+                    })
             }
             other => other,
         }

@@ -182,8 +182,16 @@ impl<A: LinkAddress> BacnetClient<A> {
             .map(|index| self.read_once(to, object, property, Some(index)))
             .collect();
         let mut elements = Vec::new();
-        for result in join_all(reads).await {
-            elements.extend(result?);
+        for (index, result) in (1..=length).zip(join_all(reads).await) {
+            match result {
+                Ok(element) => elements.extend(element),
+                // A busy device may abort or drop one of many concurrent reads: that element
+                // is read once more, alone, before the whole read fails.
+                Err(ClientError::Abort { .. } | ClientError::Timeout) => {
+                    elements.extend(self.read_once(to, object, property, Some(index)).await?);
+                }
+                Err(error) => return Err(error),
+            }
         }
         Ok(elements)
     }
