@@ -8,9 +8,9 @@ VENV := $(CURDIR)/.venv
 VPY := $(VENV)/bin/python
 TARGET_DIR := $(or $(CARGO_TARGET_DIR),$(CURDIR)/target)
 BIN := $(TARGET_DIR)/release/buildwire
-# Debian packages the tests need, installed with apt-get only when missing (none yet;
-# the storage and network issues add redis-server, postgresql and iproute2).
-DEBIAN_PACKAGES :=
+# Debian packages the tests need, installed with apt-get only when missing (iproute2 for the
+# network-namespace tests; the storage issue adds redis-server and postgresql).
+DEBIAN_PACKAGES := iproute2
 # Protocol crates with cargo-fuzz targets (each has its own fuzz/ workspace).
 FUZZ_CRATES := bacnet haystack opcua
 FUZZ_SECONDS ?= 600
