@@ -1,10 +1,16 @@
-"""BACnet across separate hosts: network namespaces joined by veth pairs (iproute2, as root).
+"""BACnet across separate hosts: network namespaces joined by veth pairs and bridges (iproute2,
+as root).
 
 Three namespaces stand for three hosts: a client on IP subnet 10.77.1.0/24 (BACnet network 1),
 a router with a port on each subnet, and the stress server on 10.77.2.0/24 (network 2). Every
 device uses the standard port 47808 on its own address, as on a real site. The client knows
 only the server's routed address `2:10.77.2.2:47808`: it finds the router with a broadcast
 Who-Is-Router-To-Network on its own subnet, and its reads and writes cross the router.
+
+A second scenario has three IP subnets, each a bridge in a gateway namespace that forwards
+IP between them: a BBMD on each of subnets 1 and 2 with the same BDT, a client on subnet 1, the
+server on subnet 2, and a foreign device on subnet 3, which has no BBMD. Broadcast Who-Is finds
+the server from subnet 1 through both BBMDs, and from subnet 3 after registering with BBMD 1.
 
 Where namespaces cannot be made (not root, no `ip`, a sandbox without the permission), the
 tests are skipped with the reason printed. Every namespace is deleted at the end, also when a
@@ -177,3 +183,103 @@ def test_client_on_network_1_reads_and_writes_through_the_router(
                 check=False,
             )
             assert direct.returncode != 0, direct.stdout
+
+
+@contextmanager
+def _subnets(hosts: dict[str, tuple[int, int]]) -> Iterator[dict[str, str]]:
+    """One namespace per host, plus `gw`: a bridge per subnet (10.78.S.0/24, the bridge is
+    10.78.S.254) and IP forwarding between them. `hosts` maps a role to (subnet, host number);
+    every host's default route goes through the gateway."""
+    tag = str(os.getpid() % 100000)
+    gateway = f"bw{tag}gw"
+    names = {role: f"bw{tag}{role}" for role in hosts}
+    made = [gateway]
+    try:
+        _ip("netns", "add", gateway)
+        _ip("-n", gateway, "link", "set", "lo", "up")
+        subprocess.run(
+            ["ip", "netns", "exec", gateway, "sysctl", "-q", "-w", "net.ipv4.ip_forward=1"],
+            check=True,
+        )
+        for subnet in sorted({s for s, _ in hosts.values()}):
+            bridge = f"br{tag}{subnet}"
+            _ip("-n", gateway, "link", "add", bridge, "type", "bridge")
+            _ip("-n", gateway, "addr", "add", f"10.78.{subnet}.254/24", "dev", bridge)
+            _ip("-n", gateway, "link", "set", bridge, "up")
+        for role, (subnet, host) in hosts.items():
+            name = names[role]
+            _ip("netns", "add", name)
+            made.append(name)
+            _ip("-n", name, "link", "set", "lo", "up")
+            inside, outside = f"v{tag}{role}", f"w{tag}{role}"
+            _ip("link", "add", inside, "netns", name, "type", "veth", "peer", "name", outside)
+            _ip("link", "set", outside, "netns", gateway)
+            _ip("-n", gateway, "link", "set", outside, "master", f"br{tag}{subnet}")
+            _ip("-n", gateway, "link", "set", outside, "up")
+            _ip("-n", name, "addr", "add", f"10.78.{subnet}.{host}/24", "dev", inside)
+            _ip("-n", name, "link", "set", inside, "up")
+            _ip("-n", name, "route", "add", "default", "via", f"10.78.{subnet}.254")
+        yield names
+    finally:
+        for name in made:
+            _ip("netns", "del", name, check=False)
+
+
+def test_broadcasts_cross_bbmds_between_subnets_and_reach_a_foreign_device(
+    buildwire_cmd: list[str], tmp_path
+) -> None:
+    reason = _skip_reason()
+    if reason is not None:
+        print(f"skipped: {reason}")
+        pytest.skip(reason)
+    bdt = tmp_path / "site.bdt"
+    bdt.write_text("10.78.1.1:47808\n10.78.2.1:47808\n")
+    hosts = {"b1": (1, 1), "c1": (1, 2), "b2": (2, 1), "s2": (2, 2), "f3": (3, 2)}
+    with _subnets(hosts) as ns:
+        bbmd = [*buildwire_cmd, "bacnet", "bbmd", "--bdt", str(bdt), "--bind"]
+        server = [
+            *buildwire_cmd,
+            "bacnet",
+            "serve",
+            "--bind",
+            "10.78.2.2:47808",
+            "--device-id",
+            str(SERVER_DEVICE),
+        ]
+        with (
+            _running(ns["b1"], [*bbmd, "10.78.1.1:47808"]),
+            _running(ns["b2"], [*bbmd, "10.78.2.1:47808"]),
+            _running(ns["s2"], server),
+        ):
+
+            def whois(namespace: str, *args: str) -> subprocess.CompletedProcess[str]:
+                done = _cli(namespace, buildwire_cmd, "whois", "--timeout", "2", *args)
+                found = done.returncode == 0 and str(SERVER_DEVICE) in done.stdout
+                return subprocess.CompletedProcess(
+                    done.args, 0 if found else 1, done.stdout, done.stderr
+                )
+
+            # A Who-Is broadcast on subnet 1 crosses BBMD 1 and BBMD 2 to the server on subnet
+            # 2, and its I-Am comes back the same way.
+            local = _until_ok(
+                lambda: whois(ns["c1"], "--bind", "10.78.1.2:47808", "--broadcast", "10.78.1.255")
+            )
+            assert local.returncode == 0, (local.stdout, local.stderr)
+            # A foreign device on subnet 3 (no BBMD there) registers with BBMD 1 and finds it.
+            foreign = _until_ok(
+                lambda: whois(
+                    ns["f3"],
+                    "--bind",
+                    "10.78.3.2:47808",
+                    "--broadcast",
+                    "10.78.3.255",
+                    "--foreign",
+                    "10.78.1.1:47808",
+                    "--ttl",
+                    "30",
+                )
+            )
+            assert foreign.returncode == 0, (foreign.stdout, foreign.stderr)
+            fdt = _cli(ns["c1"], buildwire_cmd, "fdt", "10.78.1.1:47808")
+            assert fdt.returncode == 0, fdt.stderr
+            assert "10.78.3.2:47808" in fdt.stdout, fdt.stdout
