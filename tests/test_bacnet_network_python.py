@@ -1,0 +1,53 @@
+"""The Python API of BACnet networks: a BBMD, a foreign device and the table reads, on loopback.
+
+The BBMD and a device share one UDP port on two loopback addresses (one "subnet": the
+device hears the BBMD's broadcasts on 127.255.255.255); a client on another address and port
+registers as a foreign device, so its Who-Is reaches the device through the BBMD.
+"""
+
+import asyncio
+import socket
+
+from buildwire import bacnet, bacnet_network
+
+
+def _free_udp_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def test_foreign_device_finds_a_device_through_a_python_bbmd() -> None:
+    async def scenario() -> None:
+        port = _free_udp_port()
+        bbmd = await bacnet_network.Bbmd.start(
+            f"127.0.0.61:{port}", broadcast="127.255.255.255", max_foreign_devices=4
+        )
+        server = await bacnet.Server.start(f"127.0.0.62:{port}", broadcast="127.255.255.255")
+        client = await bacnet_network.foreign_client(
+            "127.0.0.63:0", f"127.0.0.61:{port}", ttl=30, broadcast="127.255.255.255"
+        )
+        try:
+            assert bbmd.address == f"127.0.0.61:{port}"
+            assert [entry["address"] for entry in bbmd.bdt()] == [f"127.0.0.61:{port}"]
+            found: list = []
+            for _ in range(10):
+                found = await client.who_is(timeout=1.0)
+                if found:
+                    break
+            assert found, "the foreign device's Who-Is found no device through the BBMD"
+            fdt = bbmd.fdt()
+            assert len(fdt) == 1 and fdt[0]["address"].startswith("127.0.0.63:"), fdt
+            assert fdt[0]["ttl"] == 30
+            # The same tables read over the network.
+            remote_fdt = await bacnet_network.read_fdt(f"127.0.0.61:{port}")
+            assert [e["address"] for e in remote_fdt] == [e["address"] for e in fdt]
+            remote_bdt = await bacnet_network.read_bdt(f"127.0.0.61:{port}")
+            assert [e["address"] for e in remote_bdt] == [f"127.0.0.61:{port}"]
+            assert bbmd.stats()["registrations"] >= 1
+        finally:
+            client.close()
+            await server.stop()
+            bbmd.close()
+
+    asyncio.run(scenario())
