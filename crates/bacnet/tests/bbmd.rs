@@ -2,7 +2,8 @@
 //! (tables, forwarding rules, TTL and grace, NAKs, no loops or amplification), then on
 //! loopback: Who-Is through two BBMDs finds the device on the other "subnet" (distinct
 //! ports), a foreign device from a third one registers and finds it too, Read-BDT,
-//! Read-FDT, Write-BDT and Delete-FDT-Entry against the running BBMD.
+//! Read-FDT, Write-BDT and Delete-FDT-Entry against the running BBMD, and a registration
+//! expiring after its TTL plus the 30 s grace (on a clock the test moves forward).
 #![allow(clippy::unwrap_used)]
 
 mod support_network;
@@ -14,7 +15,7 @@ use std::time::{Duration, Instant};
 use buildwire_bacnet::bbmd::{BbmdConfig, BipLink, BipRole, ForeignConfig, RegistrationState};
 use buildwire_bacnet::driver::bbmd::{delete_fdt_entry, read_bdt, read_fdt, write_bdt};
 use buildwire_bacnet::driver::{
-    BacnetBbmd, BacnetClient, BacnetServer, BipConfig, ClientConfig, ServerConfig,
+    BacnetBbmd, BacnetClient, BacnetServer, BipConfig, ClientConfig, LinkClock, ServerConfig,
 };
 use buildwire_bacnet::objects::profile::stress_profile;
 use buildwire_bacnet::transport::{BdtEntry, BvlcResultCode, Bvll, FdtEntry};
@@ -567,14 +568,19 @@ struct TwoSubnets {
 
 impl TwoSubnets {
     async fn start() -> Self {
+        Self::start_with_clock(LinkClock::system()).await
+    }
+
+    /// BBMD A keeps its tables on `clock_a`.
+    async fn start_with_clock(clock_a: LinkClock) -> Self {
         let (pa, pb) = (support_network::free_port(), support_network::free_port());
         let a = SocketAddrV4::new(Ipv4Addr::LOCALHOST, pa);
         let b = SocketAddrV4::new(Ipv4Addr::LOCALHOST, pb);
         let table = bdt(&[(a, [255; 4]), (b, [255; 4])]);
-        let start = |bind| {
+        let start = |bind, clock| {
             let table = table.clone();
             async move {
-                BacnetBbmd::start(
+                BacnetBbmd::start_with_clock(
                     &BipConfig {
                         bind,
                         broadcast: Some(support_network::LOOPBACK_BROADCAST),
@@ -583,13 +589,14 @@ impl TwoSubnets {
                         bdt: table,
                         ..BbmdConfig::default()
                     },
+                    clock,
                 )
                 .await
                 .unwrap()
             }
         };
-        let bbmd_a = start(a).await;
-        let bbmd_b = start(b).await;
+        let bbmd_a = start(a, clock_a).await;
+        let bbmd_b = start(b, LinkClock::system()).await;
         let mut config = ServerConfig::new(
             SocketAddrV4::new(Ipv4Addr::new(127, 0, 0, 3), pb),
             stress_profile().build().unwrap(),
@@ -607,6 +614,19 @@ impl TwoSubnets {
     }
 }
 
+impl TwoSubnets {
+    /// A global Who-Is from `client` is answered by the stress server (Device 400) alone.
+    async fn who_is_finds_only_the_server(&self, client: &BacnetClient) {
+        let found = client
+            .who_is(None, Duration::from_millis(800))
+            .await
+            .unwrap();
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].0, self.server.local_addr());
+        assert_eq!(found[0].1.device.instance(), 400);
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn who_is_through_two_bbmds_finds_the_device_on_the_other_subnet() {
     let net = TwoSubnets::start().await;
@@ -616,13 +636,7 @@ async fn who_is_through_two_bbmds_finds_the_device_on_the_other_subnet() {
     ))
     .await
     .unwrap();
-    let found = client
-        .who_is(None, Duration::from_millis(800))
-        .await
-        .unwrap();
-    assert_eq!(found.len(), 1, "{found:?}");
-    assert_eq!(found[0].0, net.server.local_addr());
-    assert_eq!(found[0].1.device.instance(), 400);
+    net.who_is_finds_only_the_server(&client).await;
     // And the device answers unicast reads straight across.
     let name = client
         .read_str(net.server.local_addr(), "device,400", "object-name")
@@ -641,13 +655,9 @@ async fn who_is_through_two_bbmds_finds_the_device_on_the_other_subnet() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_foreign_device_registers_finds_the_device_and_shows_in_read_fdt() {
     let net = TwoSubnets::start().await;
-    let pc = support_network::free_port();
-    let mut config = ClientConfig::new(SocketAddrV4::new(Ipv4Addr::new(127, 0, 0, 4), pc), None);
-    config.role = BipRole::Foreign(ForeignConfig {
-        bbmd: net.bbmd_a.local_addr(),
-        time_to_live: 60,
-    });
-    let client = BacnetClient::start(config).await.unwrap();
+    let client = BacnetClient::start(foreign_config(net.bbmd_a.local_addr(), 60))
+        .await
+        .unwrap();
     let fdt = read_fdt(net.bbmd_a.local_addr(), Duration::from_secs(2))
         .await
         .unwrap();
@@ -659,12 +669,7 @@ async fn a_foreign_device_registers_finds_the_device_and_shows_in_read_fdt() {
         "{}",
         fdt[0].remaining
     );
-    let found = client
-        .who_is(None, Duration::from_millis(800))
-        .await
-        .unwrap();
-    assert_eq!(found.len(), 1, "{found:?}");
-    assert_eq!(found[0].0, net.server.local_addr());
+    net.who_is_finds_only_the_server(&client).await;
     // Delete-FDT-Entry through the management request; then it is gone.
     delete_fdt_entry(
         net.bbmd_a.local_addr(),
@@ -687,9 +692,62 @@ async fn a_foreign_device_registers_finds_the_device_and_shows_in_read_fdt() {
     let _ = net.pb;
 }
 
+fn foreign_config(bbmd: SocketAddrV4, time_to_live: u16) -> ClientConfig {
+    let pc = support_network::free_port();
+    let mut config = ClientConfig::new(SocketAddrV4::new(Ipv4Addr::new(127, 0, 0, 4), pc), None);
+    config.role = BipRole::Foreign(ForeignConfig { bbmd, time_to_live });
+    config
+}
+
+/// Through the real sockets, with BBMD A's clock moved forward instead of waited for: a
+/// registration with TTL 60 is still served 89 s later (the 30 s grace), and is gone from
+/// Read-FDT, and from broadcast distribution, at 91 s.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_registration_expires_after_its_ttl_plus_the_grace_period() {
+    let clock = LinkClock::adjustable();
+    let net = TwoSubnets::start_with_clock(clock.clone()).await;
+    let bbmd = net.bbmd_a.local_addr();
+    let client = BacnetClient::start(foreign_config(bbmd, 60)).await.unwrap();
+    let wait = Duration::from_secs(2);
+    let fdt = read_fdt(bbmd, wait).await.unwrap();
+    assert_eq!(fdt.len(), 1);
+    assert_eq!(
+        (fdt[0].address, fdt[0].time_to_live),
+        (client.local_addr(), 60)
+    );
+    assert!((89..=90).contains(&fdt[0].remaining), "{fdt:?}");
+
+    // Past the TTL, inside the grace period: listed, and broadcasts still go through.
+    clock.advance(Duration::from_secs(89));
+    let fdt = read_fdt(bbmd, wait).await.unwrap();
+    assert_eq!(fdt.len(), 1, "{fdt:?}");
+    assert!(fdt[0].remaining <= 1, "{fdt:?}");
+    net.who_is_finds_only_the_server(&client).await;
+
+    // Past TTL + grace: purged; its Distribute-Broadcast-To-Network is refused (NAK) and
+    // Who-Is finds nobody.
+    clock.advance(Duration::from_secs(2));
+    assert!(read_fdt(bbmd, wait).await.unwrap().is_empty());
+    assert!(net.bbmd_a.fdt().is_empty());
+    let found = client
+        .who_is(None, Duration::from_millis(500))
+        .await
+        .unwrap();
+    assert!(found.is_empty(), "{found:?}");
+
+    // A new registration is taken again, with the full TTL and grace.
+    let again = BacnetClient::start(foreign_config(bbmd, 10)).await.unwrap();
+    let fdt = read_fdt(bbmd, wait).await.unwrap();
+    assert_eq!(fdt.len(), 1, "{fdt:?}");
+    assert_eq!(
+        (fdt[0].address, fdt[0].time_to_live),
+        (again.local_addr(), 10)
+    );
+    assert!((39..=40).contains(&fdt[0].remaining), "{fdt:?}");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn registration_with_a_non_bbmd_fails_fast() {
-    let pc = support_network::free_port();
     let node = BacnetServer::start({
         let mut config = ServerConfig::new(
             SocketAddrV4::new(Ipv4Addr::LOCALHOST, 0),
@@ -701,11 +759,8 @@ async fn registration_with_a_non_bbmd_fails_fast() {
     })
     .await
     .unwrap();
-    let mut config = ClientConfig::new(SocketAddrV4::new(Ipv4Addr::new(127, 0, 0, 4), pc), None);
-    config.role = BipRole::Foreign(ForeignConfig {
-        bbmd: node.local_addr(),
-        time_to_live: 60,
-    });
-    let error = BacnetClient::start(config).await.unwrap_err();
+    let error = BacnetClient::start(foreign_config(node.local_addr(), 60))
+        .await
+        .unwrap_err();
     assert!(error.to_string().contains("refused"), "{error}");
 }

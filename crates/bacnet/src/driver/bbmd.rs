@@ -14,6 +14,7 @@ use tokio::net::UdpSocket;
 use tokio::task::JoinHandle;
 
 use super::bip::{BipConfig, BipTransport, MAX_BIP_DATAGRAM};
+use super::link_clock::LinkClock;
 use super::transport::Transport;
 use crate::bbmd::{BbmdConfig, BipLinkStats, BipRole};
 use crate::transport::{BdtEntry, BvlcResultCode, Bvll, FdtEntry};
@@ -28,7 +29,18 @@ pub struct BacnetBbmd {
 impl BacnetBbmd {
     /// Binds `config.bind` (a specific address: peers know the BBMD by it) and starts.
     pub async fn start(config: &BipConfig, bbmd: BbmdConfig) -> io::Result<Self> {
-        let transport = Arc::new(BipTransport::bind_with_role(config, BipRole::Bbmd(bbmd)).await?);
+        Self::start_with_clock(config, bbmd, LinkClock::system()).await
+    }
+
+    /// As [`Self::start`], with the tables kept on `clock`: a test that moves an
+    /// [`LinkClock::adjustable`] clock forward sees foreign devices expire at once.
+    pub async fn start_with_clock(
+        config: &BipConfig,
+        bbmd: BbmdConfig,
+        clock: LinkClock,
+    ) -> io::Result<Self> {
+        let transport =
+            Arc::new(BipTransport::bind_with_clock(config, BipRole::Bbmd(bbmd), clock).await?);
         let running = Arc::clone(&transport);
         let task = tokio::spawn(async move {
             loop {

@@ -16,6 +16,7 @@ use std::time::Duration;
 use socket2::{Domain, Protocol, Socket, Type};
 use tokio::net::UdpSocket;
 
+use super::link_clock::LinkClock;
 use super::transport::{Delivery, Transport};
 use crate::bbmd::{BipLink, BipLinkStats, BipRole, RegistrationState};
 use crate::encoding::DecodeError;
@@ -91,6 +92,7 @@ pub struct BipTransport {
     local: SocketAddrV4,
     link: Mutex<BipLink>,
     early: Mutex<VecDeque<Delivery<SocketAddrV4>>>,
+    clock: LinkClock,
 }
 
 impl std::fmt::Debug for BipTransport {
@@ -123,6 +125,16 @@ impl BipTransport {
     /// registers before this returns (and fails when the BBMD refuses or does not answer
     /// within [`REGISTRATION_WAIT`]), so that its first broadcast already goes through.
     pub async fn bind_with_role(config: &BipConfig, role: BipRole) -> io::Result<Self> {
+        Self::bind_with_clock(config, role, LinkClock::system()).await
+    }
+
+    /// As [`Self::bind_with_role`], with the link's tables and timers on `clock` (an
+    /// adjustable one lets a test show expiries without waiting for them).
+    pub async fn bind_with_clock(
+        config: &BipConfig,
+        role: BipRole,
+        clock: LinkClock,
+    ) -> io::Result<Self> {
         let foreign = matches!(role, BipRole::Foreign(_));
         if matches!(role, BipRole::Bbmd(_)) && config.bind.ip().is_unspecified() {
             return Err(io::Error::new(
@@ -131,7 +143,7 @@ impl BipTransport {
                  know it by that address",
             ));
         }
-        let transport = Self::bind_sockets(config, role).await?;
+        let transport = Self::bind_sockets(config, role, clock).await?;
         if foreign {
             transport.wait_registered(REGISTRATION_WAIT).await?;
         }
@@ -191,7 +203,7 @@ impl BipTransport {
 
     /// The foreign device table (a BBMD's; empty otherwise).
     pub fn fdt(&self) -> Vec<FdtEntry> {
-        self.lock().fdt(std::time::Instant::now())
+        self.lock().fdt(self.clock.now())
     }
 
     /// The foreign-device registration state, when this node is one.
@@ -199,7 +211,7 @@ impl BipTransport {
         self.lock().registration().map(|r| r.state())
     }
 
-    async fn bind_sockets(config: &BipConfig, role: BipRole) -> io::Result<Self> {
+    async fn bind_sockets(config: &BipConfig, role: BipRole, clock: LinkClock) -> io::Result<Self> {
         let unicast = udp_socket(config.bind, false)?;
         let local = match unicast.local_addr()? {
             SocketAddr::V4(v4) => v4,
@@ -223,7 +235,7 @@ impl BipTransport {
             }
             _ => None,
         };
-        let link = BipLink::new(std::time::Instant::now(), local, broadcast_to, role);
+        let link = BipLink::new(clock.now(), local, broadcast_to, role);
         Ok(Self {
             unicast,
             broadcast_rx,
@@ -232,6 +244,7 @@ impl BipTransport {
             local,
             link: Mutex::new(link),
             early: Mutex::new(VecDeque::new()),
+            clock,
         })
     }
 
@@ -280,12 +293,12 @@ impl BipTransport {
         let deadline = self.lock().poll_timeout();
         let wake = deadline.map_or_else(
             || tokio::time::Instant::now() + Duration::from_secs(3600),
-            tokio::time::Instant::from_std,
+            |deadline| tokio::time::Instant::from_std(self.clock.to_host(deadline)),
         );
         let (n, from) = tokio::select! {
             got = self.recv_raw(&mut buf) => got?,
             () = tokio::time::sleep_until(wake) => {
-                self.lock().handle_timeout(std::time::Instant::now());
+                self.lock().handle_timeout(self.clock.now());
                 self.flush().await;
                 return Ok(None);
             }
@@ -296,7 +309,7 @@ impl BipTransport {
         let datagram = buf.get(..n).unwrap_or_default();
         let delivery = self
             .lock()
-            .handle_datagram(std::time::Instant::now(), from, datagram);
+            .handle_datagram(self.clock.now(), from, datagram);
         self.flush().await;
         Ok(delivery.map(|delivery| Delivery {
             source: delivery.source,
@@ -340,7 +353,7 @@ impl BipTransport {
     /// a BBMD, Forwarded-NPDU to its peers and foreign devices), or for a foreign device
     /// Distribute-Broadcast-To-Network to its BBMD.
     pub async fn send_broadcast(&self, npdu: &[u8]) -> io::Result<()> {
-        let queued = self.lock().send_broadcast(std::time::Instant::now(), npdu);
+        let queued = self.lock().send_broadcast(self.clock.now(), npdu);
         if !queued {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,

@@ -11,6 +11,7 @@ mod bip;
 mod bip6;
 mod client;
 pub mod clock;
+mod link_clock;
 mod router;
 mod server;
 mod transport;
@@ -19,6 +20,7 @@ pub use bbmd::BacnetBbmd;
 pub use bip::{BipConfig, BipTransport, MAX_BIP_DATAGRAM, MAX_BIP_NPDU, Received};
 pub use bip6::{Bip6Config, Bip6Transport};
 pub use client::{BacnetClient, ClientConfig, CovSubscription, DEFAULT_MAX_CONCURRENT_PER_DEVICE};
+pub use link_clock::LinkClock;
 pub use router::{
     BacnetRouter, PortSpec, RouterOptions, RouterPort, RouterPortStats, interface_index,
     parse_static_route,
