@@ -7,7 +7,11 @@ pub fn is_ref_char(c: char) -> bool {
 
 /// Whether `id` is a non-empty string of ref characters.
 pub fn is_ref_id(id: &str) -> bool {
-    !id.is_empty() && id.chars().all(is_ref_char)
+    // Byte by byte: every ref character is ASCII, and no byte of a non-ASCII character is.
+    !id.is_empty()
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b':' | b'-' | b'.' | b'~'))
 }
 
 /// A reference to an entity, e.g. `@a-0001 "Alpha Airside AHU-2"`.

@@ -181,6 +181,80 @@ impl DateTime {
     pub fn is_tz_char(c: char) -> bool {
         c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '+')
     }
+
+    /// Parses exactly `YYYY-MM-DDThh:mm:ss[.f]` (one to nine fraction digits) and `Z` or
+    /// `±hh:mm`, with no timezone name: the value of a Hayson `dateTime`, as encoders
+    /// write it. `None` for anything else, valid or not; decoders then use their full
+    /// grammar, which gives the same timestamp for every text this accepts.
+    pub(crate) fn parse_iso_offset(text: &str) -> Option<DateTime> {
+        let b = text.as_bytes();
+        let date = Date::parse_iso(b.get(..10)?)?;
+        if b.get(10) != Some(&b'T') {
+            return None;
+        }
+        let hms = b.get(11..19)?;
+        if hms.get(2) != Some(&b':') || hms.get(5) != Some(&b':') {
+            return None;
+        }
+        let (hour, minute, second) = (
+            two_digits(hms.get(0..2)?)?,
+            two_digits(hms.get(3..5)?)?,
+            two_digits(hms.get(6..8)?)?,
+        );
+        let mut at = 19;
+        let mut nanos = 0u32;
+        if b.get(at) == Some(&b'.') {
+            let digits = b.get(at + 1..)?;
+            let count = digits.iter().take_while(|d| d.is_ascii_digit()).count();
+            if count == 0 || count > 9 {
+                return None;
+            }
+            let fraction = digits
+                .get(..count)?
+                .iter()
+                .fold(0u32, |acc, d| acc * 10 + u32::from(d - b'0'));
+            nanos = fraction * 10u32.pow(9 - count as u32);
+            at += 1 + count;
+        }
+        let offset = match b.get(at..)? {
+            [b'Z'] => 0,
+            [sign @ (b'+' | b'-'), h1, h2, b':', m1, m2] => {
+                let hours = i32::from(two_digits(&[*h1, *h2])?);
+                let minutes = i32::from(two_digits(&[*m1, *m2])?);
+                if minutes > 59 {
+                    return None;
+                }
+                let magnitude = hours * 3600 + minutes * 60;
+                if *sign == b'-' { -magnitude } else { magnitude }
+            }
+            _ => return None,
+        };
+        let time = Time::new(hour, minute, second, nanos).ok()?;
+        DateTime::new(date, time, offset, None).ok()
+    }
+}
+
+/// The value of two ASCII digits.
+#[inline]
+fn two_digits(pair: &[u8]) -> Option<u8> {
+    match pair {
+        [t @ b'0'..=b'9', u @ b'0'..=b'9'] => Some((t - b'0') * 10 + (u - b'0')),
+        _ => None,
+    }
+}
+
+impl Date {
+    /// Parses exactly `YYYY-MM-DD` (checked as [`Date::new`] checks); `None` otherwise.
+    pub(crate) fn parse_iso(b: &[u8]) -> Option<Date> {
+        match b {
+            [y1, y2, y3, y4, b'-', m1, m2, b'-', d1, d2] => {
+                let year =
+                    i32::from(two_digits(&[*y1, *y2])?) * 100 + i32::from(two_digits(&[*y3, *y4])?);
+                Date::new(year, two_digits(&[*m1, *m2])?, two_digits(&[*d1, *d2])?).ok()
+            }
+            _ => None,
+        }
+    }
 }
 
 #[cfg(test)]

@@ -24,8 +24,8 @@ use std::collections::HashMap;
 
 use crate::codec::{MAX_COLUMNS, MAX_DEPTH, zinc};
 use crate::value::{
-    Column, Coord, DateTime, Dict, Grid, Kind, Number, Ref, Value, XStr, is_ref_id, is_tag_name,
-    is_xstr_type,
+    Column, Coord, Date, DateTime, Dict, Grid, Kind, Number, Ref, Value, XStr, is_ref_id,
+    is_tag_name, is_xstr_type,
 };
 
 /// Deepest nesting the scanner handles itself; deeper documents go to the tree decoder.
@@ -76,6 +76,9 @@ pub(crate) fn scan_grid(input: &str) -> Scan<Grid> {
 
 /// `{"_kind":"marker"}` after its `{`.
 const MARKER_REST: &[u8] = br#""_kind":"marker"}"#;
+
+/// The `_kind` member name as encoders write it.
+const KIND_KEY: &[u8] = br#""_kind""#;
 
 const ONES: u64 = 0x0101_0101_0101_0101;
 const HIGH_BITS: u64 = 0x8080_8080_8080_8080;
@@ -358,7 +361,14 @@ impl<'a> Scanner<'a> {
             self.pos += MARKER_REST.len();
             return Ok(Value::Marker);
         }
-        let first = self.key()?;
+        let first = if self.bytes.get(self.pos..self.pos + KIND_KEY.len()) == Some(KIND_KEY) {
+            // `"_kind"` without escapes: no string to read.
+            self.pos += KIND_KEY.len();
+            self.colon()?;
+            Cow::Borrowed("_kind")
+        } else {
+            self.key()?
+        };
         if first == "_kind" {
             if self.peek() != Some(b'"') {
                 return Err(GiveUp);
@@ -422,6 +432,9 @@ impl<'a> Scanner<'a> {
                     .map(|g| Value::Grid(Box::new(g)));
             }
             _ => {}
+        }
+        if let Some(value) = self.common_layout(kind) {
+            return Ok(value);
         }
         // Each remaining kind reads at most two members; the others are checked and
         // ignored, as by the tree decoder.
@@ -524,6 +537,167 @@ impl<'a> Scanner<'a> {
             // Handled above.
             Kind::Dict | Kind::Grid => return Err(GiveUp),
         })
+    }
+
+    /// Reads the members after `"_kind":"..."` when they are laid out as encoders write
+    /// them: `"val"`, then at most the kind's second member (`unit`, `dis`, `tz`), then
+    /// `}`. Builds the value the general loop of [`Scanner::kinded`] builds from the same
+    /// text; `None`, with the position unchanged, for any other layout or on any doubt
+    /// (the general loop then decides).
+    fn common_layout(&mut self, kind: Kind) -> Option<Value> {
+        let start = self.pos;
+        let value = match kind {
+            Kind::Ref => self.common_ref(),
+            Kind::Number => self.common_number(),
+            Kind::DateTime => self.common_date_time(),
+            Kind::Date => {
+                self.member(b"val")?;
+                let date = Date::parse_iso(self.plain_str()?.as_bytes())?;
+                self.close()?;
+                Some(Value::Date(date))
+            }
+            Kind::Symbol => {
+                self.member(b"val")?;
+                let name = self.plain_str()?;
+                self.close()?;
+                is_ref_id(name).then(|| Value::Symbol(name.to_owned()))
+            }
+            Kind::Str | Kind::Uri => {
+                self.member(b"val")?;
+                if self.peek() != Some(b'"') {
+                    return None;
+                }
+                let text = self.string().ok()?.into_owned();
+                self.close()?;
+                Some(if kind == Kind::Str {
+                    Value::Str(text)
+                } else {
+                    Value::Uri(text)
+                })
+            }
+            _ => None,
+        };
+        if value.is_none() {
+            self.pos = start;
+        }
+        value
+    }
+
+    /// `"val":"id"` and an optional string `"dis"`.
+    fn common_ref(&mut self) -> Option<Value> {
+        self.member(b"val")?;
+        let id = self.plain_str()?;
+        if !is_ref_id(id) {
+            return None;
+        }
+        let dis = if self.close_or(b"dis")? {
+            let dis = self.quoted()?;
+            self.close()?;
+            Some(dis)
+        } else {
+            None
+        };
+        Some(Value::Ref(Ref {
+            id: id.to_owned(),
+            dis,
+        }))
+    }
+
+    /// `"val":number` and an optional string `"unit"`.
+    fn common_number(&mut self) -> Option<Value> {
+        self.member(b"val")?;
+        if !matches!(self.peek(), Some(b'-' | b'0'..=b'9')) {
+            return None;
+        }
+        let value = self.number().ok()?;
+        let unit = if self.close_or(b"unit")? {
+            let unit = self.quoted()?;
+            self.close()?;
+            Some(unit)
+        } else {
+            None
+        };
+        Some(Value::Number(Number { value, unit }))
+    }
+
+    /// `"val":"YYYY-MM-DDThh:mm:ss[.f]±hh:mm"` and an optional `"tz"` name.
+    fn common_date_time(&mut self) -> Option<Value> {
+        self.member(b"val")?;
+        let mut dt = DateTime::parse_iso_offset(self.plain_str()?)?;
+        if self.close_or(b"tz")? {
+            let tz = self.plain_str()?;
+            if tz.is_empty() || !tz.chars().all(DateTime::is_tz_char) {
+                return None;
+            }
+            self.close()?;
+            dt.tz = Some(tz.to_owned());
+        }
+        Some(Value::DateTime(Box::new(dt)))
+    }
+
+    /// After a member value: `,` and the member `"name":` (no escapes in the name).
+    #[inline]
+    fn member(&mut self, name: &[u8]) -> Option<()> {
+        self.skip_ws();
+        if self.peek() != Some(b',') {
+            return None;
+        }
+        self.pos += 1;
+        self.skip_ws();
+        let end = self.pos + name.len() + 2;
+        match self.bytes.get(self.pos..end) {
+            Some([b'"', inner @ .., b'"']) if inner == name => {}
+            _ => return None,
+        }
+        self.pos = end;
+        self.colon().ok()
+    }
+
+    /// After a member value: true after `,"name":`, false after the closing `}`.
+    #[inline]
+    fn close_or(&mut self, name: &[u8]) -> Option<bool> {
+        self.skip_ws();
+        if self.peek() == Some(b'}') {
+            self.pos += 1;
+            return Some(false);
+        }
+        self.member(name).map(|()| true)
+    }
+
+    /// After a member value: the closing `}`.
+    #[inline]
+    fn close(&mut self) -> Option<()> {
+        self.skip_ws();
+        if self.peek() != Some(b'}') {
+            return None;
+        }
+        self.pos += 1;
+        Some(())
+    }
+
+    /// A JSON string without escapes, borrowed from the input.
+    #[inline]
+    fn plain_str(&mut self) -> Option<&'a str> {
+        if self.peek() != Some(b'"') {
+            return None;
+        }
+        let start = self.pos + 1;
+        let run = plain_run(self.bytes.get(start..)?);
+        if self.bytes.get(start + run) != Some(&b'"') {
+            return None;
+        }
+        let text = self.input.get(start..start + run)?;
+        self.pos = start + run + 1;
+        Some(text)
+    }
+
+    /// A JSON string (escapes allowed), owned; `None` if no string is here.
+    #[inline]
+    fn quoted(&mut self) -> Option<String> {
+        if self.peek() != Some(b'"') {
+            return None;
+        }
+        self.string().ok().map(Cow::into_owned)
     }
 
     /// Reads grid members up to the closing `}`; the scanner is at the first member
