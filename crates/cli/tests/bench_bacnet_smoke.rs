@@ -2,6 +2,7 @@
 //! seconds on 127.0.0.1 with its published mix, and its JSON report must have bac-py's shape
 //! (a superset of `{mode, transport, config, warmup, sustained{error_rate, throughput_rps,
 //! latency_ms{mean,p50,p95,p99}}}`), no errors, and every operation of the mix answered.
+//! Each also runs with `--processes` (server, and router, as their own OS processes).
 //! No speed is asserted: benchmarks are never timed tests.
 
 use std::process::Command;
@@ -9,6 +10,10 @@ use std::process::Command;
 use serde_json::Value;
 
 fn run(scenario: &str) -> Value {
+    run_with(scenario, &[])
+}
+
+fn run_with(scenario: &str, extra: &[&str]) -> Value {
     let output = Command::new(env!("CARGO_BIN_EXE_buildwire"))
         .args([
             "bench",
@@ -22,6 +27,7 @@ fn run(scenario: &str) -> Value {
             "0.5",
             "--json",
         ])
+        .args(extra)
         .output()
         .expect("the buildwire binary runs");
     let stderr = String::from_utf8_lossy(&output.stderr);
@@ -114,4 +120,30 @@ fn bbmd_scenario_reads_the_tables() {
     let mut ops = MIX.to_vec();
     ops.extend(["readFDT", "readBDT"]);
     check(&report, "bbmd", &ops);
+}
+
+#[test]
+fn every_scenario_runs_with_its_parts_in_their_own_processes() {
+    for (scenario, extra) in [
+        ("bip", &["subscribeCOV"][..]),
+        ("router", &[][..]),
+        ("bbmd", &["readFDT", "readBDT"][..]),
+    ] {
+        let report = run_with(scenario, &["--processes"]);
+        let mut ops = MIX.to_vec();
+        ops.extend(extra);
+        check(&report, scenario, &ops);
+        let server = report["server"].as_str().unwrap_or_default();
+        assert!(server.starts_with("own process"), "{scenario}: {server}");
+        assert!(
+            number(&report, &["server_resident_mib"]) > 0.0,
+            "{scenario}: {report}"
+        );
+        if scenario == "router" {
+            assert!(server.contains("via router"), "{server}");
+            assert!(number(&report, &["router_resident_mib"]) > 0.0);
+            let check = &report["warmup"]["operations"]["whoIsRouterToNetwork"];
+            assert_eq!(check["answered"], 1, "{check}");
+        }
+    }
 }

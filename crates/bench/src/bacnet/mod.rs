@@ -130,8 +130,12 @@ pub struct BacnetRunConfig {
     /// Port of the in-process server (0: any free port).
     pub port: u16,
     /// A device with the stress objects to aim at instead of the in-process server
-    /// (BIP scenario only; executed requests are then unknown).
+    /// (executed requests are then unknown unless a probe is given). In the BBMD scenario it
+    /// must also be the BBMD the clients register with; in the router scenario it is the
+    /// device on network 2 behind [`BacnetRunConfig::via_router`].
     pub target: Option<SocketAddrV4>,
+    /// The router scenario with the router outside this process: its network-1 address.
+    pub via_router: Option<SocketAddrV4>,
 }
 
 /// Counts and latency of one operation.
@@ -283,6 +287,10 @@ pub struct BacnetOutcome {
     pub resident_mib: Option<f64>,
     /// Resident memory of the server process at the end, when it ran in its own, MiB.
     pub server_resident_mib: Option<f64>,
+    /// Resident memory of the router process at the end (router scenario with
+    /// `--processes`), MiB.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub router_resident_mib: Option<f64>,
     /// Answered per second, every 250 ms of the sustained phase.
     pub throughput_timeline: Vec<(f64, f64)>,
     /// The raw UDP limit, when measured.
@@ -316,7 +324,7 @@ struct Setup {
 const LOOPBACK: Ipv4Addr = Ipv4Addr::LOCALHOST;
 const LOOPBACK_BROADCAST: Ipv4Addr = Ipv4Addr::new(127, 255, 255, 255);
 /// The server's network in the router scenario.
-const SERVER_NETWORK: u16 = 2;
+pub const SERVER_NETWORK: u16 = 2;
 /// How often the router health check runs, as published.
 const ROUTE_CHECK_EVERY: Duration = Duration::from_secs(10);
 
@@ -333,20 +341,45 @@ fn server_config(bind: SocketAddrV4, role: BipRole) -> Result<ServerConfig, Bacn
 
 async fn set_up(config: &BacnetRunConfig) -> Result<Setup, BacnetBenchError> {
     if let Some(target) = config.target {
-        if config.scenario != Scenario::Bip {
-            return Err(BacnetBenchError::Config(
-                "--target works with the bip scenario only (the router and BBMD scenarios \
-                 start their own router or BBMD)"
-                    .into(),
-            ));
-        }
-        return Ok(Setup {
-            target: DeviceAddress::Local(target),
-            server: None,
-            router: None,
-            link_peer: None,
-            remote_network: 0,
-            role: BipRole::Node,
+        return Ok(match (config.scenario, config.via_router) {
+            (Scenario::Bip, _) => Setup {
+                target: DeviceAddress::Local(target),
+                server: None,
+                router: None,
+                link_peer: None,
+                remote_network: 0,
+                role: BipRole::Node,
+            },
+            // The device is the BBMD: the clients register with it as foreign devices.
+            (Scenario::Bbmd, _) => Setup {
+                target: DeviceAddress::Local(target),
+                server: None,
+                router: None,
+                link_peer: Some(target),
+                remote_network: 0,
+                role: BipRole::Foreign(ForeignConfig {
+                    bbmd: target,
+                    time_to_live: 300,
+                }),
+            },
+            (Scenario::Router, Some(router)) => Setup {
+                target: DeviceAddress::Via {
+                    router,
+                    remote: routed_server(target)?,
+                },
+                server: None,
+                router: None,
+                link_peer: Some(router),
+                remote_network: SERVER_NETWORK,
+                role: BipRole::Node,
+            },
+            (Scenario::Router, None) => {
+                return Err(BacnetBenchError::Config(
+                    "the router scenario reaches a device outside this process only through \
+                     a router outside it too (--processes starts both)"
+                        .into(),
+                ));
+            }
         });
     }
     let bind = SocketAddrV4::new(LOOPBACK, config.port);
@@ -370,19 +403,7 @@ async fn set_up(config: &BacnetRunConfig) -> Result<Setup, BacnetBenchError> {
                 config.port
             };
             let bind = SocketAddrV4::new(LOOPBACK, own);
-            let role = BipRole::Bbmd(BbmdConfig {
-                bdt: vec![BdtEntry {
-                    address: bind,
-                    mask: Ipv4Addr::BROADCAST,
-                }],
-                max_foreign_devices: 1024,
-                // The BBMD's limit on what it sends on its own initiative (table answers,
-                // NAKs) protects a real site from floods; the FDT and BDT readers here ask
-                // back to back, so it is raised to measure the BBMD, not its limiter.
-                rate: 1_000_000,
-                burst: 1_000_000,
-                ..BbmdConfig::default()
-            });
+            let role = bbmd_role(bind);
             let server = BacnetServer::start(server_config(bind, role)?).await?;
             let at = server.local_addr();
             Ok(Setup {
@@ -405,45 +426,11 @@ async fn set_up(config: &BacnetRunConfig) -> Result<Setup, BacnetBenchError> {
             )?)
             .await?;
             let server_at = server.local_addr();
-            let port_1 = if config.port == 0 {
-                free_udp_port()?
-            } else {
-                config.port
-            };
-            let network_1 = BipTransport::bind(&BipConfig {
-                bind: SocketAddrV4::new(LOOPBACK, port_1),
-                broadcast: Some(LOOPBACK_BROADCAST),
-            })
-            .await?;
-            let network_2 = BipTransport::bind(&BipConfig {
-                bind: SocketAddrV4::new(LOOPBACK, 0),
-                broadcast: None,
-            })
-            .await?;
-            let router_at = network_1.local_addr();
-            let router = BacnetRouter::start(
-                vec![
-                    RouterPort::Bip {
-                        network: 1,
-                        transport: network_1,
-                    },
-                    RouterPort::Bip {
-                        network: SERVER_NETWORK,
-                        transport: network_2,
-                    },
-                ],
-                RouterOptions::default(),
-            )
-            .await?;
-            let mac = MacAddress::new(&bip_mac(server_at))
-                .ok_or_else(|| BacnetBenchError::Config("bad server MAC".into()))?;
+            let (router, router_at) = start_router(config.port).await?;
             Ok(Setup {
                 target: DeviceAddress::Via {
                     router: router_at,
-                    remote: RoutedAddress {
-                        network: SERVER_NETWORK,
-                        mac,
-                    },
+                    remote: routed_server(server_at)?,
                 },
                 server: Some(server),
                 router: Some(router),
@@ -453,6 +440,66 @@ async fn set_up(config: &BacnetRunConfig) -> Result<Setup, BacnetBenchError> {
             })
         }
     }
+}
+
+/// The router scenario's router on 127.0.0.1: network 1 on `port` (0: a free one, with
+/// the loopback broadcast address), network 2 on any free port. Returns it and its
+/// network-1 address.
+pub async fn start_router(port: u16) -> Result<(BacnetRouter, SocketAddrV4), BacnetBenchError> {
+    let port_1 = if port == 0 { free_udp_port()? } else { port };
+    let network_1 = BipTransport::bind(&BipConfig {
+        bind: SocketAddrV4::new(LOOPBACK, port_1),
+        broadcast: Some(LOOPBACK_BROADCAST),
+    })
+    .await?;
+    let network_2 = BipTransport::bind(&BipConfig {
+        bind: SocketAddrV4::new(LOOPBACK, 0),
+        broadcast: None,
+    })
+    .await?;
+    let router_at = network_1.local_addr();
+    let router = BacnetRouter::start(
+        vec![
+            RouterPort::Bip {
+                network: 1,
+                transport: network_1,
+            },
+            RouterPort::Bip {
+                network: SERVER_NETWORK,
+                transport: network_2,
+            },
+        ],
+        RouterOptions::default(),
+    )
+    .await?;
+    Ok((router, router_at))
+}
+
+/// The role of the BBMD scenario's server: a BBMD whose BDT holds itself.
+pub fn bbmd_role(bind: SocketAddrV4) -> BipRole {
+    BipRole::Bbmd(BbmdConfig {
+        bdt: vec![BdtEntry {
+            address: bind,
+            mask: Ipv4Addr::BROADCAST,
+        }],
+        max_foreign_devices: 1024,
+        // The BBMD's limit on what it sends on its own initiative (table answers, NAKs)
+        // protects a real site from floods; the FDT and BDT readers here ask back to back,
+        // so it is raised to measure the BBMD, not its limiter.
+        rate: 1_000_000,
+        burst: 1_000_000,
+        ..BbmdConfig::default()
+    })
+}
+
+/// The server on network 2 as the router scenario's clients address it.
+fn routed_server(server: SocketAddrV4) -> Result<RoutedAddress, BacnetBenchError> {
+    let mac = MacAddress::new(&bip_mac(server))
+        .ok_or_else(|| BacnetBenchError::Config("bad server MAC".into()))?;
+    Ok(RoutedAddress {
+        network: SERVER_NETWORK,
+        mac,
+    })
 }
 
 /// A B/IP MAC: the IPv4 address and the port.
@@ -699,9 +746,11 @@ pub async fn run_scenario(
     if let Some(server) = setup.server {
         server.shutdown().await;
     }
-    let server = config
-        .target
-        .map_or_else(|| "in-process".to_owned(), |t| t.to_string());
+    let server = match (config.target, config.via_router) {
+        (None, _) => "in-process".to_owned(),
+        (Some(target), None) => target.to_string(),
+        (Some(target), Some(router)) => format!("{target} via router {router}"),
+    };
     Ok(BacnetOutcome {
         mode: config.scenario.name().to_owned(),
         transport: "udp".to_owned(),
@@ -714,6 +763,7 @@ pub async fn run_scenario(
         server,
         resident_mib: resident_mib(),
         server_resident_mib: None,
+        router_resident_mib: None,
         throughput_timeline: timeline,
         limit: Some(LimitReport {
             in_flight: concurrency,

@@ -41,6 +41,10 @@ pub enum BacnetBench {
     /// protocol: prints `ready PORT`, answers `count` on stdin with `executed N`.
     #[command(hide = true)]
     StressServer(StressServerArgs),
+    /// (internal) the router scenario's router in its own process: network 1 and network 2
+    /// on B/IP; prints `ready PORT` (its network-1 port) and runs until stdin closes.
+    #[command(hide = true)]
+    RouterProcess(RouterProcessArgs),
 }
 
 const COMPARE_HELP: &str = "Peers come from scripts/peers.sh (py311: rusty-bacnet, BACpypes3; \
@@ -70,6 +74,16 @@ pub struct CompareArgs {
 #[derive(Debug, Args)]
 pub struct StressServerArgs {
     /// UDP port on 127.0.0.1 (0 picks one).
+    #[arg(long, default_value_t = 0)]
+    port: u16,
+    /// Serve as the BBMD scenario's server: a BBMD whose BDT holds itself.
+    #[arg(long)]
+    bbmd: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct RouterProcessArgs {
+    /// UDP port of network 1 on 127.0.0.1 (0 picks one).
     #[arg(long, default_value_t = 0)]
     port: u16,
 }
@@ -133,8 +147,9 @@ pub struct BacnetBenchArgs {
     /// Seconds of the raw UDP limit run (0 skips it).
     #[arg(long, default_value_t = 5.0)]
     limit_seconds: f64,
-    /// Run the stress server as its own OS process (bip; buildwire's `stress-server`),
-    /// with the clients in this one.
+    /// Run the stress server (and in the router scenario the router) as their own OS
+    /// processes, with the clients in this one: the published "Docker" variant without
+    /// Docker. The BBMD scenario's server process is the BBMD.
     #[arg(long)]
     processes: bool,
     /// Raise the pools (1, 2, 4, 8...) until throughput stops rising by 5 %; print the curve.
@@ -155,11 +170,13 @@ pub fn execute(cmd: BacnetBench) -> CommandResult {
         BacnetBench::Bbmd(args) => run(Scenario::Bbmd, &args),
         BacnetBench::Compare(args) => compare(&args),
         BacnetBench::StressServer(args) => stress_server(&args),
+        BacnetBench::RouterProcess(args) => router_process(&args),
     }
 }
 
-/// Starts buildwire's stress server as a child process (this same program).
-fn start_own_process(port: u16) -> Result<StressProcess, String> {
+/// Starts buildwire's stress server as a child process (this same program); with `bbmd`,
+/// as the BBMD scenario's server.
+fn start_own_process(port: u16, bbmd: bool) -> Result<StressProcess, String> {
     let program = std::env::current_exe().map_err(|e| e.to_string())?;
     let mut command = std::process::Command::new(program);
     command.args([
@@ -169,9 +186,65 @@ fn start_own_process(port: u16) -> Result<StressProcess, String> {
         "--port",
         &port.to_string(),
     ]);
+    if bbmd {
+        command.arg("--bbmd");
+    }
     let process = StressProcess::start(command, "buildwire stress-server")?;
     std::thread::sleep(peer::SETTLE);
     Ok(process)
+}
+
+/// Starts the router scenario's router as a child process (this same program).
+fn start_router_process(port: u16) -> Result<StressProcess, String> {
+    let program = std::env::current_exe().map_err(|e| e.to_string())?;
+    let mut command = std::process::Command::new(program);
+    command.args([
+        "bench",
+        "bacnet",
+        "router-process",
+        "--port",
+        &port.to_string(),
+    ]);
+    let process = StressProcess::start(command, "buildwire router-process")?;
+    std::thread::sleep(peer::SETTLE);
+    Ok(process)
+}
+
+/// The parts `--processes` started: the stress server and, in the router scenario, the
+/// router. Dropping them stops the processes.
+struct OwnProcesses {
+    server: StressProcess,
+    router: Option<StressProcess>,
+}
+
+/// Starts the scenario's server (and router) as processes and aims `config` at them.
+fn start_processes(
+    scenario: Scenario,
+    port: u16,
+    config: &mut BacnetRunConfig,
+) -> Result<OwnProcesses, String> {
+    let loopback = std::net::Ipv4Addr::LOCALHOST;
+    match scenario {
+        Scenario::Bip | Scenario::Bbmd => {
+            let server = start_own_process(port, scenario == Scenario::Bbmd)?;
+            config.target = Some(SocketAddrV4::new(loopback, server.port));
+            Ok(OwnProcesses {
+                server,
+                router: None,
+            })
+        }
+        Scenario::Router => {
+            // --port is the router's network-1 port, as in-process.
+            let server = start_own_process(0, false)?;
+            let router = start_router_process(port)?;
+            config.target = Some(SocketAddrV4::new(loopback, server.port));
+            config.via_router = Some(SocketAddrV4::new(loopback, router.port));
+            Ok(OwnProcesses {
+                server,
+                router: Some(router),
+            })
+        }
+    }
 }
 
 fn stress_server(args: &StressServerArgs) -> CommandResult {
@@ -185,6 +258,16 @@ fn stress_server(args: &StressServerArgs) -> CommandResult {
     let mut config = buildwire_bacnet::driver::ServerConfig::new(bind, database);
     config.broadcast = None;
     config.announce = false;
+    if args.bbmd {
+        // A BBMD's BDT names its own address, so the port is fixed before it starts.
+        let port = if args.port == 0 {
+            std::net::UdpSocket::bind(bind)?.local_addr()?.port()
+        } else {
+            args.port
+        };
+        config.bind = SocketAddrV4::new(std::net::Ipv4Addr::LOCALHOST, port);
+        config.role = buildwire_bench::bacnet::bbmd_role(config.bind);
+    }
     let server = runtime.block_on(buildwire_bacnet::driver::BacnetServer::start(config))?;
     println!("ready {}", server.local_addr().port());
     // Answer `count` until stdin closes (the benchmark ended or died).
@@ -194,6 +277,24 @@ fn stress_server(args: &StressServerArgs) -> CommandResult {
         }
     }
     runtime.block_on(server.shutdown());
+    Ok(())
+}
+
+fn router_process(args: &RouterProcessArgs) -> CommandResult {
+    use std::io::BufRead;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()?;
+    let (router, at) = runtime.block_on(buildwire_bench::bacnet::start_router(args.port))?;
+    println!("ready {}", at.port());
+    // The router executes no requests of its own; `count` is answered for the protocol.
+    for line in std::io::stdin().lock().lines() {
+        if line?.trim() == "count" {
+            println!("executed 0");
+        }
+    }
+    runtime.block_on(router.shutdown());
     Ok(())
 }
 
@@ -215,7 +316,7 @@ fn compare(args: &CompareArgs) -> CommandResult {
                 .map_err(|e| e.to_string()),
             name => {
                 let process = if name == "buildwire-process" {
-                    start_own_process(0)
+                    start_own_process(0, false)
                 } else if let Some(kind) = peer::PEERS.iter().find(|p| p.name == name) {
                     free_port().and_then(|port| {
                         let p = StressProcess::start_peer(*kind, &peers_dir, port)?;
@@ -383,6 +484,7 @@ fn run_config(scenario: Scenario, args: &BacnetBenchArgs, pools: usize) -> Bacne
         error_backoff: args.error_backoff,
         port: args.port,
         target: args.target,
+        via_router: None,
     }
 }
 
@@ -446,23 +548,14 @@ fn run(scenario: Scenario, args: &BacnetBenchArgs) -> CommandResult {
     }
     let mut config = run_config(scenario, args, args.pools);
     let own = if args.processes {
-        if scenario != Scenario::Bip || args.target.is_some() {
-            return Err(
-                "--processes runs the bip scenario's server as its own process; \
-                the router and BBMD scenarios run in-process only for now"
-                    .into(),
-            );
+        if args.target.is_some() {
+            return Err("--processes starts its own server; leave out --target".into());
         }
-        let process = start_own_process(args.port)?;
-        config.target = Some(SocketAddrV4::new(
-            std::net::Ipv4Addr::LOCALHOST,
-            process.port,
-        ));
-        Some(process)
+        Some(start_processes(scenario, args.port, &mut config)?)
     } else {
         None
     };
-    let probe = || own.as_ref().and_then(StressProcess::executed);
+    let probe = || own.as_ref().and_then(|o| o.server.executed());
     let outcome = run_once(
         &runtime,
         &config,
@@ -473,9 +566,12 @@ fn run(scenario: Scenario, args: &BacnetBenchArgs) -> CommandResult {
     );
     progress.finish();
     let mut outcome = outcome?;
-    if let Some(process) = &own {
+    if let Some(own) = &own {
         outcome.server = format!("own process {}", outcome.server);
-        outcome.server_resident_mib = process.resident_mib();
+        outcome.server_resident_mib = own.server.resident_mib();
+        if let Some(router) = &own.router {
+            outcome.router_resident_mib = router.resident_mib();
+        }
     }
     if let Some(path) = &args.plot {
         write_throughput_and_cdf_svg(
@@ -677,7 +773,7 @@ fn render(outcome: &BacnetOutcome, machine: &MachineInfo) -> String {
     format!(
         "bacnet {} ({} workers, {} pools, server {}): {:.1} s measured after {:.1} s warm-up\n\
          machine: {}\n{table}\n{executed}{limit}\nerror rate {:.3} % (threshold {} %): {}\
-         \nresident memory: this process {}, the server's own process {}\n",
+         \nresident memory: this process {}, the server's own process {}{}\n",
         outcome.mode,
         outcome.concurrency,
         outcome.config.mix.pools,
@@ -694,5 +790,10 @@ fn render(outcome: &BacnetOutcome, machine: &MachineInfo) -> String {
         outcome
             .server_resident_mib
             .map_or_else(|| "-".to_owned(), |m| format!("{m:.1} MiB")),
+        outcome
+            .router_resident_mib
+            .map_or_else(String::new, |m| format!(
+                ", the router's own process {m:.1} MiB"
+            )),
     )
 }
