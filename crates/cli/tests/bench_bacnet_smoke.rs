@@ -96,11 +96,36 @@ const MIX: [&str; 5] = [
 
 #[test]
 fn bip_scenario_reports_the_published_shape() {
-    let report = run("bip");
+    let dir = std::env::temp_dir().join(format!("bw-bench-bacnet-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let (plot, flame) = (dir.join("bip.svg"), dir.join("bip-flame.svg"));
+    let report = run_with(
+        "bip",
+        &[
+            "--plot",
+            plot.to_str().unwrap_or_default(),
+            "--profile",
+            flame.to_str().unwrap_or_default(),
+        ],
+    );
     let mut ops = MIX.to_vec();
     ops.push("subscribeCOV");
     check(&report, "bip", &ops);
     assert_eq!(report["error_threshold"], 0.005);
+    // The chart and the flame graph: SVG, the flame graph with the server's frames in it.
+    let chart = std::fs::read_to_string(&plot).expect("the --plot SVG was written");
+    assert!(
+        chart.starts_with("<svg"),
+        "{}",
+        &chart[..chart.len().min(200)]
+    );
+    let flames = std::fs::read_to_string(&flame).expect("the --profile SVG was written");
+    assert!(flames.contains("<svg"));
+    assert!(
+        flames.contains("buildwire_bacnet::app::server"),
+        "no server frames"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

@@ -3,10 +3,12 @@
 
 mod machine;
 mod plot;
+mod profile;
 mod table;
 
 pub use machine::MachineInfo;
 pub use plot::{PlotError, write_latency_cdf_svg, write_throughput_and_cdf_svg};
+pub use profile::{CpuProfile, ProfileError};
 pub use table::render_table;
 
 use serde::{Deserialize, Serialize};

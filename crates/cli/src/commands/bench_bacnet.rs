@@ -10,7 +10,7 @@ use buildwire_bench::bacnet::{
     BacnetOutcome, BacnetRunConfig, Mix, Scenario, measure_limit, run_scenario,
 };
 use buildwire_bench::limit::Phase;
-use buildwire_bench::report::{MachineInfo, write_throughput_and_cdf_svg};
+use buildwire_bench::report::{CpuProfile, MachineInfo, write_throughput_and_cdf_svg};
 use clap::{Args, Subcommand};
 use comfy_table::{Cell, CellAlignment, Table, presets::UTF8_FULL_CONDENSED};
 use serde_json::json;
@@ -95,6 +95,7 @@ const AFTER_HELP: &str = "Every answer is checked (object, property, datatype, t
     Examples:\n  buildwire bench bacnet bip\n  \
     buildwire bench bacnet router --sustain 10 --json > router.json\n  \
     buildwire bench bacnet bip --pools 4 --plot bip.svg\n  \
+    buildwire bench bacnet bip --sustain 10 --profile bip-flame.svg\n  \
     buildwire bench bacnet bip --max --sustain 5\n  \
     buildwire bench bacnet bip --target 127.0.0.1:47808   (any device with the stress objects)";
 
@@ -161,6 +162,10 @@ pub struct BacnetBenchArgs {
     /// Draw throughput over time and the latency CDF to this SVG file.
     #[arg(long, value_name = "FILE.svg")]
     plot: Option<PathBuf>,
+    /// Write a CPU flame graph (SVG) of this process (the in-process server and the
+    /// clients) sampled during the run; with --processes only the clients are in it.
+    #[arg(long, value_name = "FILE.svg")]
+    profile: Option<PathBuf>,
 }
 
 pub fn execute(cmd: BacnetBench) -> CommandResult {
@@ -556,6 +561,10 @@ fn run(scenario: Scenario, args: &BacnetBenchArgs) -> CommandResult {
         None
     };
     let probe = || own.as_ref().and_then(|o| o.server.executed());
+    let profile = match &args.profile {
+        Some(_) => Some(CpuProfile::start()?),
+        None => None,
+    };
     let outcome = run_once(
         &runtime,
         &config,
@@ -565,6 +574,13 @@ fn run(scenario: Scenario, args: &BacnetBenchArgs) -> CommandResult {
             .map(|_| &probe as &(dyn Fn() -> Option<u64> + Sync)),
     );
     progress.finish();
+    if let (Some(profile), Some(path)) = (profile, &args.profile) {
+        let samples = profile.write_flame_graph(path)?;
+        eprintln!(
+            "CPU flame graph ({samples} samples) written to {}",
+            path.display()
+        );
+    }
     let mut outcome = outcome?;
     if let Some(own) = &own {
         outcome.server = format!("own process {}", outcome.server);
