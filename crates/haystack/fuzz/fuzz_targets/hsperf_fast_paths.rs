@@ -37,8 +37,15 @@ fuzz_target!(|data: &[u8]| {
         _ => panic!("Trio grid decoders disagree: {direct:?} vs {via_records:?}"),
     }
     if let Ok(grid) = direct {
+        // A record whose tags are all null (`a:N`) is an empty dict, and Trio has no text
+        // for an empty record: the encoder writes nothing for it, so only rows with a tag
+        // come back.
         let again = trio::decode_grid(&trio::encode_grid(&grid)).expect("Trio re-decode");
-        assert_eq!(again.row_count(), grid.row_count());
+        let tagged = grid
+            .rows()
+            .filter(|row| row.iter().any(Option::is_some))
+            .count();
+        assert_eq!(again.row_count(), tagged);
     }
     // Zinc: decode, encode, decode.
     if let Ok(grid) = zinc::decode_grid(text) {
