@@ -13,6 +13,7 @@
 pub mod bacnet;
 pub mod haystack;
 pub mod limit;
+pub mod netns;
 pub mod opcua;
 pub mod placement;
 pub mod report;

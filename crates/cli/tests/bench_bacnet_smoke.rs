@@ -2,7 +2,8 @@
 //! seconds on 127.0.0.1 with its published mix, and its JSON report must have bac-py's shape
 //! (a superset of `{mode, transport, config, warmup, sustained{error_rate, throughput_rps,
 //! latency_ms{mean,p50,p95,p99}}}`), no errors, and every operation of the mix answered.
-//! Each also runs with `--processes` (server, and router, as their own OS processes).
+//! Each also runs with `--processes` (server, and router, as their own OS processes) and,
+//! where network namespaces can be made, with `--netns` (each process on a host of its own).
 //! No speed is asserted: benchmarks are never timed tests.
 
 use std::process::Command;
@@ -167,6 +168,47 @@ fn every_scenario_runs_with_its_parts_in_their_own_processes() {
         if scenario == "router" {
             assert!(server.contains("via router"), "{server}");
             assert!(number(&report, &["router_resident_mib"]) > 0.0);
+            let check = &report["warmup"]["operations"]["whoIsRouterToNetwork"];
+            assert_eq!(check["answered"], 1, "{check}");
+        }
+    }
+}
+
+/// Why namespaces cannot be made here, if they cannot.
+fn netns_unavailable() -> Option<String> {
+    let probe = format!("bwprobe{}", std::process::id());
+    match Command::new("ip").args(["netns", "add", &probe]).output() {
+        Err(e) => Some(format!("iproute2's `ip` cannot run: {e}")),
+        Ok(out) if !out.status.success() => Some(format!(
+            "cannot make a network namespace: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        )),
+        Ok(_) => {
+            let _ = Command::new("ip").args(["netns", "del", &probe]).output();
+            None
+        }
+    }
+}
+
+#[test]
+fn every_scenario_runs_across_network_namespaces() {
+    if let Some(reason) = netns_unavailable() {
+        println!("skipped: {reason}");
+        return;
+    }
+    for (scenario, extra) in [
+        ("bip", &["subscribeCOV"][..]),
+        ("router", &[][..]),
+        ("bbmd", &["readFDT", "readBDT"][..]),
+    ] {
+        let report = run_with(scenario, &["--netns"]);
+        let mut ops = MIX.to_vec();
+        ops.extend(extra);
+        check(&report, scenario, &ops);
+        let server = report["server"].as_str().unwrap_or_default();
+        assert!(server.contains("network namespace 198.18."), "{server}");
+        if scenario == "router" {
+            assert!(server.contains("via router 198.18.1.2:47808"), "{server}");
             let check = &report["warmup"]["operations"]["whoIsRouterToNetwork"];
             assert_eq!(check["answered"], 1, "{check}");
         }

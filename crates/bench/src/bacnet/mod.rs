@@ -9,7 +9,7 @@
 //! - [`BacnetOutcome`]: what a run measured, serialized as a superset of bac-py's report.
 
 pub mod peer;
-mod route_check;
+pub mod route_check;
 pub mod workload;
 
 use std::collections::BTreeMap;
@@ -136,6 +136,20 @@ pub struct BacnetRunConfig {
     pub target: Option<SocketAddrV4>,
     /// The router scenario with the router outside this process: its network-1 address.
     pub via_router: Option<SocketAddrV4>,
+    /// The clients' side when the other parts run on other hosts (`--netns`); `None` on
+    /// 127.0.0.1.
+    pub clients: Option<ClientSide>,
+}
+
+/// The clients' addresses on a link to other hosts.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct ClientSide {
+    /// The clients bind this address.
+    pub ip: Ipv4Addr,
+    /// The route check's own address on the same link.
+    pub check_ip: Ipv4Addr,
+    /// The link's broadcast address.
+    pub broadcast: Ipv4Addr,
 }
 
 /// Counts and latency of one operation.
@@ -447,16 +461,26 @@ async fn set_up(config: &BacnetRunConfig) -> Result<Setup, BacnetBenchError> {
 /// network-1 address.
 pub async fn start_router(port: u16) -> Result<(BacnetRouter, SocketAddrV4), BacnetBenchError> {
     let port_1 = if port == 0 { free_udp_port()? } else { port };
-    let network_1 = BipTransport::bind(&BipConfig {
-        bind: SocketAddrV4::new(LOOPBACK, port_1),
-        broadcast: Some(LOOPBACK_BROADCAST),
-    })
-    .await?;
-    let network_2 = BipTransport::bind(&BipConfig {
-        bind: SocketAddrV4::new(LOOPBACK, 0),
-        broadcast: None,
-    })
-    .await?;
+    start_router_on(
+        BipConfig {
+            bind: SocketAddrV4::new(LOOPBACK, port_1),
+            broadcast: Some(LOOPBACK_BROADCAST),
+        },
+        BipConfig {
+            bind: SocketAddrV4::new(LOOPBACK, 0),
+            broadcast: None,
+        },
+    )
+    .await
+}
+
+/// The router scenario's router with network 1 and network 2 on the given B/IP ports.
+pub async fn start_router_on(
+    network_1: BipConfig,
+    network_2: BipConfig,
+) -> Result<(BacnetRouter, SocketAddrV4), BacnetBenchError> {
+    let network_1 = BipTransport::bind(&network_1).await?;
+    let network_2 = BipTransport::bind(&network_2).await?;
     let router_at = network_1.local_addr();
     let router = BacnetRouter::start(
         vec![
@@ -560,7 +584,8 @@ pub async fn run_scenario(
     let mut writer_index = 0usize;
     let mut seed = 0x9e37_79b9_7f4a_7c15u64;
     for pool in 0..mix.pools {
-        let mut client_config = ClientConfig::new(SocketAddrV4::new(LOOPBACK, 0), None);
+        let client_ip = config.clients.map_or(LOOPBACK, |c| c.ip);
+        let mut client_config = ClientConfig::new(SocketAddrV4::new(client_ip, 0), None);
         client_config.role = setup.role.clone();
         // Every worker of the pool may be waiting on an answer at once.
         client_config.max_concurrent_per_device = mix.concurrency().max(1);
@@ -607,6 +632,14 @@ pub async fn run_scenario(
                 written: Arc::clone(&written),
                 link_peer: setup.link_peer,
                 remote_network: setup.remote_network,
+                check_from: config
+                    .clients
+                    .map_or_else(route_check::CheckFrom::default, |c| {
+                        route_check::CheckFrom {
+                            ip: c.check_ip,
+                            broadcast: c.broadcast,
+                        }
+                    }),
                 rng: seed,
                 sequence: 0,
                 object_list: None,

@@ -8,24 +8,42 @@ use buildwire_bacnet::Reader;
 use buildwire_bacnet::driver::{BipConfig, BipTransport, Transport};
 use buildwire_bacnet::network::{NetworkMessage, Npdu};
 
-/// Address the checker binds on network 1: another loopback address on the router's port,
-/// so that the router's broadcast answer reaches it.
-const CHECKER_IP: Ipv4Addr = Ipv4Addr::new(127, 0, 0, 2);
+/// Where the checker listens on network 1: an address of its own on the router's port and
+/// the subnet's broadcast address, so that the router's broadcast answer reaches it.
+#[derive(Clone, Copy, Debug)]
+pub struct CheckFrom {
+    /// The checker's address (on loopback 127.0.0.2; under `--netns` a second address of
+    /// the clients' link).
+    pub ip: Ipv4Addr,
+    /// Network 1's broadcast address.
+    pub broadcast: Ipv4Addr,
+}
+
+impl Default for CheckFrom {
+    fn default() -> Self {
+        CheckFrom {
+            ip: Ipv4Addr::new(127, 0, 0, 2),
+            broadcast: Ipv4Addr::new(127, 255, 255, 255),
+        }
+    }
+}
 
 /// Asks the router at `router` who routes to `network` and waits for its answer.
 pub async fn who_is_router(
     router: SocketAddrV4,
     network: u16,
     wait: Duration,
+    from: CheckFrom,
 ) -> Result<(), String> {
     let transport = BipTransport::bind(&BipConfig {
-        bind: SocketAddrV4::new(CHECKER_IP, router.port()),
-        broadcast: Some(Ipv4Addr::new(127, 255, 255, 255)),
+        bind: SocketAddrV4::new(from.ip, router.port()),
+        broadcast: Some(from.broadcast),
     })
     .await
     .map_err(|e| {
         format!(
-            "route check: cannot bind {CHECKER_IP}:{}: {e}",
+            "route check: cannot bind {}:{}: {e}",
+            from.ip,
             router.port()
         )
     })?;

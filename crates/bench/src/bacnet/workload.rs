@@ -185,6 +185,8 @@ pub struct Worker {
     pub link_peer: Option<SocketAddrV4>,
     /// The remote network for the route check.
     pub remote_network: u16,
+    /// Where the route check listens.
+    pub check_from: super::route_check::CheckFrom,
     /// Seed of this worker's random choices.
     pub rng: u64,
     /// Next value to write.
@@ -562,8 +564,13 @@ impl Worker {
 
     async fn route_check(&mut self) -> Result<WireSize, String> {
         let router = self.link_peer.ok_or("no router to ask")?;
-        super::route_check::who_is_router(router, self.remote_network, Duration::from_secs(3))
-            .await?;
+        super::route_check::who_is_router(
+            router,
+            self.remote_network,
+            Duration::from_secs(3),
+            self.check_from,
+        )
+        .await?;
         Ok(WireSize {
             request: LINK_OVERHEAD + 3,
             response: LINK_OVERHEAD + 3,

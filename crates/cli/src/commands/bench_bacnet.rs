@@ -7,9 +7,10 @@ use std::path::PathBuf;
 
 use buildwire_bench::bacnet::peer::{self, StressProcess};
 use buildwire_bench::bacnet::{
-    BacnetOutcome, BacnetRunConfig, Mix, Scenario, measure_limit, run_scenario,
+    BacnetOutcome, BacnetRunConfig, ClientSide, Mix, Scenario, measure_limit, run_scenario,
 };
 use buildwire_bench::limit::Phase;
+use buildwire_bench::netns::{End, NetnsLab, broadcast_24};
 use buildwire_bench::report::{CpuProfile, MachineInfo, write_throughput_and_cdf_svg};
 use clap::{Args, Subcommand};
 use comfy_table::{Cell, CellAlignment, Table, presets::UTF8_FULL_CONDENSED};
@@ -73,9 +74,12 @@ pub struct CompareArgs {
 
 #[derive(Debug, Args)]
 pub struct StressServerArgs {
-    /// UDP port on 127.0.0.1 (0 picks one).
+    /// UDP port (0 picks one).
     #[arg(long, default_value_t = 0)]
     port: u16,
+    /// Address to serve on.
+    #[arg(long, default_value = "127.0.0.1")]
+    bind: std::net::Ipv4Addr,
     /// Serve as the BBMD scenario's server: a BBMD whose BDT holds itself.
     #[arg(long)]
     bbmd: bool,
@@ -83,9 +87,15 @@ pub struct StressServerArgs {
 
 #[derive(Debug, Args)]
 pub struct RouterProcessArgs {
-    /// UDP port of network 1 on 127.0.0.1 (0 picks one).
+    /// UDP port of network 1 (0 picks one).
     #[arg(long, default_value_t = 0)]
     port: u16,
+    /// Network 1's address, with `--network-2` (a /24 each; default: both on 127.0.0.1).
+    #[arg(long, requires = "network_2")]
+    network_1: Option<std::net::Ipv4Addr>,
+    /// Network 2's address (the router uses `--port` there too).
+    #[arg(long, requires = "network_1")]
+    network_2: Option<std::net::Ipv4Addr>,
 }
 
 const AFTER_HELP: &str = "Every answer is checked (object, property, datatype, the value last \
@@ -153,6 +163,11 @@ pub struct BacnetBenchArgs {
     /// Docker. The BBMD scenario's server process is the BBMD.
     #[arg(long)]
     processes: bool,
+    /// Like --processes, with each process on a host of its own: Linux network namespaces
+    /// joined by veth pairs, every device on port 47808 (root and iproute2; addresses from
+    /// the benchmarking range 198.18.0.0/15). The clients stay in this namespace.
+    #[arg(long, conflicts_with_all = ["processes", "target"])]
+    netns: bool,
     /// Raise the pools (1, 2, 4, 8...) until throughput stops rising by 5 %; print the curve.
     #[arg(long)]
     max: bool,
@@ -220,6 +235,9 @@ fn start_router_process(port: u16) -> Result<StressProcess, String> {
 struct OwnProcesses {
     server: StressProcess,
     router: Option<StressProcess>,
+    /// The namespaces of `--netns`, deleted after the processes in them stopped (fields
+    /// drop in order).
+    lab: Option<NetnsLab>,
 }
 
 /// Starts the scenario's server (and router) as processes and aims `config` at them.
@@ -236,6 +254,7 @@ fn start_processes(
             Ok(OwnProcesses {
                 server,
                 router: None,
+                lab: None,
             })
         }
         Scenario::Router => {
@@ -247,9 +266,91 @@ fn start_processes(
             Ok(OwnProcesses {
                 server,
                 router: Some(router),
+                lab: None,
             })
         }
     }
+}
+
+/// `--netns`: the server (and router) as processes in namespaces of their own, joined to
+/// this one by veth pairs. Network 1 is 198.18.1.0/24 (clients .1, route check .3, the
+/// server or the router .2); the router scenario's network 2 is 198.18.2.0/24 (router .1,
+/// server .2). Every device uses the standard port 47808.
+fn start_netns(scenario: Scenario, config: &mut BacnetRunConfig) -> Result<OwnProcesses, String> {
+    use std::net::Ipv4Addr;
+    const PORT: u16 = 47808;
+    let (client, first, check) = (
+        Ipv4Addr::new(198, 18, 1, 1),
+        Ipv4Addr::new(198, 18, 1, 2),
+        Ipv4Addr::new(198, 18, 1, 3),
+    );
+    let (router_2, server_2) = (Ipv4Addr::new(198, 18, 2, 1), Ipv4Addr::new(198, 18, 2, 2));
+    let program = std::env::current_exe().map_err(|e| e.to_string())?;
+    let mut lab = NetnsLab::new();
+    let server_ns = lab.namespace("s").map_err(|e| e.to_string())?;
+    let stress = |ns: &str, at: Ipv4Addr, bbmd: bool| {
+        let mut command = NetnsLab::command_in(ns, &program);
+        command.args(["bench", "bacnet", "stress-server", "--bind"]);
+        command
+            .arg(at.to_string())
+            .args(["--port", &PORT.to_string()]);
+        if bbmd {
+            command.arg("--bbmd");
+        }
+        StressProcess::start(command, &format!("stress server in namespace {ns}"))
+    };
+    config.clients = Some(ClientSide {
+        ip: client,
+        check_ip: check,
+        broadcast: broadcast_24(client),
+    });
+    let (server, router) = match scenario {
+        Scenario::Bip | Scenario::Bbmd => {
+            lab.link((End::Here, client), (End::In(&server_ns), first))
+                .map_err(|e| e.to_string())?;
+            let server = stress(&server_ns, first, scenario == Scenario::Bbmd)?;
+            config.target = Some(SocketAddrV4::new(first, PORT));
+            (server, None)
+        }
+        Scenario::Router => {
+            let router_ns = lab.namespace("r").map_err(|e| e.to_string())?;
+            lab.link((End::Here, client), (End::In(&router_ns), first))
+                .map_err(|e| e.to_string())?;
+            lab.add_address_here(client, check)
+                .map_err(|e| e.to_string())?;
+            lab.link(
+                (End::In(&router_ns), router_2),
+                (End::In(&server_ns), server_2),
+            )
+            .map_err(|e| e.to_string())?;
+            let server = stress(&server_ns, server_2, false)?;
+            let mut command = NetnsLab::command_in(&router_ns, &program);
+            command.args([
+                "bench",
+                "bacnet",
+                "router-process",
+                "--port",
+                &PORT.to_string(),
+            ]);
+            command.args([
+                "--network-1",
+                &first.to_string(),
+                "--network-2",
+                &router_2.to_string(),
+            ]);
+            let router =
+                StressProcess::start(command, &format!("router in namespace {router_ns}"))?;
+            config.target = Some(SocketAddrV4::new(server_2, PORT));
+            config.via_router = Some(SocketAddrV4::new(first, PORT));
+            (server, Some(router))
+        }
+    };
+    std::thread::sleep(peer::SETTLE);
+    Ok(OwnProcesses {
+        server,
+        router,
+        lab: Some(lab),
+    })
 }
 
 fn stress_server(args: &StressServerArgs) -> CommandResult {
@@ -259,7 +360,7 @@ fn stress_server(args: &StressServerArgs) -> CommandResult {
         .enable_all()
         .build()?;
     let database = buildwire_bacnet::objects::profile::stress_profile().build()?;
-    let bind = SocketAddrV4::new(std::net::Ipv4Addr::LOCALHOST, args.port);
+    let bind = SocketAddrV4::new(args.bind, args.port);
     let mut config = buildwire_bacnet::driver::ServerConfig::new(bind, database);
     config.broadcast = None;
     config.announce = false;
@@ -270,7 +371,7 @@ fn stress_server(args: &StressServerArgs) -> CommandResult {
         } else {
             args.port
         };
-        config.bind = SocketAddrV4::new(std::net::Ipv4Addr::LOCALHOST, port);
+        config.bind = SocketAddrV4::new(args.bind, port);
         config.role = buildwire_bench::bacnet::bbmd_role(config.bind);
     }
     let server = runtime.block_on(buildwire_bacnet::driver::BacnetServer::start(config))?;
@@ -291,7 +392,22 @@ fn router_process(args: &RouterProcessArgs) -> CommandResult {
         .worker_threads(1)
         .enable_all()
         .build()?;
-    let (router, at) = runtime.block_on(buildwire_bench::bacnet::start_router(args.port))?;
+    let (router, at) = match (args.network_1, args.network_2) {
+        (Some(one), Some(two)) => {
+            use buildwire_bacnet::driver::BipConfig;
+            runtime.block_on(buildwire_bench::bacnet::start_router_on(
+                BipConfig {
+                    bind: SocketAddrV4::new(one, args.port),
+                    broadcast: Some(broadcast_24(one)),
+                },
+                BipConfig {
+                    bind: SocketAddrV4::new(two, args.port),
+                    broadcast: Some(broadcast_24(two)),
+                },
+            ))?
+        }
+        _ => runtime.block_on(buildwire_bench::bacnet::start_router(args.port))?,
+    };
     println!("ready {}", at.port());
     // The router executes no requests of its own; `count` is answered for the protocol.
     for line in std::io::stdin().lock().lines() {
@@ -490,6 +606,7 @@ fn run_config(scenario: Scenario, args: &BacnetBenchArgs, pools: usize) -> Bacne
         port: args.port,
         target: args.target,
         via_router: None,
+        clients: None,
     }
 }
 
@@ -557,6 +674,8 @@ fn run(scenario: Scenario, args: &BacnetBenchArgs) -> CommandResult {
             return Err("--processes starts its own server; leave out --target".into());
         }
         Some(start_processes(scenario, args.port, &mut config)?)
+    } else if args.netns {
+        Some(start_netns(scenario, &mut config)?)
     } else {
         None
     };
@@ -583,7 +702,14 @@ fn run(scenario: Scenario, args: &BacnetBenchArgs) -> CommandResult {
     }
     let mut outcome = outcome?;
     if let Some(own) = &own {
-        outcome.server = format!("own process {}", outcome.server);
+        outcome.server = if own.lab.is_some() {
+            format!(
+                "own process in its own network namespace {}",
+                outcome.server
+            )
+        } else {
+            format!("own process {}", outcome.server)
+        };
         outcome.server_resident_mib = own.server.resident_mib();
         if let Some(router) = &own.router {
             outcome.router_resident_mib = router.resident_mib();
