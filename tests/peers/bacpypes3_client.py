@@ -3,7 +3,10 @@ with a priority, ReadPropertyMultiple, WritePropertyMultiple and an object-list 
 one device, and prints every result as one JSON document on stdout.
 
     python bacpypes3_client.py --address 127.0.0.1/8:47822 --target 127.0.0.1:47821 \\
-        --device 400 [--broadcast]
+        --device 400 [--broadcast] [--router 127.0.0.1:47830 --router-net 2]
+
+With `--router`, the target is a remote station (`NETWORK:HOST:PORT`) and BACpypes3's router
+cache is told that this router reaches `--router-net`, as an I-Am-Router-To-Network would.
 """
 
 from __future__ import annotations
@@ -67,9 +70,15 @@ async def main() -> None:
     parser.add_argument("--target", required=True, help="device address HOST:PORT")
     parser.add_argument("--device", type=int, required=True, help="device instance")
     parser.add_argument("--broadcast", action="store_true", help="also broadcast Who-Is")
+    parser.add_argument("--router", help="router HOST:PORT to the target's network")
+    parser.add_argument("--router-net", type=int, help="the network behind --router")
     args = parser.parse_args()
     app = Application.from_args(args)
     target = Address(args.target)
+    if args.router is not None:
+        # The application's one adapter; its own network number is not known (None).
+        snet = next(iter(app.nsap.adapters))
+        await app.nsap.update_router_references(snet, Address(args.router), [args.router_net])
     results: dict[str, Any] = {}
 
     i_ams = await app.who_is(args.device, args.device, target)
