@@ -146,73 +146,26 @@ def test_our_client_reads_a_bacpypes3_device_through_our_router(
     ]
     with running(device, "ready"), our_router(buildwire_cmd) as (router_port, _):
         remote = f"2:127.0.0.1:{device_port}"
-        read = subprocess.run(
-            [
-                *buildwire_cmd,
-                "bacnet",
-                "read",
-                remote,
-                f"device,{DEVICE_INSTANCE}",
-                "object-name",
-                "--router",
-                f"127.0.0.1:{router_port}",
-                "--bind",
-                "127.0.0.1:0",
-                "--json",
-            ],
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
-        assert read.returncode == 0, read.stderr
-        answer = json.loads(read.stdout)
+
+        def through_router(*args: str) -> dict:
+            route = ["--router", f"127.0.0.1:{router_port}", "--bind", "127.0.0.1:0", "--json"]
+            done = subprocess.run(
+                [*buildwire_cmd, "bacnet", args[0], remote, *args[1:], *route],
+                capture_output=True,
+                text=True,
+                timeout=60,
+            )
+            assert done.returncode == 0, done.stderr
+            return json.loads(done.stdout)
+
+        answer = through_router("read", f"device,{DEVICE_INSTANCE}", "object-name")
         # The BACpypes3 device's name, answered through the router (its routed address).
         assert answer["address"].startswith("2:"), answer
         assert answer["value"] == [{"type": "character-string", "value": "Excelsior"}], answer
         # A write through the router, read back.
-        write = subprocess.run(
-            [
-                *buildwire_cmd,
-                "bacnet",
-                "write",
-                remote,
-                "analog-value,1",
-                "present-value",
-                "21.5",
-                "--priority",
-                "8",
-                "--router",
-                f"127.0.0.1:{router_port}",
-                "--bind",
-                "127.0.0.1:0",
-                "--json",
-            ],
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
-        assert write.returncode == 0, write.stderr
-        back = subprocess.run(
-            [
-                *buildwire_cmd,
-                "bacnet",
-                "read",
-                remote,
-                "analog-value,1",
-                "present-value",
-                "--router",
-                f"127.0.0.1:{router_port}",
-                "--bind",
-                "127.0.0.1:0",
-                "--json",
-            ],
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
-        assert back.returncode == 0, back.stderr
-        values = [v["value"] for v in json.loads(back.stdout)["value"]]
-        assert values == [21.5], back.stdout
+        through_router("write", "analog-value,1", "present-value", "21.5", "--priority", "8")
+        back = through_router("read", "analog-value,1", "present-value")
+        assert [v["value"] for v in back["value"]] == [21.5], back
 
 
 def test_bacpypes3_foreign_device_of_our_bbmd_finds_our_server(
