@@ -12,6 +12,10 @@ IP between them: a BBMD on each of subnets 1 and 2 with the same BDT, a client o
 server on subnet 2, and a foreign device on subnet 3, which has no BBMD. Broadcast Who-Is finds
 the server from subnet 1 through both BBMDs, and from subnet 3 after registering with BBMD 1.
 
+A third joins a BACnet/IP network to a BACnet/IPv6 one: the client's Who-Is crosses the router
+and reaches the server in the third namespace by IPv6 multicast (FF02::BAC0) over an IPv6-only
+link; reads and writes follow by the server's virtual MAC.
+
 Where namespaces cannot be made (not root, no `ip`, a sandbox without the permission), the
 tests are skipped with the reason printed. Every namespace is deleted at the end, also when a
 test fails; names carry the process id, so two runs at once do not collide.
@@ -283,3 +287,128 @@ def test_broadcasts_cross_bbmds_between_subnets_and_reach_a_foreign_device(
             fdt = _cli(ns["c1"], buildwire_cmd, "fdt", "10.78.1.1:47808")
             assert fdt.returncode == 0, fdt.stderr
             assert "10.78.3.2:47808" in fdt.stdout, fdt.stdout
+
+
+@contextmanager
+def _bip_and_bip6_hosts() -> Iterator[dict[str, str]]:
+    """Namespaces client, router, server: an IPv4 link client-router (10.79.1.0/24) and an
+    IPv6-only link router-server (fd79::/64 and link-local addresses, duplicate address
+    detection off so that the addresses are usable at once)."""
+    tag = str(os.getpid() % 100000)
+    names = {role: f"bw{tag}6{role[0]}" for role in ("client", "router", "server")}
+    v4 = (("client", f"x{tag}c", "10.79.1.2/24"), ("router", f"x{tag}r1", "10.79.1.1/24"))
+    v6 = (("server", f"x{tag}s", "fd79::2/64"), ("router", f"x{tag}r2", "fd79::1/64"))
+    try:
+        for name in names.values():
+            _ip("netns", "add", name)
+            _ip("-n", name, "link", "set", "lo", "up")
+        for family, ((ns_a, if_a, addr_a), (ns_b, if_b, addr_b)) in (("4", v4), ("6", v6)):
+            _ip("link", "add", if_a, "netns", names[ns_a], "type", "veth", "peer", "name", if_b)
+            _ip("link", "set", if_b, "netns", names[ns_b])
+            for ns, interface, address in ((ns_a, if_a, addr_a), (ns_b, if_b, addr_b)):
+                if family == "6":
+                    no_dad = f"net.ipv6.conf.{interface}.accept_dad=0"
+                    subprocess.run(
+                        ["ip", "netns", "exec", names[ns], "sysctl", "-q", "-w", no_dad],
+                        check=True,
+                    )
+                    _ip("-n", names[ns], "-6", "addr", "add", address, "dev", interface, "nodad")
+                else:
+                    _ip("-n", names[ns], "addr", "add", address, "dev", interface)
+                _ip("-n", names[ns], "link", "set", interface, "up")
+        yield names
+    finally:
+        for name in names.values():
+            _ip("netns", "del", name, check=False)
+
+
+def test_ipv6_multicast_between_namespaces_and_bip_to_bip6_through_the_router(
+    buildwire_cmd: list[str],
+) -> None:
+    """A client on a BACnet/IP network finds the stress server on a BACnet/IPv6 network in
+    another namespace: its global Who-Is crosses our router, which multicasts it on
+    FF02::BAC0 over the IPv6 link; the server's I-Am comes back by multicast and through the
+    router. Then the client reads and writes the server through the router by its virtual
+    MAC, which the router resolved (Address-Resolution) on the IPv6 side."""
+    reason = _skip_reason()
+    if reason is not None:
+        print(f"skipped: {reason}")
+        pytest.skip(reason)
+    with _bip_and_bip6_hosts() as hosts:
+        tag = str(os.getpid() % 100000)
+        server = [
+            *buildwire_cmd,
+            "bacnet",
+            "serve",
+            "--transport",
+            "bip6",
+            "--bind",
+            "[::]:47808",
+            "--interface",
+            f"x{tag}s",
+            "--device-id",
+            str(SERVER_DEVICE),
+            "--objects",
+            "stress",
+        ]
+        router = [
+            *buildwire_cmd,
+            "bacnet",
+            "router",
+            "--port",
+            "1=bip:10.79.1.1:47808,broadcast=10.79.1.255",
+            "--port",
+            f"2=bip6:[::]:47808,interface=x{tag}r2,vmac=0000fe",
+        ]
+        with _running(hosts["server"], server), _running(hosts["router"], router):
+            client = ["--bind", "10.79.1.2:47808"]
+
+            def whois() -> subprocess.CompletedProcess[str]:
+                done = _cli(
+                    hosts["client"],
+                    buildwire_cmd,
+                    "whois",
+                    "--timeout",
+                    "2",
+                    "--broadcast",
+                    "10.79.1.255",
+                    *client,
+                )
+                found = done.returncode == 0 and str(SERVER_DEVICE) in done.stdout
+                return subprocess.CompletedProcess(
+                    done.args, 0 if found else 1, done.stdout, done.stderr
+                )
+
+            found = _until_ok(whois)
+            assert found.returncode == 0, (found.stdout, found.stderr)
+            # Network 2, the server's 3-byte virtual MAC (its device instance by default).
+            device = f"2:{SERVER_DEVICE:06x}"
+            assert device in found.stdout, found.stdout
+            name = _cli(
+                hosts["client"],
+                buildwire_cmd,
+                "read",
+                device,
+                f"device,{SERVER_DEVICE}",
+                "object-name",
+                *client,
+            )
+            assert name.returncode == 0, name.stderr
+            [object_name] = json.loads(name.stdout)["value"]
+            assert object_name["type"] == "character-string", object_name
+            written = _cli(
+                hosts["client"],
+                buildwire_cmd,
+                "write",
+                device,
+                "av,2",
+                "pv",
+                "17.25",
+                "--priority",
+                "8",
+                *client,
+            )
+            assert written.returncode == 0, written.stderr
+            back = _cli(hosts["client"], buildwire_cmd, "read", device, "av,2", "pv", *client)
+            assert back.returncode == 0, back.stderr
+            assert json.loads(back.stdout)["value"] == [{"type": "real", "value": 17.25}]
