@@ -1,4 +1,5 @@
-"""The Python API of BACnet networks: a BBMD, a foreign device and the table reads, on loopback.
+"""The Python API of BACnet networks: a router, a BBMD, a foreign device and the table reads,
+on loopback.
 
 The BBMD and a device share one UDP port on two loopback addresses (one "subnet": the
 device hears the BBMD's broadcasts on 127.255.255.255); a client on another address and port
@@ -49,5 +50,30 @@ def test_foreign_device_finds_a_device_through_a_python_bbmd() -> None:
             client.close()
             await server.stop()
             bbmd.close()
+
+    asyncio.run(scenario())
+
+
+def test_a_python_router_carries_reads_and_writes_to_network_2() -> None:
+    async def scenario() -> None:
+        one, two = _free_udp_port(), _free_udp_port()
+        router = await bacnet_network.Router.start(
+            [f"1=bip:127.0.0.1:{one}", f"2=bip:127.0.0.1:{two}"]
+        )
+        server = await bacnet.Server.start(f"127.0.0.64:{two}", broadcast="127.255.255.255")
+        # The client shares network 1's port on another address, so the router's broadcast
+        # I-Am-Router-To-Network reaches it.
+        client = await bacnet.Client.bind(f"127.0.0.65:{one}", "127.255.255.255")
+        try:
+            assert [p["network"] for p in router.ports()] == [1, 2]
+            device = f"2:127.0.0.64:{two}"
+            assert await client.read(device, "ai,1", "pv") == 61.5
+            await client.write(device, "av,3", "pv", 44.25, priority=8)
+            assert await client.read(device, "av,3", "pv") == 44.25
+            assert router.stats()["routed"] >= 6
+        finally:
+            client.close()
+            await server.stop()
+            router.close()
 
     asyncio.run(scenario())
