@@ -9,7 +9,9 @@
 //! - [`apdu`]: Clause 20.1 application PDU headers and service choices;
 //! - [`bbmd`]: Annex J / U broadcast management: BBMDs, foreign devices, the B/IP and
 //!   B/IPv6 link layers of a node;
-//! - [`router`]: the Clause 6 multi-port router.
+//! - [`router`]: the Clause 6 multi-port router;
+//! - [`sc`]: BACnet Secure Connect (Annex AB), sans-IO: BVLC-SC messages, one connection's
+//!   handshake and heartbeats, the hub function, and a node with its hub connector.
 //!
 //! No sockets, clocks or sleeping: every type only turns bytes into values and back.
 //! Every wire type has `encode(&self, &mut Vec<u8>)` and `decode(&mut Reader)`; decoders
@@ -41,6 +43,7 @@ pub mod inspect;
 pub mod network;
 pub mod objects;
 pub mod router;
+pub mod sc;
 pub mod services;
 pub mod transport;
 pub mod tsm;
