@@ -13,6 +13,11 @@ mod client;
 pub mod clock;
 mod link_clock;
 mod router;
+pub mod sc_certs;
+mod sc_hub;
+mod sc_node;
+pub mod sc_tls;
+mod sc_websocket;
 mod server;
 mod transport;
 
@@ -25,5 +30,7 @@ pub use router::{
     BacnetRouter, PortSpec, RouterOptions, RouterPort, RouterPortStats, interface_index,
     parse_static_route,
 };
+pub use sc_hub::{ScHub, ScHubConfig, ScHubStats};
+pub use sc_node::{ScNodeConfig, ScTransport, load_or_create_uuid, random_vmac};
 pub use server::{BacnetServer, ServerConfig};
 pub use transport::{Delivery, Transport};

@@ -1,0 +1,267 @@
+//! The BACnet/SC scenario of the bac-py SC benchmark, over mutual TLS 1.3 on 127.0.0.1: a
+//! hub, two echo nodes and a client node sending unicast and broadcast NPDUs; failover to
+//! the secondary hub when the primary stops; direct connections; and untrusted, expired or
+//! wrongly purposed certificates refused on both sides.
+#![allow(clippy::unwrap_used)]
+
+mod sc_support;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, SystemTime};
+
+use buildwire_bacnet::driver::sc_certs::{
+    ExtendedKeyUsage, KeyUsage, OperationalSpec, ScPki, write_issued,
+};
+use buildwire_bacnet::driver::{ScTransport, Transport};
+use buildwire_bacnet::sc::{HubConnectionStatus, Vmac};
+use sc_support::{hub, node, node_config, pki};
+use tokio::task::JoinHandle;
+
+/// An echo node: every unicast NPDU comes back prefixed with `ECHO:`; broadcasts are counted.
+fn echo(node: Arc<ScTransport>, broadcasts: Arc<AtomicU64>) -> JoinHandle<()> {
+    tokio::spawn(async move {
+        while let Ok(delivery) = node.receive().await {
+            if delivery.broadcast {
+                broadcasts.fetch_add(1, Ordering::Relaxed);
+                continue;
+            }
+            let mut reply = b"ECHO:".to_vec();
+            reply.extend_from_slice(&delivery.npdu);
+            let _ = node.send_unicast(delivery.source, &reply).await;
+        }
+    })
+}
+
+/// Sends `count` tagged unicasts to `target` and checks every echo.
+async fn round_trips(client: &ScTransport, target: Vmac, count: u32) {
+    for seq in 0..count {
+        let payload = format!("payload {seq} to {target}").into_bytes();
+        client.send_unicast(target, &payload).await.unwrap();
+        let delivery = tokio::time::timeout(Duration::from_secs(5), client.receive())
+            .await
+            .expect("an echo within 5 s")
+            .unwrap();
+        assert_eq!(delivery.source, target);
+        assert!(!delivery.broadcast);
+        assert_eq!(&delivery.npdu[..5], b"ECHO:");
+        assert_eq!(&delivery.npdu[5..], &payload[..]);
+    }
+}
+
+async fn wait_for(what: &str, mut condition: impl FnMut() -> bool) {
+    for _ in 0..500 {
+        if condition() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("timed out waiting for {what}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hub_echo_nodes_broadcast_failover_and_direct_connections() {
+    let dir = pki("scenario", &["hub", "failover", "node1", "node2", "client"]);
+    let primary = hub(&dir, "hub").await;
+    let secondary = hub(&dir, "failover").await;
+    let (primary_uri, failover_uri) = (primary.uri(), secondary.uri());
+    assert!(primary_uri.starts_with("wss://127.0.0.1:"));
+
+    let node1 = node(&dir, "node1", &primary_uri, Some(&failover_uri)).await;
+    // node2 also accepts direct connections.
+    let mut config = node_config(&dir, "node2", &primary_uri, Some(&failover_uri));
+    config.direct_listener = Some((
+        "127.0.0.1:0".parse().unwrap(),
+        Some(
+            buildwire_bacnet::driver::sc_tls::server_config(&sc_support::files(&dir, "node2"))
+                .unwrap(),
+        ),
+    ));
+    let node2 = Arc::new(ScTransport::start(config).await.unwrap());
+    let client = node(&dir, "client", &primary_uri, Some(&failover_uri)).await;
+    for n in [&node1, &node2, &client] {
+        assert_eq!(n.status(), HubConnectionStatus::ConnectedToPrimaryHub);
+    }
+    assert_eq!(primary.stats().nodes, 3);
+
+    let (b1, b2) = (Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));
+    let echo1 = echo(Arc::clone(&node1), Arc::clone(&b1));
+    let echo2 = echo(Arc::clone(&node2), Arc::clone(&b2));
+
+    // Unicast through the hub, with payload sizes of the benchmark (25..1400 octets).
+    round_trips(&client, node1.vmac(), 20).await;
+    round_trips(&client, node2.vmac(), 20).await;
+    let big = vec![0xA5u8; 1400];
+    client.send_unicast(node1.vmac(), &big).await.unwrap();
+    let reply = client.receive().await.unwrap();
+    assert_eq!(reply.npdu.len(), 1405);
+    assert!(primary.stats().hub.unicast_relayed >= 82);
+
+    // A broadcast reaches both echo nodes, not the sender.
+    client.send_broadcast(b"\x01\x20\xff\xff\x00\xff").await.unwrap();
+    wait_for("both broadcasts", || {
+        b1.load(Ordering::Relaxed) == 1 && b2.load(Ordering::Relaxed) == 1
+    })
+    .await;
+    assert_eq!(primary.stats().hub.broadcast_copies, 2);
+
+    // Direct connection: resolve node2's URI through the hub, then connect to it.
+    client.connect_direct(node2.vmac()).unwrap();
+    wait_for("the direct connection", || {
+        client.direct_peers() == vec![node2.vmac()]
+    })
+    .await;
+    let relayed_before = primary.stats().hub.unicast_relayed;
+    round_trips(&client, node2.vmac(), 10).await;
+    assert_eq!(client.stats().sent_direct, 10);
+    // The client's requests went direct; only node2's echoes (not direct: node2 has no
+    // direct connection of its own to the client... it answers on the one it accepted).
+    assert!(primary.stats().hub.unicast_relayed - relayed_before <= 10);
+
+    // The primary hub stops: every node moves to the failover hub.
+    primary.abort();
+    for n in [&node1, &node2, &client] {
+        assert!(
+            n.wait_status(Duration::from_secs(10), |s| {
+                s == HubConnectionStatus::ConnectedToFailoverHub
+            })
+            .await,
+            "{} did not fail over",
+            n.vmac()
+        );
+    }
+    wait_for("3 nodes on the failover hub", || secondary.stats().nodes == 3).await;
+    round_trips(&client, node1.vmac(), 10).await;
+    client.send_broadcast(b"\x01\x20\xff\xff\x00\xfe").await.unwrap();
+    wait_for("broadcasts through the failover hub", || {
+        b1.load(Ordering::Relaxed) == 2 && b2.load(Ordering::Relaxed) == 2
+    })
+    .await;
+
+    echo1.abort();
+    echo2.abort();
+    let _ = (echo1.await, echo2.await);
+    for n in [node1, node2, client] {
+        Arc::into_inner(n).unwrap().shutdown(Duration::from_secs(2)).await;
+    }
+    wait_for("graceful disconnects", || secondary.stats().connections == 0).await;
+    secondary.shutdown(Duration::from_secs(1)).await;
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn untrusted_expired_and_misused_certificates_are_refused() {
+    sc_support::capture_logs();
+    let dir = pki("refusals", &["hub", "node1"]);
+    let rogue = pki("rogue", &["node1", "hub"]);
+    let hub = hub(&dir, "hub").await;
+    let uri = hub.uri();
+
+    // Certificates from the right CA but unusable: expired, no digitalSignature, and a
+    // server-only purpose used by a client.
+    let ca = ScPki::generate("second CA", 30).unwrap();
+    let bad = sc_support::temp_dir("bad");
+    std::fs::write(bad.join("ca.crt"), ca.certificate_pem()).unwrap();
+    let now = SystemTime::now();
+    let mut expired = OperationalSpec::new("expired", 30);
+    expired.not_before = now - Duration::from_secs(86_400 * 10);
+    expired.not_after = now - Duration::from_secs(86_400);
+    let mut no_signature = OperationalSpec::new("nosig", 30);
+    no_signature.key_usage = KeyUsage::KeyEnciphermentOnly;
+    let mut server_only = OperationalSpec::new("serveronly", 30);
+    server_only.extended_key_usage = ExtendedKeyUsage::ServerOnly;
+    for spec in [&expired, &no_signature, &server_only] {
+        write_issued(&bad, &spec.name, &ca.issue(spec).unwrap()).unwrap();
+    }
+    // The hub trusts both CAs for this part, so only the defect itself can be the reason.
+    let mut hub_files = sc_support::files(&dir, "hub");
+    hub_files.issuers.push(bad.join("ca.crt"));
+    let mut config = buildwire_bacnet::sc::HubConfig::new(
+        buildwire_bacnet::driver::random_vmac(),
+        buildwire_bacnet::sc::DeviceUuid::new([3; 16]),
+    );
+    config.connection = sc_support::timeouts();
+    let lenient = buildwire_bacnet::driver::ScHub::start(buildwire_bacnet::driver::ScHubConfig {
+        bind: "127.0.0.1:0".parse().unwrap(),
+        tls: Some(buildwire_bacnet::driver::sc_tls::server_config(&hub_files).unwrap()),
+        hub: config,
+    })
+    .await
+    .unwrap();
+
+    // A node whose certificate comes from another CA (it trusts the hub's CA, so the
+    // refusal is the hub's).
+    let before = hub.stats().handshake_refused;
+    let mut config = node_config(&dir, "node1", &uri, None);
+    let files = buildwire_bacnet::driver::sc_tls::ScTlsFiles {
+        certificate: rogue.join("node1.crt"),
+        private_key: rogue.join("node1.key"),
+        issuers: vec![dir.join("ca.crt")],
+    };
+    config.tls = Some(buildwire_bacnet::driver::sc_tls::client_config(&files).unwrap());
+    config.connect_timeout = Duration::from_millis(1500);
+    let node = ScTransport::start(config).await.unwrap();
+    assert_eq!(node.status(), HubConnectionStatus::NoHubConnection);
+    node.shutdown(Duration::from_millis(100)).await;
+    assert!(hub.stats().handshake_refused > before);
+    assert_eq!(hub.stats().nodes, 0);
+
+    // Each defective certificate against the hub that trusts its CA: refused by the hub.
+    for name in ["expired", "nosig", "serveronly"] {
+        let before = lenient.stats().handshake_refused;
+        let mut config = node_config(&dir, "node1", &lenient.uri(), None);
+        let files = buildwire_bacnet::driver::sc_tls::ScTlsFiles {
+            certificate: bad.join(format!("{name}.crt")),
+            private_key: bad.join(format!("{name}.key")),
+            issuers: vec![dir.join("ca.crt")],
+        };
+        config.tls = Some(buildwire_bacnet::driver::sc_tls::client_config(&files).unwrap());
+        config.connect_timeout = Duration::from_millis(1500);
+        let node = ScTransport::start(config).await.unwrap();
+        assert_eq!(
+            node.status(),
+            HubConnectionStatus::NoHubConnection,
+            "{name} was accepted"
+        );
+        node.shutdown(Duration::from_millis(100)).await;
+        assert!(lenient.stats().handshake_refused > before, "{name}");
+    }
+    assert_eq!(lenient.stats().nodes, 0);
+
+    // The node refuses a hub whose certificate it cannot trust.
+    let rogue_hub = sc_support::hub(&rogue, "hub").await;
+    let mut config = node_config(&dir, "node1", &rogue_hub.uri(), None);
+    config.connect_timeout = Duration::from_millis(1500);
+    let node = ScTransport::start(config).await.unwrap();
+    assert_eq!(node.status(), HubConnectionStatus::NoHubConnection);
+    assert_eq!(rogue_hub.stats().nodes, 0);
+    node.shutdown(Duration::from_millis(100)).await;
+
+    // One clear line per refusal, naming the certificate and what is wrong with it.
+    for (who, reason) in [
+        ("CN=node1", "not signed by a trusted issuer"),
+        ("CN=expired", "it expired at"),
+        ("CN=nosig", "lacks digitalSignature"),
+        ("CN=serveronly", "does not allow TLS client authentication"),
+    ] {
+        let lines = sc_support::logged(reason);
+        assert!(
+            lines.iter().any(|l| l.contains("BACnet/SC hub: refused connection from 127.0.0.1:")
+                && l.contains(who)),
+            "no refusal line for {who}: {lines:?}"
+        );
+    }
+    assert!(
+        sc_support::logged("BACnet/SC node")
+            .iter()
+            .any(|l| l.contains("TLS handshake") && l.contains("not signed by a trusted issuer")),
+        "the node does not say why it refused the rogue hub"
+    );
+
+    // And the same node with its own CA connects fine, so the refusals were the certificates.
+    let good = sc_support::node(&dir, "node1", &uri, None).await;
+    assert_eq!(good.status(), HubConnectionStatus::ConnectedToPrimaryHub);
+    for dir in [dir, rogue, bad] {
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}
