@@ -98,7 +98,10 @@ async fn hub_echo_nodes_broadcast_failover_and_direct_connections() {
     assert!(primary.stats().hub.unicast_relayed >= 82);
 
     // A broadcast reaches both echo nodes, not the sender.
-    client.send_broadcast(b"\x01\x20\xff\xff\x00\xff").await.unwrap();
+    client
+        .send_broadcast(b"\x01\x20\xff\xff\x00\xff")
+        .await
+        .unwrap();
     wait_for("both broadcasts", || {
         b1.load(Ordering::Relaxed) == 1 && b2.load(Ordering::Relaxed) == 1
     })
@@ -130,9 +133,15 @@ async fn hub_echo_nodes_broadcast_failover_and_direct_connections() {
             n.vmac()
         );
     }
-    wait_for("3 nodes on the failover hub", || secondary.stats().nodes == 3).await;
+    wait_for("3 nodes on the failover hub", || {
+        secondary.stats().nodes == 3
+    })
+    .await;
     round_trips(&client, node1.vmac(), 10).await;
-    client.send_broadcast(b"\x01\x20\xff\xff\x00\xfe").await.unwrap();
+    client
+        .send_broadcast(b"\x01\x20\xff\xff\x00\xfe")
+        .await
+        .unwrap();
     wait_for("broadcasts through the failover hub", || {
         b1.load(Ordering::Relaxed) == 2 && b2.load(Ordering::Relaxed) == 2
     })
@@ -142,9 +151,15 @@ async fn hub_echo_nodes_broadcast_failover_and_direct_connections() {
     echo2.abort();
     let _ = (echo1.await, echo2.await);
     for n in [node1, node2, client] {
-        Arc::into_inner(n).unwrap().shutdown(Duration::from_secs(2)).await;
+        Arc::into_inner(n)
+            .unwrap()
+            .shutdown(Duration::from_secs(2))
+            .await;
     }
-    wait_for("graceful disconnects", || secondary.stats().connections == 0).await;
+    wait_for("graceful disconnects", || {
+        secondary.stats().connections == 0
+    })
+    .await;
     secondary.shutdown(Duration::from_secs(1)).await;
     let _ = std::fs::remove_dir_all(dir);
 }
@@ -246,8 +261,10 @@ async fn untrusted_expired_and_misused_certificates_are_refused() {
     ] {
         let lines = sc_support::logged(reason);
         assert!(
-            lines.iter().any(|l| l.contains("BACnet/SC hub: refused connection from 127.0.0.1:")
-                && l.contains(who)),
+            lines.iter().any(
+                |l| l.contains("BACnet/SC hub: refused connection from 127.0.0.1:")
+                    && l.contains(who)
+            ),
             "no refusal line for {who}: {lines:?}"
         );
     }

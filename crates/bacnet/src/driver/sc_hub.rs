@@ -114,7 +114,13 @@ impl ScHub {
         let acceptor = config.tls.map(tokio_rustls::TlsAcceptor::from);
         let max_message = usize::from(config.hub.identity.max_bvlc_length);
         let (stop, stopped) = oneshot::channel();
-        let task = tokio::spawn(run(listener, Arc::clone(&shared), acceptor, max_message, stopped));
+        let task = tokio::spawn(run(
+            listener,
+            Arc::clone(&shared),
+            acceptor,
+            max_message,
+            stopped,
+        ));
         log::info!(
             "BACnet/SC hub function {} listening on {local}",
             config.hub.identity.vmac
@@ -164,7 +170,8 @@ impl ScHub {
             pump(&self.shared, &mut state);
         }
         let deadline = tokio::time::Instant::now() + grace;
-        while tokio::time::Instant::now() < deadline && lock(&self.shared).core.connection_count() > 0
+        while tokio::time::Instant::now() < deadline
+            && lock(&self.shared).core.connection_count() > 0
         {
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
@@ -213,9 +220,10 @@ fn pump(shared: &Shared, state: &mut State) {
         match output {
             HubOutput::Send { connection, frame } => {
                 if let Some(link) = state.links.get(&connection)
-                    && !link.send(frame) {
-                        shared.queue_full.fetch_add(1, Ordering::Relaxed);
-                    }
+                    && !link.send(frame)
+                {
+                    shared.queue_full.fetch_add(1, Ordering::Relaxed);
+                }
             }
             HubOutput::Close { connection } => {
                 if let Some(link) = state.links.remove(&connection) {
@@ -260,7 +268,9 @@ fn log_event(event: &HubEvent) {
             "BACnet/SC hub: node {registered} sends an Originating Virtual Address ({claimed}) \
              to its hub, which Annex AB.5.3 forbids; relayed with {registered} as originator"
         ),
-        HubEvent::Malformed { error, .. } => log::warn!("BACnet/SC hub: malformed message: {error}"),
+        HubEvent::Malformed { error, .. } => {
+            log::warn!("BACnet/SC hub: malformed message: {error}")
+        }
     }
 }
 

@@ -359,9 +359,9 @@ fn log_event(vmac: Vmac, event: &NodeEvent) {
         NodeEvent::HubConnectFailed { role, uri, reason } => {
             log::warn!("BACnet/SC node {vmac}: {role:?} hub {uri}: {reason}");
         }
-        NodeEvent::VmacChanged { old, new } => log::warn!(
-            "BACnet/SC node: the hub refused VMAC {old} (in use); now using {new}"
-        ),
+        NodeEvent::VmacChanged { old, new } => {
+            log::warn!("BACnet/SC node: the hub refused VMAC {old} (in use); now using {new}")
+        }
         NodeEvent::DirectConnected(peer) => {
             log::info!("BACnet/SC node {vmac}: direct connection to {peer}");
         }

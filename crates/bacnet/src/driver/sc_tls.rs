@@ -11,11 +11,11 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use rustls::client::WebPkiServerVerifier;
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::crypto::CryptoProvider;
-use rustls::server::danger::{ClientCertVerified, ClientCertVerifier};
 use rustls::server::WebPkiClientVerifier;
-use rustls::client::WebPkiServerVerifier;
+use rustls::server::danger::{ClientCertVerified, ClientCertVerifier};
 use rustls::{
     CertificateError, DigitallySignedStruct, DistinguishedName, Error, OtherError, RootCertStore,
     SignatureScheme,
@@ -254,9 +254,9 @@ pub(crate) fn describe_tls_error(error: &std::io::Error) -> String {
         .get_ref()
         .and_then(|inner| inner.downcast_ref::<Error>())
         .and_then(|tls| match tls {
-            Error::InvalidCertificate(CertificateError::Other(OtherError(other))) => {
-                other.downcast_ref::<RefusedCertificate>().map(ToString::to_string)
-            }
+            Error::InvalidCertificate(CertificateError::Other(OtherError(other))) => other
+                .downcast_ref::<RefusedCertificate>()
+                .map(ToString::to_string),
             _ => None,
         });
     refusal.unwrap_or_else(|| error.to_string())
@@ -291,7 +291,11 @@ struct PeerVerifier {
 }
 
 impl PeerVerifier {
-    fn finish(certificate: &CertificateDer<'_>, result: Result<(), Error>, role: &str) -> Result<(), Error> {
+    fn finish(
+        certificate: &CertificateDer<'_>,
+        result: Result<(), Error>,
+        role: &str,
+    ) -> Result<(), Error> {
         match result {
             Ok(()) => check_key_usage(certificate).map_err(|reason| refused(certificate, reason)),
             Err(error) => Err(refused(certificate, explain(&error, role))),

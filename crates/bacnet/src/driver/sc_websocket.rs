@@ -212,15 +212,12 @@ pub(crate) async fn connect(
                 let name = rustls_pki_types::ServerName::try_from(host.clone())
                     .map_err(|e| format!("`{host}` is not a TLS server name: {e}"))?;
                 let connector = tokio_rustls::TlsConnector::from(Arc::clone(config));
-                let tls = connector
-                    .connect(name, tcp)
-                    .await
-                    .map_err(|e| {
-                        format!(
-                            "TLS handshake with {host}:{port} failed: {}",
-                            super::sc_tls::describe_tls_error(&e)
-                        )
-                    })?;
+                let tls = connector.connect(name, tcp).await.map_err(|e| {
+                    format!(
+                        "TLS handshake with {host}:{port} failed: {}",
+                        super::sc_tls::describe_tls_error(&e)
+                    )
+                })?;
                 ScStream::Client(Box::new(tls))
             }
             (false, None) => ScStream::Plain(tcp),
@@ -235,10 +232,13 @@ pub(crate) async fn connect(
                 ));
             }
         };
-        let (ws, _) =
-            tokio_tungstenite::client_async_with_config(request, stream, Some(ws_config(max_message)))
-                .await
-                .map_err(|e| format!("WebSocket upgrade with {host}:{port} failed: {e}"))?;
+        let (ws, _) = tokio_tungstenite::client_async_with_config(
+            request,
+            stream,
+            Some(ws_config(max_message)),
+        )
+        .await
+        .map_err(|e| format!("WebSocket upgrade with {host}:{port} failed: {e}"))?;
         Ok(ws)
     };
     tokio::time::timeout(timeout, attempt)
@@ -268,9 +268,10 @@ impl LinkHandle {
 
     /// Sends what is queued, a Close frame, and ends the link (the reader stops too).
     pub(crate) fn close(&self) {
-        let _ = self
-            .tx
-            .try_send(LinkOut::Close(CloseCode::Normal, "BACnet/SC connection closed"));
+        let _ = self.tx.try_send(LinkOut::Close(
+            CloseCode::Normal,
+            "BACnet/SC connection closed",
+        ));
         self.kill.notify_one();
     }
 }

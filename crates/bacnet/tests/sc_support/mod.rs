@@ -87,7 +87,12 @@ pub fn node_config(dir: &Path, name: &str, primary: &str, failover: Option<&str>
     config
 }
 
-pub async fn node(dir: &Path, name: &str, primary: &str, failover: Option<&str>) -> Arc<ScTransport> {
+pub async fn node(
+    dir: &Path,
+    name: &str,
+    primary: &str,
+    failover: Option<&str>,
+) -> Arc<ScTransport> {
     Arc::new(
         ScTransport::start(node_config(dir, name, primary, failover))
             .await
