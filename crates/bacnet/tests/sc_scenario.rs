@@ -5,6 +5,7 @@
 #![allow(clippy::unwrap_used)]
 
 mod sc_support;
+mod support_network;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -281,4 +282,53 @@ async fn untrusted_expired_and_misused_certificates_are_refused() {
     for dir in [dir, rogue, bad] {
         let _ = std::fs::remove_dir_all(dir);
     }
+}
+
+/// Any device runs over BACnet/SC: the 40-object stress server on a node of a TLS hub, and a
+/// client on another node reads every property of every object and writes every
+/// present-value, each checked against the server's own database.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_stress_server_serves_every_object_over_sc() {
+    use buildwire_bacnet::driver::{BacnetClient, BacnetServer, ServerConfig};
+    use buildwire_bacnet::network::DeviceAddress;
+    use buildwire_bacnet::objects::profile::stress_profile;
+    use buildwire_bacnet::tsm::TsmConfig;
+
+    let dir = pki("stress", &["hub", "server", "client"]);
+    let hub = hub(&dir, "hub").await;
+    let uri = hub.uri();
+    let server_node = ScTransport::start(node_config(&dir, "server", &uri, None))
+        .await
+        .unwrap();
+    let client_node = ScTransport::start(node_config(&dir, "client", &uri, None))
+        .await
+        .unwrap();
+    wait_for("both nodes on the hub", || hub.stats().nodes == 2).await;
+    let server_vmac = server_node.vmac();
+    let mut config = ServerConfig::new(
+        "0.0.0.0:0".parse().unwrap(),
+        stress_profile().build().unwrap(),
+    );
+    config.announce = false;
+    let server = BacnetServer::start_on(server_node, config).await.unwrap();
+    assert_eq!(server.local_addr(), server_vmac);
+    let client = BacnetClient::start_on(client_node, TsmConfig::default(), true).unwrap();
+    // Who-Is over the hub's broadcast finds the device by its VMAC.
+    let found = client.who_is(None, Duration::from_secs(2)).await.unwrap();
+    assert!(
+        found.iter().any(
+            |(address, i_am)| *address == DeviceAddress::Local(server_vmac)
+                && i_am.device.instance() == 400
+        ),
+        "{found:?}"
+    );
+    let reference = support_network::Reference::Sc(server);
+    support_network::check_every_stress_object(
+        &client,
+        DeviceAddress::Local(server_vmac),
+        &reference,
+    )
+    .await;
+    hub.shutdown(Duration::from_secs(1)).await;
+    let _ = std::fs::remove_dir_all(dir);
 }

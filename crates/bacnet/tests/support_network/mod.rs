@@ -73,6 +73,7 @@ pub struct LoopbackBipToBip {
 pub enum Reference {
     Ipv4(BacnetServer),
     Ipv6(BacnetServer<Vmac>),
+    Sc(BacnetServer<buildwire_bacnet::sc::Vmac>),
 }
 
 impl Reference {
@@ -83,6 +84,7 @@ impl Reference {
         match self {
             Self::Ipv4(server) => server.with_database(f),
             Self::Ipv6(server) => server.with_database(f),
+            Self::Sc(server) => server.with_database(f),
         }
     }
 }
