@@ -31,6 +31,6 @@ pub use router::{
     parse_static_route,
 };
 pub use sc_hub::{ScHub, ScHubConfig, ScHubStats};
-pub use sc_node::{ScNodeConfig, ScTransport, load_or_create_uuid, random_vmac};
+pub use sc_node::{ScNodeConfig, ScTransport, load_or_create_uuid, random_uuid, random_vmac};
 pub use server::{BacnetServer, ServerConfig};
 pub use transport::{Delivery, Transport};

@@ -506,6 +506,11 @@ pub fn load_or_create_uuid(path: &Path) -> io::Result<DeviceUuid> {
     }
 }
 
+/// A new random (version 4) device UUID, for a device that keeps none across restarts.
+pub fn random_uuid() -> DeviceUuid {
+    DeviceUuid::random_v4(random_bytes::<16>())
+}
+
 /// A new random-48 VMAC.
 pub fn random_vmac() -> Vmac {
     Vmac::random_48(random_bytes::<6>())

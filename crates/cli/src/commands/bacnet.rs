@@ -82,6 +82,20 @@ pub enum BacnetCommand {
     /// Routers, BBMDs and their tables (see bacnet_network.rs).
     #[command(flatten)]
     Network(super::bacnet_network::NetworkCommand),
+    /// Make a test CA and EC P-256 operational certificates for BACnet/SC (with subject
+    /// alternative names for 127.0.0.1, ::1, localhost and each name).
+    #[command(after_help = "Examples:\n  \
+        buildwire bacnet sc-certs ./pki\n  \
+        buildwire bacnet sc-certs ./pki --names hub,device7 --san 10.0.0.5,hub.example --days 30")]
+    ScCerts(super::bacnet_sc::ScCertsArgs),
+    /// Run a BACnet/SC hub (Annex AB.5.3): WebSockets with mutual TLS 1.3, subprotocol
+    /// hub.bsc.bacnet.org; relays unicasts by VMAC and broadcasts to every other node.
+    #[command(after_help = "Examples:\n  \
+        buildwire bacnet sc-certs ./pki\n  \
+        buildwire bacnet sc-hub --bind 127.0.0.1:4443 --cert pki/hub.crt --key pki/hub.key --ca pki/ca.crt\n  \
+        buildwire bacnet serve --transport sc --hub wss://127.0.0.1:4443 \\\n      \
+          --cert pki/node1.crt --key pki/node1.key --ca pki/ca.crt")]
+    ScHub(super::bacnet_sc::ScHubArgs),
 }
 
 #[derive(Debug, Args)]
@@ -118,6 +132,8 @@ pub fn execute(cmd: BacnetCommand) -> CommandResult {
         BacnetCommand::Wpm(args) => wpm(args),
         BacnetCommand::Subscribe(args) => subscribe(args),
         BacnetCommand::Network(command) => super::bacnet_network::execute(command),
+        BacnetCommand::ScCerts(args) => super::bacnet_sc::sc_certs(&args),
+        BacnetCommand::ScHub(args) => super::bacnet_sc::sc_hub(&args),
     }
 }
 
@@ -203,6 +219,8 @@ pub struct ServeArgs {
     max_apdu: u16,
     #[command(flatten)]
     link: super::bacnet_network::ServeLinkArgs,
+    #[command(flatten)]
+    sc: super::bacnet_sc::ScNodeArgs,
 }
 
 #[derive(Debug, Args)]
@@ -501,6 +519,9 @@ fn serve(args: ServeArgs) -> CommandResult {
         config.broadcast = args.broadcast;
     }
     config.tsm.max_apdu = MaxApdu::for_length(args.max_apdu);
+    if super::bacnet_network::is_sc(&args.link) {
+        return super::bacnet_sc::serve_sc(&args.sc, config);
+    }
     if super::bacnet_network::is_bip6(&args.link) {
         return super::bacnet_network::serve_bip6(&args.link, &args.bind, config);
     }

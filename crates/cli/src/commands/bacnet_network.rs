@@ -140,13 +140,15 @@ pub enum LinkKind {
     Bip,
     /// BACnet/IPv6 (Annex U).
     Bip6,
+    /// BACnet Secure Connect (Annex AB): a node of the hub given with --hub.
+    Sc,
 }
 
 /// Link options of `serve`.
 #[derive(Debug, Args)]
 pub struct ServeLinkArgs {
-    /// The data link: `bip` (BACnet/IP) or `bip6` (BACnet/IPv6; --bind then defaults to
-    /// [::]:47808).
+    /// The data link: `bip` (BACnet/IP), `bip6` (BACnet/IPv6; --bind then defaults to
+    /// [::]:47808) or `sc` (BACnet/SC: a node of --hub, with --cert, --key and --ca).
     #[arg(long, value_enum, default_value_t = LinkKind::Bip)]
     transport: LinkKind,
     /// B/IPv6 virtual MAC, six hex digits (default: the device instance).
@@ -298,6 +300,11 @@ pub fn serve_bip_role(link: &ServeLinkArgs, bind: SocketAddrV4) -> Result<BipRol
         })),
         (None, None) => Ok(BipRole::Node),
     }
+}
+
+/// True when `serve` runs on BACnet/SC (then `bacnet_sc::serve_sc` serves).
+pub fn is_sc(link: &ServeLinkArgs) -> bool {
+    link.transport == LinkKind::Sc
 }
 
 /// True when `serve` runs on B/IPv6 (then [`serve_bip6`] serves).

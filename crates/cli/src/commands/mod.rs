@@ -2,6 +2,7 @@
 
 mod bacnet;
 mod bacnet_network;
+mod bacnet_sc;
 mod bench;
 mod bench_bacnet;
 mod bench_haystack_http;

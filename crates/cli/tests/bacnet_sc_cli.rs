@@ -1,0 +1,207 @@
+//! `buildwire bacnet sc-certs`, `sc-hub` and `serve --transport sc` as processes: the
+//! certificates they make are accepted with mutual TLS 1.3, and a client node (the library's
+//! BACnet/SC transport) finds the served device through the hub and reads and writes it.
+//! A node without a certificate from the CA is refused.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use buildwire_bacnet::driver::sc_tls::{ScTlsFiles, client_config};
+use buildwire_bacnet::driver::{BacnetClient, ScNodeConfig, ScTransport, random_uuid, random_vmac};
+use buildwire_bacnet::encoding::{ApplicationValue, Element};
+use buildwire_bacnet::network::DeviceAddress;
+use buildwire_bacnet::sc::node::NodeConfig;
+use buildwire_bacnet::sc::{HubConnectionStatus, LocalIdentity};
+use buildwire_bacnet::tsm::TsmConfig;
+use buildwire_bacnet::{ObjectIdentifier, PropertyIdentifier};
+
+struct Running(Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Starts `buildwire ARGS...` and returns it with the first stdout line containing `ready`.
+fn start(args: &[&str], ready: &str) -> (Running, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_buildwire"))
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("buildwire starts");
+    let stdout = child.stdout.take().expect("stdout");
+    let mut lines = BufReader::new(stdout).lines();
+    let running = Running(child);
+    loop {
+        let line = lines
+            .next()
+            .expect("the process printed its ready line before it ended")
+            .expect("readable stdout");
+        if line.contains(ready) {
+            return (running, line);
+        }
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn client_node_config(dir: &Path, name: &str, hub: &str) -> ScNodeConfig {
+    let identity = LocalIdentity {
+        vmac: random_vmac(),
+        uuid: random_uuid(),
+        max_bvlc_length: 1600,
+        max_npdu_length: 1497,
+    };
+    let tls = client_config(&ScTlsFiles::in_directory(dir, name)).unwrap();
+    let mut config = ScNodeConfig::new(NodeConfig::new(identity, hub), Some(tls));
+    config.connect_timeout = Duration::from_secs(5);
+    config
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn certificates_hub_and_device_from_the_cli_work_together() {
+    let dir = std::env::temp_dir().join(format!("bw-sc-cli-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let pki = dir.to_str().unwrap();
+    let made = Command::new(env!("CARGO_BIN_EXE_buildwire"))
+        .args([
+            "bacnet",
+            "sc-certs",
+            pki,
+            "--names",
+            "hub,device,client",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert!(made.status.success(), "{made:?}");
+    let listed: serde_json::Value = serde_json::from_slice(&made.stdout).unwrap();
+    assert_eq!(
+        listed["files"].as_array().map(Vec::len),
+        Some(8),
+        "{listed}"
+    );
+
+    // A second CA's certificate, to be refused.
+    let other = dir.join("other");
+    let made = Command::new(env!("CARGO_BIN_EXE_buildwire"))
+        .args([
+            "bacnet",
+            "sc-certs",
+            other.to_str().unwrap(),
+            "--names",
+            "stranger",
+        ])
+        .output()
+        .unwrap();
+    assert!(made.status.success(), "{made:?}");
+
+    let port = free_port();
+    let bind = format!("127.0.0.1:{port}");
+    let file = |name: &str| format!("{pki}/{name}");
+    let (_hub, line) = start(
+        &[
+            "bacnet",
+            "sc-hub",
+            "--bind",
+            &bind,
+            "--cert",
+            &file("hub.crt"),
+            "--key",
+            &file("hub.key"),
+            "--ca",
+            &file("ca.crt"),
+        ],
+        "BACnet/SC hub on",
+    );
+    let uri = format!("wss://127.0.0.1:{port}");
+    assert!(line.contains(&uri), "{line}");
+    let (_device, line) = start(
+        &[
+            "bacnet",
+            "serve",
+            "--transport",
+            "sc",
+            "--hub",
+            &uri,
+            "--cert",
+            &file("device.crt"),
+            "--key",
+            &file("device.key"),
+            "--ca",
+            &file("ca.crt"),
+            "--device-id",
+            "4242",
+            "--objects",
+            "stress",
+        ],
+        "serving",
+    );
+    assert!(
+        line.contains("device,4242") && line.contains("40 objects"),
+        "{line}"
+    );
+
+    let transport = ScTransport::start(client_node_config(&dir, "client", &uri))
+        .await
+        .unwrap();
+    let client = BacnetClient::start_on(transport, TsmConfig::default(), true).unwrap();
+    let mut found = Vec::new();
+    for _ in 0..10 {
+        found = client.who_is(None, Duration::from_secs(1)).await.unwrap();
+        if !found.is_empty() {
+            break;
+        }
+    }
+    let (address, i_am) = found
+        .into_iter()
+        .find(|(_, i_am)| i_am.device.instance() == 4242)
+        .expect("the device served by the CLI answers Who-Is through the hub");
+    assert_eq!(i_am.device.instance(), 4242);
+    let DeviceAddress::Local(_) = address else {
+        panic!("a device on the same SC network is local: {address:?}");
+    };
+    let value = client.read_str(address, "av,1", "pv").await.unwrap();
+    assert!(format!("{value:?}").contains("Real"), "{value:?}");
+    let av1: ObjectIdentifier = "av,1".parse().unwrap();
+    client
+        .write(
+            address,
+            av1,
+            PropertyIdentifier::PresentValue,
+            vec![Element::Application(ApplicationValue::Real(12.5))],
+            Some(8),
+            None,
+        )
+        .await
+        .unwrap();
+    let back = client.read_str(address, "av,1", "pv").await.unwrap();
+    assert_eq!(
+        back,
+        vec![Element::Application(ApplicationValue::Real(12.5))]
+    );
+
+    // A node whose certificate comes from another CA never gets connected.
+    let mut stranger = client_node_config(&other, "stranger", &uri);
+    stranger.connect_timeout = Duration::from_secs(2);
+    // The transport starts and keeps trying; after its wait it is still not connected.
+    let refused = ScTransport::start(stranger).await.unwrap();
+    assert_eq!(
+        refused.status(),
+        HubConnectionStatus::NoHubConnection,
+        "a certificate from another CA was accepted"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
