@@ -332,3 +332,79 @@ async fn the_stress_server_serves_every_object_over_sc() {
     hub.shutdown(Duration::from_secs(1)).await;
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// A BACnet/IP client on network 1 reads and writes every object of the stress server, a
+/// BACnet/SC device on network 2, through our router: a B/IP port and an SC port (the
+/// router is a node of the hub).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bip_client_reaches_an_sc_device_through_the_router() {
+    use std::net::{Ipv4Addr, SocketAddrV4};
+
+    use buildwire_bacnet::driver::{
+        BacnetClient, BacnetRouter, BacnetServer, BipConfig, BipTransport, RouterOptions,
+        RouterPort, ServerConfig,
+    };
+    use buildwire_bacnet::network::{DeviceAddress, MacAddress, RoutedAddress};
+    use buildwire_bacnet::objects::profile::stress_profile;
+
+    let dir = pki("routed", &["hub", "router", "server"]);
+    let hub = hub(&dir, "hub").await;
+    let uri = hub.uri();
+    let router_node = ScTransport::start(node_config(&dir, "router", &uri, None))
+        .await
+        .unwrap();
+    let server_node = ScTransport::start(node_config(&dir, "server", &uri, None))
+        .await
+        .unwrap();
+    wait_for("router and server on the hub", || hub.stats().nodes == 2).await;
+    let server_vmac = server_node.vmac();
+    let mut config = ServerConfig::new(
+        "0.0.0.0:0".parse().unwrap(),
+        stress_profile().build().unwrap(),
+    );
+    config.announce = false;
+    let server = BacnetServer::start_on(server_node, config).await.unwrap();
+
+    let network_1 = BipTransport::bind(&BipConfig {
+        bind: SocketAddrV4::new(Ipv4Addr::LOCALHOST, 0),
+        broadcast: None,
+    })
+    .await
+    .unwrap();
+    let router_at = network_1.local_addr();
+    let router = BacnetRouter::start(
+        vec![
+            RouterPort::Bip {
+                network: 1,
+                transport: network_1,
+            },
+            RouterPort::Sc {
+                network: 2,
+                transport: router_node,
+            },
+        ],
+        RouterOptions::default(),
+    )
+    .await
+    .unwrap();
+    let client = BacnetClient::bind(SocketAddrV4::new(Ipv4Addr::LOCALHOST, 0), None)
+        .await
+        .unwrap();
+    let target = DeviceAddress::Via {
+        router: router_at,
+        remote: RoutedAddress {
+            network: 2,
+            mac: MacAddress::new(server_vmac.as_bytes()).unwrap(),
+        },
+    };
+    let name = client
+        .read_str(target, "device,400", "object-name")
+        .await
+        .unwrap();
+    assert!(!name.is_empty());
+    let reference = support_network::Reference::Sc(server);
+    support_network::check_every_stress_object(&client, target, &reference).await;
+    router.shutdown().await;
+    hub.shutdown(Duration::from_secs(1)).await;
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -45,12 +45,21 @@ pub enum RouterPort {
         /// The bound transport.
         transport: Bip6Transport,
     },
+    /// A BACnet/SC network: the router is a node of its hub.
+    Sc {
+        /// Its network number.
+        network: u16,
+        /// The connected node.
+        transport: super::ScTransport,
+    },
 }
 
 impl RouterPort {
     fn network(&self) -> u16 {
         match self {
-            Self::Bip { network, .. } | Self::Bip6 { network, .. } => *network,
+            Self::Bip { network, .. } | Self::Bip6 { network, .. } | Self::Sc { network, .. } => {
+                *network
+            }
         }
     }
 
@@ -65,6 +74,11 @@ impl RouterPort {
                 Bip6Transport::mac_of(&transport.local_link_address()),
                 transport.max_npdu(),
                 3,
+            ),
+            Self::Sc { transport, .. } => (
+                super::ScTransport::mac_of(&transport.local_link_address()),
+                transport.max_npdu(),
+                6,
             ),
         };
         crate::router::PortConfig {
@@ -92,6 +106,14 @@ impl RouterPort {
                 Some(to) => Transport::send_unicast(transport, to, npdu).await,
                 None => Err(io::Error::new(io::ErrorKind::InvalidInput, "not a VMAC")),
             },
+            (Self::Sc { transport, .. }, None) => Transport::send_broadcast(transport, npdu).await,
+            (Self::Sc { transport, .. }, Some(mac)) => match super::ScTransport::address_of(&mac) {
+                Some(to) => Transport::send_unicast(transport, to, npdu).await,
+                None => Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    "not a BACnet/SC VMAC",
+                )),
+            },
         }
     }
 
@@ -104,6 +126,10 @@ impl RouterPort {
             Self::Bip6 { transport, .. } => {
                 let d = transport.receive().await?;
                 Ok((Bip6Transport::mac_of(&d.source), d.npdu, d.broadcast))
+            }
+            Self::Sc { transport, .. } => {
+                let d = transport.receive().await?;
+                Ok((super::ScTransport::mac_of(&d.source), d.npdu, d.broadcast))
             }
         }
     }
@@ -682,6 +708,9 @@ impl BacnetRouter {
                         format!("[{}]:{}", local.ip(), local.port()),
                         Some(transport.vmac()),
                     )
+                }
+                RouterPort::Sc { network, transport } => {
+                    (*network, "sc", format!("vmac {}", transport.vmac()), None)
                 }
             })
             .collect()
