@@ -84,7 +84,9 @@ pub struct ScHubArgs {
     bind: SocketAddr,
     #[command(flatten)]
     tls: ScTlsArgs,
-    /// Print the hub's counters every N seconds (0: never).
+    /// Print the hub's counters as a JSON line every N seconds (0: never): nodes,
+    /// connections, relayed unicasts and broadcast copies, refused handshakes, and messages
+    /// whose originating VMAC (which nodes must not send, Annex AB.5.3) was replaced.
     #[arg(long, default_value_t = 0)]
     report: u64,
 }
@@ -172,6 +174,7 @@ pub fn sc_hub(args: &ScHubArgs) -> CommandResult {
                     "unicast_relayed": stats.hub.unicast_relayed,
                     "broadcast_copies": stats.hub.broadcast_copies,
                     "handshake_refused": stats.handshake_refused,
+                    "originating_replaced": stats.hub.originating_replaced,
                 })
             );
         }
