@@ -149,3 +149,27 @@ def test_our_device_on_bacpy_hub_answers_bacpy_node(
         with running(our_device(buildwire_cmd, pki, uri), "serving") as (device_line, _):
             results = bacpy_client(peer_python_313, pki, uri)
     check(results, device_line)
+
+
+def test_python_hub_and_device_answer_bacpy_node(peer_python_313: Path, tmp_path: Path) -> None:
+    """The Python API: certificates, a hub and an SC device, asked by bac-py's node."""
+    import asyncio
+
+    from buildwire import bacnet_sc
+
+    async def scenario() -> tuple[dict, str, dict]:
+        bacnet_sc.make_certificates(tmp_path, ["hub", "device", "peer"])
+        hub = await bacnet_sc.Hub.start("127.0.0.1:0", **bacnet_sc.tls_files(tmp_path, "hub"))
+        device = await bacnet_sc.Device.start(
+            hub.uri, **bacnet_sc.tls_files(tmp_path, "device"), device_id=DEVICE
+        )
+        try:
+            results = await asyncio.to_thread(bacpy_client, peer_python_313, tmp_path, hub.uri)
+            return results, device.vmac, await hub.stats()
+        finally:
+            await device.stop()
+            await hub.stop()
+
+    results, vmac, stats = asyncio.run(scenario())
+    check(results, f"vmac {vmac}")
+    assert stats["nodes"] == 1 and stats["unicast_relayed"] >= 2, stats

@@ -194,3 +194,34 @@ async def haystack_connect(
     ca_pem: bytes | None = None,
     websocket: bool = False,
 ) -> HaystackClientHandle: ...
+
+class BacnetScHubHandle:
+    """A running BACnet/SC hub (see :class:`buildwire.bacnet_sc.Hub`)."""
+
+    uri: str
+    async def stats(self) -> str: ...
+    async def stop(self) -> None: ...
+
+class BacnetScDeviceHandle:
+    """A device on a BACnet/SC node (see :class:`buildwire.bacnet_sc.Device`)."""
+
+    vmac: str
+    async def stop(self) -> None: ...
+
+def bacnet_sc_certs(directory: str, names: list[str], days: int = 365) -> list[str]: ...
+async def bacnet_sc_hub(
+    bind: str,
+    cert: str | None = None,
+    key: str | None = None,
+    ca: list[str] = ...,
+    no_tls: bool = False,
+) -> BacnetScHubHandle: ...
+async def bacnet_sc_device(
+    hub: str,
+    cert: str | None = None,
+    key: str | None = None,
+    ca: list[str] = ...,
+    no_tls: bool = False,
+    device_id: int = 400,
+    failover_hub: str | None = None,
+) -> BacnetScDeviceHandle: ...

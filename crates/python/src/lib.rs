@@ -7,6 +7,7 @@
 mod bacnet;
 mod bacnet_cov;
 mod bacnet_network;
+mod bacnet_sc;
 mod haystack_client;
 mod opcua;
 
@@ -126,6 +127,11 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(bacnet_network::bacnet_foreign_client, m)?)?;
     m.add_class::<bacnet_network::BacnetRouterHandle>()?;
     m.add_class::<bacnet_network::BacnetBbmdHandle>()?;
+    m.add_function(wrap_pyfunction!(bacnet_sc::bacnet_sc_certs, m)?)?;
+    m.add_function(wrap_pyfunction!(bacnet_sc::bacnet_sc_hub, m)?)?;
+    m.add_function(wrap_pyfunction!(bacnet_sc::bacnet_sc_device, m)?)?;
+    m.add_class::<bacnet_sc::BacnetScHubHandle>()?;
+    m.add_class::<bacnet_sc::BacnetScDeviceHandle>()?;
     m.add_function(wrap_pyfunction!(opcua::opcua_connect, m)?)?;
     m.add_function(wrap_pyfunction!(opcua::opcua_serve, m)?)?;
     m.add_class::<opcua::OpcuaClientHandle>()?;
