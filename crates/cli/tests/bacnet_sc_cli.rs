@@ -193,6 +193,42 @@ async fn certificates_hub_and_device_from_the_cli_work_together() {
         vec![Element::Application(ApplicationValue::Real(12.5))]
     );
 
+    // The CLI's client commands over SC: whois finds the device's VMAC, read and write use it.
+    let sc_client = |args: &[&str]| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_buildwire"));
+        command.args(["bacnet"]).args(args).args([
+            "--transport",
+            "sc",
+            "--hub",
+            &uri,
+            "--cert",
+            &file("client.crt"),
+            "--key",
+            &file("client.key"),
+            "--ca",
+            &file("ca.crt"),
+            "--json",
+        ]);
+        let out = command.output().unwrap();
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+    };
+    let found = sc_client(&["whois", "--timeout", "2"]);
+    let vmac = found
+        .as_array()
+        .and_then(|list| list.iter().find(|d| d["instance"] == 4242))
+        .and_then(|d| d["address"].as_str())
+        .map(str::to_owned)
+        .unwrap_or_else(|| panic!("whois over SC did not find device 4242: {found}"));
+    sc_client(&["write", &vmac, "av,2", "pv", "33.5", "--priority", "8"]);
+    let read = sc_client(&["read", &vmac, "av,2", "pv"]);
+    assert_eq!(read["value"][0]["value"], 33.5, "{read}");
+    assert_eq!(read["address"], vmac.as_str());
+
     // A node whose certificate comes from another CA never gets connected.
     let mut stranger = client_node_config(&other, "stranger", &uri);
     stranger.connect_timeout = Duration::from_secs(2);

@@ -249,6 +249,8 @@ pub struct WhoisArgs {
     json: bool,
     #[command(flatten)]
     foreign: super::bacnet_network::ForeignArgs,
+    #[command(flatten)]
+    sc: super::bacnet_sc::ScClientArgs,
 }
 
 /// Options shared by the client commands.
@@ -268,6 +270,8 @@ pub struct ClientArgs {
     json: bool,
     #[command(flatten)]
     foreign: super::bacnet_network::ForeignArgs,
+    #[command(flatten)]
+    sc: super::bacnet_sc::ScClientArgs,
 }
 
 #[derive(Debug, Args)]
@@ -436,14 +440,20 @@ fn tsm_config(timeout: f64) -> Result<TsmConfig, Box<dyn std::error::Error>> {
     })
 }
 
+/// The TSM settings of `--timeout` and `--max-apdu`.
+fn client_tsm(args: &ClientArgs) -> Result<TsmConfig, Box<dyn std::error::Error>> {
+    let mut tsm = tsm_config(args.timeout)?;
+    tsm.max_apdu = MaxApdu::for_length(args.max_apdu);
+    Ok(tsm)
+}
+
 async fn start_client(
     args: &ClientArgs,
     broadcast: Option<Ipv4Addr>,
 ) -> Result<BacnetClient, Box<dyn std::error::Error>> {
     let bind = parse_address(&args.bind)?;
     let mut config = ClientConfig::new(bind, broadcast.or(args.foreign.discovery_broadcast(bind)));
-    config.tsm = tsm_config(args.timeout)?;
-    config.tsm.max_apdu = MaxApdu::for_length(args.max_apdu);
+    config.tsm = client_tsm(args)?;
     config.role = args.foreign.role()?;
     BacnetClient::start(config)
         .await
@@ -561,23 +571,44 @@ fn whois(args: WhoisArgs) -> CommandResult {
     };
     let wait = Duration::try_from_secs_f64(args.timeout)
         .map_err(|_| format!("--timeout {} is not a number of seconds", args.timeout))?;
-    let found = runtime()?.block_on(async move {
-        let mut config = ClientConfig::new(bind, broadcast);
-        config.role = args.foreign.role()?;
-        let client = BacnetClient::start(config)
-            .await
-            .map_err(|e| format!("cannot bind {bind}: {e}"))?;
-        client
-            .who_is_at(destination, range, wait)
-            .await
-            .map_err(Box::<dyn std::error::Error>::from)
-    })?;
+    let found: Vec<(String, buildwire_bacnet::services::who_is::IAm)> = if args.sc.is_sc() {
+        let tsm = tsm_config(3.0)?;
+        runtime()?.block_on(async {
+            let client = args.sc.client(tsm).await?;
+            let found = client
+                .who_is(range, wait)
+                .await
+                .map_err(Box::<dyn std::error::Error>::from)?;
+            Ok::<_, Box<dyn std::error::Error>>(
+                found
+                    .into_iter()
+                    .map(|(address, i_am)| (address.to_string(), i_am))
+                    .collect(),
+            )
+        })?
+    } else {
+        let found = runtime()?.block_on(async {
+            let mut config = ClientConfig::new(bind, broadcast);
+            config.role = args.foreign.role()?;
+            let client = BacnetClient::start(config)
+                .await
+                .map_err(|e| format!("cannot bind {bind}: {e}"))?;
+            client
+                .who_is_at(destination, range, wait)
+                .await
+                .map_err(Box::<dyn std::error::Error>::from)
+        })?;
+        found
+            .into_iter()
+            .map(|(address, i_am)| (address.to_string(), i_am))
+            .collect()
+    };
     if args.json {
         let list: Vec<Value> = found
             .iter()
             .map(|(address, i_am)| {
                 json!({
-                    "address": address.to_string(),
+                    "address": address,
                     "device": i_am.device.to_string(),
                     "instance": i_am.device.instance(),
                     "max_apdu": i_am.max_apdu_length_accepted,
@@ -599,19 +630,33 @@ fn whois(args: WhoisArgs) -> CommandResult {
 }
 
 fn read(args: ReadArgs) -> CommandResult {
-    let to = args.client.foreign.target(&args.address)?;
     let object = parse_object(&args.object)?;
     let property = parse_property(&args.property)?;
-    let value = runtime()?.block_on(async {
-        let client = start_client(&args.client, None).await?;
-        client
-            .read(to, object, property, args.index)
-            .await
-            .map_err(Box::<dyn std::error::Error>::from)
-    })?;
+    let (address, value) = if args.client.sc.is_sc() {
+        let to = super::bacnet_sc::sc_device(&args.address)?;
+        let tsm = client_tsm(&args.client)?;
+        let value = runtime()?.block_on(async {
+            let client = args.client.sc.client(tsm).await?;
+            client
+                .read(to, object, property, args.index)
+                .await
+                .map_err(Box::<dyn std::error::Error>::from)
+        })?;
+        (to.to_string(), value)
+    } else {
+        let to = args.client.foreign.target(&args.address)?;
+        let value = runtime()?.block_on(async {
+            let client = start_client(&args.client, None).await?;
+            client
+                .read(to, object, property, args.index)
+                .await
+                .map_err(Box::<dyn std::error::Error>::from)
+        })?;
+        (to.to_string(), value)
+    };
     if args.client.json {
         return print_json(&json!({
-            "address": to.to_string(),
+            "address": address,
             "object": object.to_string(),
             "property": property.to_string(),
             "index": args.index,
@@ -624,17 +669,29 @@ fn read(args: ReadArgs) -> CommandResult {
 }
 
 fn write(args: WriteArgs) -> CommandResult {
-    let to = args.client.foreign.target(&args.address)?;
     let object = parse_object(&args.object)?;
     let property = parse_property(&args.property)?;
     let value = parse_value_text(&args.value, args.value_type, object, property)?;
-    runtime()?.block_on(async {
-        let client = start_client(&args.client, None).await?;
-        client
-            .write(to, object, property, value, args.priority, args.index)
-            .await
-            .map_err(Box::<dyn std::error::Error>::from)
-    })?;
+    if args.client.sc.is_sc() {
+        let to = super::bacnet_sc::sc_device(&args.address)?;
+        let tsm = client_tsm(&args.client)?;
+        runtime()?.block_on(async {
+            let client = args.client.sc.client(tsm).await?;
+            client
+                .write(to, object, property, value, args.priority, args.index)
+                .await
+                .map_err(Box::<dyn std::error::Error>::from)
+        })?;
+    } else {
+        let to = args.client.foreign.target(&args.address)?;
+        runtime()?.block_on(async {
+            let client = start_client(&args.client, None).await?;
+            client
+                .write(to, object, property, value, args.priority, args.index)
+                .await
+                .map_err(Box::<dyn std::error::Error>::from)
+        })?;
+    }
     if args.client.json {
         return print_json(&json!({"ok": true, "object": object.to_string(),
                                   "property": property.to_string()}));

@@ -214,3 +214,80 @@ pub fn serve_sc(args: &ScNodeArgs, config: ServerConfig) -> CommandResult {
         Ok(())
     })
 }
+
+/// The data link of a client command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Default)]
+pub enum ClientLink {
+    /// BACnet/IP.
+    #[default]
+    Bip,
+    /// BACnet/SC: a node of --hub; devices are addressed by VMAC (`xx:xx:xx:xx:xx:xx`).
+    Sc,
+}
+
+/// `--transport sc --hub ... --cert --key --ca` of the client commands.
+#[derive(Debug, Args)]
+pub struct ScClientArgs {
+    /// The data link: `bip` (BACnet/IP) or `sc` (BACnet/SC, a node of --hub; the device
+    /// is then its VMAC, e.g. `02:63:aa:05:89:8e`).
+    #[arg(long, value_enum, default_value_t = ClientLink::Bip)]
+    pub transport: ClientLink,
+    /// BACnet/SC: the hub, `wss://HOST:PORT`.
+    #[arg(long)]
+    hub: Option<String>,
+    #[command(flatten)]
+    tls: ScTlsArgs,
+}
+
+impl ScClientArgs {
+    /// True for `--transport sc`.
+    pub fn is_sc(&self) -> bool {
+        self.transport == ClientLink::Sc
+    }
+
+    /// A client on a new node of the hub.
+    pub async fn client(
+        &self,
+        tsm: buildwire_bacnet::tsm::TsmConfig,
+    ) -> Result<
+        buildwire_bacnet::driver::BacnetClient<buildwire_bacnet::sc::Vmac>,
+        Box<dyn std::error::Error>,
+    > {
+        let hub = self
+            .hub
+            .clone()
+            .ok_or("--transport sc needs --hub wss://HOST:PORT")?;
+        let tls = match self.tls.files()? {
+            Some(files) => Some(client_config(&files)?),
+            None => None,
+        };
+        let identity = LocalIdentity {
+            vmac: random_vmac(),
+            uuid: random_uuid(),
+            max_bvlc_length: buildwire_bacnet::sc::DEFAULT_MAX_BVLC_LENGTH,
+            max_npdu_length: buildwire_bacnet::sc::DEFAULT_MAX_NPDU_LENGTH,
+        };
+        let mut config = ScNodeConfig::new(NodeConfig::new(identity, hub.clone()), tls);
+        config.connect_timeout = Duration::from_secs(5);
+        let transport = ScTransport::start(config).await?;
+        if transport.status() == buildwire_bacnet::sc::HubConnectionStatus::NoHubConnection {
+            return Err(format!(
+                "no connection to the hub {hub}: check the address, and that the hub trusts \
+                 this certificate's CA and this node trusts the hub's"
+            )
+            .into());
+        }
+        Ok(buildwire_bacnet::driver::BacnetClient::start_on(
+            transport, tsm, true,
+        )?)
+    }
+}
+
+/// A device address on BACnet/SC: its VMAC.
+pub fn sc_device(
+    text: &str,
+) -> Result<buildwire_bacnet::network::DeviceAddress<buildwire_bacnet::sc::Vmac>, String> {
+    text.parse::<buildwire_bacnet::sc::Vmac>()
+        .map(buildwire_bacnet::network::DeviceAddress::Local)
+        .map_err(|e| format!("{text:?} is not a BACnet/SC VMAC (12 hex digits): {e}"))
+}
