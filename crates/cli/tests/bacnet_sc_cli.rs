@@ -229,6 +229,44 @@ async fn certificates_hub_and_device_from_the_cli_work_together() {
     assert_eq!(read["value"][0]["value"], 33.5, "{read}");
     assert_eq!(read["address"], vmac.as_str());
 
+    // Our router with a B/IP port and an SC port: a B/IP client reads the SC device.
+    let router_port = std::net::UdpSocket::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let sc_port = format!(
+        "2=sc:{uri},cert={},key={},ca={}",
+        file("client.crt"),
+        file("client.key"),
+        file("ca.crt")
+    );
+    let (_router, _) = start(
+        &[
+            "bacnet",
+            "router",
+            "--port",
+            &format!("1=bip:127.0.0.1:{router_port}"),
+            "--port",
+            &sc_port,
+        ],
+        "routing",
+    );
+    let routed = format!("2:{}", vmac.replace(':', ""));
+    let out = Command::new(env!("CARGO_BIN_EXE_buildwire"))
+        .args(["bacnet", "read", &routed, "av,2", "pv", "--json"])
+        .args(["--router", &format!("127.0.0.1:{router_port}")])
+        .args(["--bind", "127.0.0.1:0"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let through: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(through["value"][0]["value"], 33.5, "{through}");
+
     // A node whose certificate comes from another CA never gets connected.
     let mut stranger = client_node_config(&other, "stranger", &uri);
     stranger.connect_timeout = Duration::from_secs(2);

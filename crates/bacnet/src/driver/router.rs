@@ -418,8 +418,10 @@ async fn run(
 
 // ---- ports and routes written as text (command line, Python) ------------------------------
 
-/// One router port written as text: `NETWORK=bip:ADDRESS:PORT[,broadcast=IP][,bdt=FILE]` or
-/// `NETWORK=bip6:[ADDRESS]:PORT[,vmac=HEX6][,interface=NAME][,group=ADDRESS]`.
+/// One router port written as text: `NETWORK=bip:ADDRESS:PORT[,broadcast=IP][,bdt=FILE]`,
+/// `NETWORK=bip6:[ADDRESS]:PORT[,vmac=HEX6][,interface=NAME][,group=ADDRESS]` or
+/// `NETWORK=sc:wss://HOST:PORT,cert=FILE,key=FILE,ca=FILE` (a node of that BACnet/SC hub;
+/// `ws://` without TLS needs no files).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PortSpec {
     /// A B/IP port, optionally also a BBMD with the BDT in a file.
@@ -445,6 +447,15 @@ pub enum PortSpec {
         interface: Option<String>,
         /// Multicast group.
         group: Ipv6Addr,
+    },
+    /// A BACnet/SC port: the router is a node of the hub.
+    Sc {
+        /// Network number.
+        network: u16,
+        /// The hub, `wss://HOST:PORT` (`ws://` for plaintext).
+        hub: String,
+        /// Operational certificate, its key, and the trusted issuer (PEM files).
+        tls: Option<(String, String, String)>,
     },
 }
 
@@ -483,8 +494,9 @@ impl std::str::FromStr for PortSpec {
     fn from_str(text: &str) -> Result<Self, String> {
         let usage = || {
             format!(
-                "port {text:?}: write NETWORK=bip:ADDRESS:PORT[,broadcast=IP][,bdt=FILE] or \
-                 NETWORK=bip6:[ADDRESS]:PORT[,vmac=HEX6][,interface=NAME][,group=ADDRESS]"
+                "port {text:?}: write NETWORK=bip:ADDRESS:PORT[,broadcast=IP][,bdt=FILE], \
+                 NETWORK=bip6:[ADDRESS]:PORT[,vmac=HEX6][,interface=NAME][,group=ADDRESS] or \
+                 NETWORK=sc:wss://HOST:PORT,cert=FILE,key=FILE,ca=FILE"
             )
         };
         let (network, rest) = text.split_once('=').ok_or_else(usage)?;
@@ -546,6 +558,35 @@ impl std::str::FromStr for PortSpec {
                 group,
             });
         }
+        if let Some(hub) = link.strip_prefix("sc:") {
+            if !(hub.starts_with("wss://") || hub.starts_with("ws://")) {
+                return Err(format!("port {text:?}: the hub is wss://HOST:PORT"));
+            }
+            let (mut cert, mut key, mut ca) = (None, None, None);
+            for (option, value) in options {
+                match option {
+                    "cert" => cert = Some(value.to_owned()),
+                    "key" => key = Some(value.to_owned()),
+                    "ca" => ca = Some(value.to_owned()),
+                    other => return Err(format!("port {text:?}: no option {other:?} for sc")),
+                }
+            }
+            let tls = match (hub.starts_with("wss://"), cert, key, ca) {
+                (true, Some(cert), Some(key), Some(ca)) => Some((cert, key, ca)),
+                (true, ..) => {
+                    return Err(format!(
+                        "port {text:?}: a wss:// hub needs cert=FILE,key=FILE,ca=FILE \
+                         (make test ones with `buildwire bacnet sc-certs DIR`)"
+                    ));
+                }
+                (false, ..) => None,
+            };
+            return Ok(Self::Sc {
+                network,
+                hub: hub.to_owned(),
+                tls,
+            });
+        }
         Err(usage())
     }
 }
@@ -554,7 +595,9 @@ impl PortSpec {
     /// The network number.
     pub fn network(&self) -> u16 {
         match self {
-            Self::Bip { network, .. } | Self::Bip6 { network, .. } => *network,
+            Self::Bip { network, .. } | Self::Bip6 { network, .. } | Self::Sc { network, .. } => {
+                *network
+            }
         }
     }
 
@@ -622,6 +665,36 @@ impl PortSpec {
                     )
                 })?;
                 Ok(RouterPort::Bip6 {
+                    network: *network,
+                    transport,
+                })
+            }
+            Self::Sc { network, hub, tls } => {
+                let tls = match tls {
+                    Some((cert, key, ca)) => Some(
+                        super::sc_tls::client_config(&super::sc_tls::ScTlsFiles {
+                            certificate: cert.into(),
+                            private_key: key.into(),
+                            issuers: vec![ca.into()],
+                        })
+                        .map_err(|e| format!("network {network}: {e}"))?,
+                    ),
+                    None => None,
+                };
+                let identity = crate::sc::LocalIdentity {
+                    vmac: super::random_vmac(),
+                    uuid: super::random_uuid(),
+                    max_bvlc_length: crate::sc::DEFAULT_MAX_BVLC_LENGTH,
+                    max_npdu_length: crate::sc::DEFAULT_MAX_NPDU_LENGTH,
+                };
+                let config = super::ScNodeConfig::new(
+                    crate::sc::node::NodeConfig::new(identity, hub.clone()),
+                    tls,
+                );
+                let transport = super::ScTransport::start(config)
+                    .await
+                    .map_err(|e| format!("network {network}: hub {hub}: {e}"))?;
+                Ok(RouterPort::Sc {
                     network: *network,
                     transport,
                 })
@@ -744,7 +817,25 @@ mod tests {
                 ..
             }
         ));
+        let sc: PortSpec = "3=sc:wss://127.0.0.1:4443,cert=a.crt,key=a.key,ca=ca.crt"
+            .parse()
+            .unwrap();
+        assert_eq!(
+            sc,
+            PortSpec::Sc {
+                network: 3,
+                hub: "wss://127.0.0.1:4443".into(),
+                tls: Some(("a.crt".into(), "a.key".into(), "ca.crt".into())),
+            }
+        );
+        assert!(matches!(
+            "3=sc:ws://127.0.0.1:4443".parse::<PortSpec>(),
+            Ok(PortSpec::Sc { tls: None, .. })
+        ));
         for bad in [
+            "3=sc:wss://127.0.0.1:4443",
+            "3=sc:127.0.0.1:4443",
+            "3=sc:wss://h:1,cert=a,key=b,ca=c,pin=d",
             "0=bip:1.2.3.4:5",
             "1=mstp:1",
             "1=bip:1.2.3.4:5,speed=9",

@@ -70,8 +70,9 @@ pub fn execute(command: NetworkCommand) -> CommandResult {
 
 #[derive(Debug, Args)]
 pub struct RouterArgs {
-    /// A port: NETWORK=bip:HOST:PORT[,broadcast=IP][,bdt=FILE] or
-    /// NETWORK=bip6:[ADDRESS]:PORT[,vmac=HEX6][,interface=NAME][,group=ADDRESS].
+    /// A port: NETWORK=bip:HOST:PORT[,broadcast=IP][,bdt=FILE],
+    /// NETWORK=bip6:[ADDRESS]:PORT[,vmac=HEX6][,interface=NAME][,group=ADDRESS] or
+    /// NETWORK=sc:wss://HOST:PORT,cert=FILE,key=FILE,ca=FILE (a node of that BACnet/SC hub).
     #[arg(long = "port", required = true)]
     ports: Vec<String>,
     /// A static route: NETWORK=PORT_NETWORK:NEXT_HOP_HEXMAC (or NETWORK=PORT_NETWORK to
