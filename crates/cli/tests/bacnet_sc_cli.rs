@@ -228,6 +228,26 @@ async fn certificates_hub_and_device_from_the_cli_work_together() {
     let read = sc_client(&["read", &vmac, "av,2", "pv"]);
     assert_eq!(read["value"][0]["value"], 33.5, "{read}");
     assert_eq!(read["address"], vmac.as_str());
+    sc_client(&["wpm", &vmac, "av,3:pv=44.25", "--priority", "9"]);
+    let rpm = sc_client(&["rpm", &vmac, "av,2:pv", "av,3:pv"]);
+    let values: Vec<f64> = rpm
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|o| o["results"][0]["value"][0]["value"].as_f64())
+        .collect();
+    assert_eq!(values, vec![33.5, 44.25], "{rpm}");
+    // COV over SC: the initial notification carries the value written above.
+    let cov = sc_client(&[
+        "subscribe",
+        &vmac,
+        "av,3",
+        "--count",
+        "1",
+        "--duration",
+        "10",
+    ]);
+    assert!(cov.to_string().contains("44.25"), "{cov}");
 
     // Our router with a B/IP port and an SC port: a B/IP client reads the SC device.
     let router_port = std::net::UdpSocket::bind("127.0.0.1:0")

@@ -440,6 +440,28 @@ fn tsm_config(timeout: f64) -> Result<TsmConfig, Box<dyn std::error::Error>> {
     })
 }
 
+/// Runs `body` (a future giving a `Result`) on a client of the link `--transport` names, with
+/// `client` and `to` bound: B/IP (`to` is HOST:PORT or a routed address) or BACnet/SC (`to`
+/// is a VMAC).
+macro_rules! on_client {
+    ($args:expr, $address:expr, |$client:ident, $to:ident| $body:expr) => {
+        if $args.sc.is_sc() {
+            let $to = super::bacnet_sc::sc_device($address)?;
+            let tsm = client_tsm($args)?;
+            runtime()?.block_on(async {
+                let $client = $args.sc.client(tsm).await?;
+                $body.await.map_err(Box::<dyn std::error::Error>::from)
+            })?
+        } else {
+            let $to = $args.foreign.target($address)?;
+            runtime()?.block_on(async {
+                let $client = start_client($args, None).await?;
+                $body.await.map_err(Box::<dyn std::error::Error>::from)
+            })?
+        }
+    };
+}
+
 /// The TSM settings of `--timeout` and `--max-apdu`.
 fn client_tsm(args: &ClientArgs) -> Result<TsmConfig, Box<dyn std::error::Error>> {
     let mut tsm = tsm_config(args.timeout)?;
@@ -672,26 +694,14 @@ fn write(args: WriteArgs) -> CommandResult {
     let object = parse_object(&args.object)?;
     let property = parse_property(&args.property)?;
     let value = parse_value_text(&args.value, args.value_type, object, property)?;
-    if args.client.sc.is_sc() {
-        let to = super::bacnet_sc::sc_device(&args.address)?;
-        let tsm = client_tsm(&args.client)?;
-        runtime()?.block_on(async {
-            let client = args.client.sc.client(tsm).await?;
-            client
-                .write(to, object, property, value, args.priority, args.index)
-                .await
-                .map_err(Box::<dyn std::error::Error>::from)
-        })?;
-    } else {
-        let to = args.client.foreign.target(&args.address)?;
-        runtime()?.block_on(async {
-            let client = start_client(&args.client, None).await?;
-            client
-                .write(to, object, property, value, args.priority, args.index)
-                .await
-                .map_err(Box::<dyn std::error::Error>::from)
-        })?;
-    }
+    on_client!(&args.client, &args.address, |client, to| client.write(
+        to,
+        object,
+        property,
+        value,
+        args.priority,
+        args.index
+    ));
     if args.client.json {
         return print_json(&json!({"ok": true, "object": object.to_string(),
                                   "property": property.to_string()}));
@@ -701,7 +711,6 @@ fn write(args: WriteArgs) -> CommandResult {
 }
 
 fn rpm(args: RpmArgs) -> CommandResult {
-    let to = args.client.foreign.target(&args.address)?;
     let mut specifications = Vec::new();
     for spec in &args.specs {
         let (object, properties) = spec
@@ -722,13 +731,8 @@ fn rpm(args: RpmArgs) -> CommandResult {
             properties,
         });
     }
-    let results = runtime()?.block_on(async {
-        let client = start_client(&args.client, None).await?;
-        client
-            .read_multiple(to, specifications)
-            .await
-            .map_err(Box::<dyn std::error::Error>::from)
-    })?;
+    let results = on_client!(&args.client, &args.address, |client, to| client
+        .read_multiple(to, specifications));
     if args.client.json {
         let list: Vec<Value> = results
             .iter()
@@ -772,7 +776,6 @@ fn rpm(args: RpmArgs) -> CommandResult {
 }
 
 fn wpm(args: WpmArgs) -> CommandResult {
-    let to = args.client.foreign.target(&args.address)?;
     let mut specifications: Vec<WriteAccessSpecification> = Vec::new();
     for write in &args.writes {
         let (target, text) = write
@@ -799,13 +802,8 @@ fn wpm(args: WpmArgs) -> CommandResult {
         }
     }
     let count = args.writes.len();
-    runtime()?.block_on(async {
-        let client = start_client(&args.client, None).await?;
-        client
-            .write_multiple(to, specifications)
-            .await
-            .map_err(Box::<dyn std::error::Error>::from)
-    })?;
+    on_client!(&args.client, &args.address, |client, to| client
+        .write_multiple(to, specifications));
     if args.client.json {
         return print_json(&json!({"ok": true, "writes": count}));
     }
@@ -814,7 +812,6 @@ fn wpm(args: WpmArgs) -> CommandResult {
 }
 
 fn subscribe(args: SubscribeArgs) -> CommandResult {
-    let to = args.client.foreign.target(&args.address)?;
     let object = parse_object(&args.object)?;
     let property = args
         .property
@@ -839,59 +836,81 @@ fn subscribe(args: SubscribeArgs) -> CommandResult {
                 .map_err(|_| format!("--duration {seconds} is not a number of seconds"))
         })
         .transpose()?;
+    if args.client.sc.is_sc() {
+        let to = super::bacnet_sc::sc_device(&args.address)?;
+        let tsm = client_tsm(&args.client)?;
+        return runtime()?.block_on(async {
+            let client = args.client.sc.client(tsm).await?;
+            follow_cov(&client, to, options, &args, stop_after).await
+        });
+    }
+    let to = args.client.foreign.target(&args.address)?;
     runtime()?.block_on(async {
         let client = start_client(&args.client, None).await?;
-        let mut subscription = client
-            .subscribe_cov(to, options)
-            .await
-            .map_err(Box::<dyn std::error::Error>::from)?;
-        eprintln!(
-            "subscribed to {object} at {} (process {}, lifetime {} s, {})",
-            args.address,
-            subscription.process_identifier(),
-            args.lifetime,
-            if args.confirmed {
-                "confirmed"
-            } else {
-                "unconfirmed"
-            }
-        );
-        // Without --duration: no deadline to speak of (a year).
-        let deadline = tokio::time::Instant::now()
-            + stop_after.unwrap_or(Duration::from_secs(365 * 24 * 3600));
-        let mut seen = 0u64;
-        let interrupted = tokio::signal::ctrl_c();
-        tokio::pin!(interrupted);
-        while args.count.is_none_or(|count| seen < count) {
-            // Ctrl-C and the end of --duration stop the loop; the subscription is then
-            // cancelled on the device rather than left to its lifetime.
-            let next = tokio::select! {
-                next = subscription.next() => next,
-                () = tokio::time::sleep_until(deadline) => break,
-                _ = &mut interrupted => break,
-            };
-            let Some(notification) = next else { break };
-            seen += 1;
-            if args.client.json {
-                println!("{}", cov_notification_json(&notification));
-            } else {
-                let values: Vec<String> = notification
-                    .request
-                    .values
-                    .iter()
-                    .map(|v| format!("{}={}", v.property, elements_text(&v.value)))
-                    .collect();
-                println!(
-                    "{} {} (time remaining {} s)",
-                    notification.request.monitored_object,
-                    values.join(" "),
-                    notification.request.time_remaining
-                );
-            }
-        }
-        subscription.cancel().await;
-        Ok(())
+        follow_cov(&client, to, options, &args, stop_after).await
     })
+}
+
+/// Subscribes with `client` and prints notifications until the count, the duration or
+/// Ctrl-C; then cancels on the device.
+async fn follow_cov<A: buildwire_bacnet::network::LinkAddress + std::fmt::Display>(
+    client: &BacnetClient<A>,
+    to: buildwire_bacnet::network::DeviceAddress<A>,
+    options: CovOptions,
+    args: &SubscribeArgs,
+    stop_after: Option<Duration>,
+) -> CommandResult {
+    let object = options.object;
+    let mut subscription = client
+        .subscribe_cov(to, options)
+        .await
+        .map_err(Box::<dyn std::error::Error>::from)?;
+    eprintln!(
+        "subscribed to {object} at {} (process {}, lifetime {} s, {})",
+        args.address,
+        subscription.process_identifier(),
+        args.lifetime,
+        if args.confirmed {
+            "confirmed"
+        } else {
+            "unconfirmed"
+        }
+    );
+    // Without --duration: no deadline to speak of (a year).
+    let deadline =
+        tokio::time::Instant::now() + stop_after.unwrap_or(Duration::from_secs(365 * 24 * 3600));
+    let mut seen = 0u64;
+    let interrupted = tokio::signal::ctrl_c();
+    tokio::pin!(interrupted);
+    while args.count.is_none_or(|count| seen < count) {
+        // Ctrl-C and the end of --duration stop the loop; the subscription is then
+        // cancelled on the device rather than left to its lifetime.
+        let next = tokio::select! {
+            next = subscription.next() => next,
+            () = tokio::time::sleep_until(deadline) => break,
+            _ = &mut interrupted => break,
+        };
+        let Some(notification) = next else { break };
+        seen += 1;
+        if args.client.json {
+            println!("{}", cov_notification_json(&notification));
+        } else {
+            let values: Vec<String> = notification
+                .request
+                .values
+                .iter()
+                .map(|v| format!("{}={}", v.property, elements_text(&v.value)))
+                .collect();
+            println!(
+                "{} {} (time remaining {} s)",
+                notification.request.monitored_object,
+                values.join(" "),
+                notification.request.time_remaining
+            );
+        }
+    }
+    subscription.cancel().await;
+    Ok(())
 }
 
 #[cfg(test)]
