@@ -152,7 +152,8 @@ def test_our_device_on_bacpy_hub_answers_bacpy_node(
 
 
 def test_python_hub_and_device_answer_bacpy_node(peer_python_313: Path, tmp_path: Path) -> None:
-    """The Python API: certificates, a hub and an SC device, asked by bac-py's node."""
+    """The Python API: certificates, a hub and an SC device, asked by bac-py's node and by our
+    Python SC client."""
     import asyncio
 
     from buildwire import bacnet_sc
@@ -165,6 +166,14 @@ def test_python_hub_and_device_answer_bacpy_node(peer_python_313: Path, tmp_path
         )
         try:
             results = await asyncio.to_thread(bacpy_client, peer_python_313, tmp_path, hub.uri)
+            # Our own Python client node too: Who-Is, write, read back.
+            client = await bacnet_sc.Client.connect(
+                hub.uri, **bacnet_sc.tls_files(tmp_path, "peer")
+            )
+            found = await client.who_is()
+            assert [d["address"] for d in found if d["instance"] == DEVICE] == [device.vmac]
+            await client.write(device.vmac, "av,1", "pv", 21.5, priority=8)
+            assert await client.read(device.vmac, "av,1", "pv") == 21.5
             return results, device.vmac, await hub.stats()
         finally:
             await device.stop()
@@ -172,4 +181,4 @@ def test_python_hub_and_device_answer_bacpy_node(peer_python_313: Path, tmp_path
 
     results, vmac, stats = asyncio.run(scenario())
     check(results, f"vmac {vmac}")
-    assert stats["nodes"] == 1 and stats["unicast_relayed"] >= 2, stats
+    assert stats["nodes"] == 2 and stats["unicast_relayed"] >= 4, stats

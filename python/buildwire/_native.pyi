@@ -225,3 +225,27 @@ async def bacnet_sc_device(
     device_id: int = 400,
     failover_hub: str | None = None,
 ) -> BacnetScDeviceHandle: ...
+
+class BacnetScClientHandle:
+    """A client on a BACnet/SC node (see :class:`buildwire.bacnet_sc.Client`)."""
+
+    async def who_is(self, timeout: float) -> str: ...
+    async def read(
+        self, device: str, object_id: str, property_id: str, index: int | None = None
+    ) -> str: ...
+    async def write(
+        self,
+        device: str,
+        object_id: str,
+        property_id: str,
+        value: str,
+        priority: int | None = None,
+    ) -> None: ...
+
+async def bacnet_sc_client(
+    hub: str,
+    cert: str | None = None,
+    key: str | None = None,
+    ca: list[str] = ...,
+    no_tls: bool = False,
+) -> BacnetScClientHandle: ...

@@ -30,7 +30,7 @@ from typing import Any
 
 from buildwire import _native
 
-__all__ = ["Device", "Hub", "make_certificates", "tls_files"]
+__all__ = ["Client", "Device", "Hub", "make_certificates", "tls_files"]
 
 
 def make_certificates(directory: str | Path, names: list[str], days: int = 365) -> list[str]:
@@ -115,3 +115,54 @@ class Device:
     async def stop(self) -> None:
         """Stop serving and leave the hub."""
         await self._handle.stop()
+
+
+class Client:
+    """A BACnet client on its own BACnet/SC node; devices are addressed by VMAC.
+
+    Start it with :meth:`Client.connect`. Values come back as Python values (a list of
+    several for a list or array property).
+    """
+
+    def __init__(self, handle: Any) -> None:
+        self._handle = handle
+
+    @classmethod
+    async def connect(
+        cls,
+        hub: str,
+        cert: str | None = None,
+        key: str | None = None,
+        ca: list[str] | None = None,
+        no_tls: bool = False,
+    ) -> Client:
+        """Join the hub at ``hub`` (``wss://HOST:PORT``) as a new node."""
+        return cls(await _native.bacnet_sc_client(hub, cert, key, ca or [], no_tls))
+
+    async def who_is(self, timeout: float = 2.0) -> list[dict[str, Any]]:
+        """Broadcast Who-Is through the hub; each answer's VMAC ``address`` and ``instance``."""
+        result: list[dict[str, Any]] = json.loads(await self._handle.who_is(timeout))
+        return result
+
+    async def read(self, device: str, object_id: str, property_id: str) -> Any:
+        """ReadProperty from the device at VMAC ``device``, e.g. ``read(v, "av,1", "pv")``."""
+        elements = json.loads(await self._handle.read(device, object_id, property_id))
+        values = [element.get("value") for element in elements]
+        return values[0] if len(values) == 1 else values
+
+    async def write(
+        self,
+        device: str,
+        object_id: str,
+        property_id: str,
+        value: Any,
+        priority: int | None = None,
+    ) -> None:
+        """WriteProperty; the value is typed from the object (real for analog values...)."""
+        if value is None:
+            text = "null"
+        elif isinstance(value, bool):
+            text = str(value).lower()
+        else:
+            text = str(value)
+        await self._handle.write(device, object_id, property_id, text, priority)

@@ -176,21 +176,8 @@ pub fn bacnet_sc_device(
     device_id: u32,
     failover_hub: Option<String>,
 ) -> PyResult<Bound<'_, PyAny>> {
-    let tls = match files(cert, key, ca, no_tls)? {
-        Some(files) => {
-            Some(client_config(&files).map_err(|e| PyValueError::new_err(e.to_string()))?)
-        }
-        None => None,
-    };
-    let identity = LocalIdentity {
-        vmac: random_vmac(),
-        uuid: random_uuid(),
-        max_bvlc_length: buildwire_bacnet::sc::DEFAULT_MAX_BVLC_LENGTH,
-        max_npdu_length: buildwire_bacnet::sc::DEFAULT_MAX_NPDU_LENGTH,
-    };
-    let mut node = NodeConfig::new(identity, hub.clone());
-    node.failover_hub = failover_hub;
-    let node_config = ScNodeConfig::new(node, tls);
+    let mut node_config = node_config(&hub, files(cert, key, ca, no_tls)?)?;
+    node_config.node.failover_hub = failover_hub;
     let mut profile = stress_profile();
     profile.device.instance = device_id;
     let database = profile
@@ -216,4 +203,143 @@ pub fn bacnet_sc_device(
             inner: Arc::new(Mutex::new(Some(server))),
         })
     })
+}
+
+/// A client on a BACnet/SC node; devices are addressed by VMAC.
+#[pyclass(module = "buildwire._native")]
+pub struct BacnetScClientHandle {
+    inner: Arc<buildwire_bacnet::driver::BacnetClient<Vmac>>,
+}
+
+fn vmac_of(text: &str) -> PyResult<buildwire_bacnet::network::DeviceAddress<Vmac>> {
+    text.parse::<Vmac>()
+        .map(buildwire_bacnet::network::DeviceAddress::Local)
+        .map_err(|e| PyValueError::new_err(format!("{text:?} is not a BACnet/SC VMAC: {e}")))
+}
+
+#[pymethods]
+impl BacnetScClientHandle {
+    /// Who-Is through the hub: JSON list of {address (VMAC), device, instance, vendor_id}.
+    fn who_is<'py>(&self, py: Python<'py>, timeout: f64) -> PyResult<Bound<'py, PyAny>> {
+        let wait = Duration::try_from_secs_f64(timeout)
+            .map_err(|_| PyValueError::new_err("timeout must be a number of seconds >= 0"))?;
+        let client = Arc::clone(&self.inner);
+        future_into_py(py, async move {
+            let found = client
+                .who_is(None, wait)
+                .await
+                .map_err(crate::bacnet::client_error)?;
+            let rows: Vec<_> = found
+                .iter()
+                .map(|(address, i_am)| {
+                    json!({"address": address.to_string(), "device": i_am.device.to_string(),
+                           "instance": i_am.device.instance(), "vendor_id": i_am.vendor_id})
+                })
+                .collect();
+            Ok(serde_json::Value::Array(rows).to_string())
+        })
+    }
+
+    /// ReadProperty: the value as JSON elements.
+    #[pyo3(signature = (device, object_id, property_id, index=None))]
+    fn read<'py>(
+        &self,
+        py: Python<'py>,
+        device: String,
+        object_id: String,
+        property_id: String,
+        index: Option<u32>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let (to, obj, prop) = (
+            vmac_of(&device)?,
+            crate::bacnet::object(&object_id)?,
+            crate::bacnet::property(&property_id)?,
+        );
+        let client = Arc::clone(&self.inner);
+        future_into_py(py, async move {
+            let value = client
+                .read(to, obj, prop, index)
+                .await
+                .map_err(crate::bacnet::client_error)?;
+            Ok(buildwire_bacnet::inspect::elements_json(&value).to_string())
+        })
+    }
+
+    /// WriteProperty of a value given as text (typed from the object, as the CLI does).
+    #[pyo3(signature = (device, object_id, property_id, value, priority=None))]
+    fn write<'py>(
+        &self,
+        py: Python<'py>,
+        device: String,
+        object_id: String,
+        property_id: String,
+        value: String,
+        priority: Option<u8>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let (to, obj, prop) = (
+            vmac_of(&device)?,
+            crate::bacnet::object(&object_id)?,
+            crate::bacnet::property(&property_id)?,
+        );
+        let elements = buildwire_bacnet::app::parse_value_text(&value, None, obj, prop)
+            .map_err(PyValueError::new_err)?;
+        let client = Arc::clone(&self.inner);
+        future_into_py(py, async move {
+            client
+                .write(to, obj, prop, elements, priority, None)
+                .await
+                .map_err(crate::bacnet::client_error)
+        })
+    }
+}
+
+/// Connects a client node to the hub at `hub`.
+#[pyfunction]
+#[pyo3(signature = (hub, cert=None, key=None, ca=Vec::new(), no_tls=false))]
+pub fn bacnet_sc_client(
+    py: Python<'_>,
+    hub: String,
+    cert: Option<String>,
+    key: Option<String>,
+    ca: Vec<String>,
+    no_tls: bool,
+) -> PyResult<Bound<'_, PyAny>> {
+    let node_config = node_config(&hub, files(cert, key, ca, no_tls)?)?;
+    future_into_py(py, async move {
+        let transport = ScTransport::start(node_config)
+            .await
+            .map_err(|e| PyRuntimeError::new_err(format!("cannot reach the hub {hub}: {e}")))?;
+        if transport.status() == buildwire_bacnet::sc::HubConnectionStatus::NoHubConnection {
+            return Err(PyRuntimeError::new_err(format!(
+                "no connection to the hub {hub}: check the address and that each side trusts \
+                 the other's certificate authority"
+            )));
+        }
+        let client = buildwire_bacnet::driver::BacnetClient::start_on(
+            transport,
+            buildwire_bacnet::tsm::TsmConfig::default(),
+            true,
+        )
+        .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+        Ok(BacnetScClientHandle {
+            inner: Arc::new(client),
+        })
+    })
+}
+
+/// A new node (random VMAC and UUID) of `hub`, with TLS from `files` (none: plaintext).
+fn node_config(hub: &str, files: Option<ScTlsFiles>) -> PyResult<ScNodeConfig> {
+    let tls = match files {
+        Some(files) => {
+            Some(client_config(&files).map_err(|e| PyValueError::new_err(e.to_string()))?)
+        }
+        None => None,
+    };
+    let identity = LocalIdentity {
+        vmac: random_vmac(),
+        uuid: random_uuid(),
+        max_bvlc_length: buildwire_bacnet::sc::DEFAULT_MAX_BVLC_LENGTH,
+        max_npdu_length: buildwire_bacnet::sc::DEFAULT_MAX_NPDU_LENGTH,
+    };
+    Ok(ScNodeConfig::new(NodeConfig::new(identity, hub), tls))
 }

@@ -132,6 +132,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(bacnet_sc::bacnet_sc_device, m)?)?;
     m.add_class::<bacnet_sc::BacnetScHubHandle>()?;
     m.add_class::<bacnet_sc::BacnetScDeviceHandle>()?;
+    m.add_function(wrap_pyfunction!(bacnet_sc::bacnet_sc_client, m)?)?;
+    m.add_class::<bacnet_sc::BacnetScClientHandle>()?;
     m.add_function(wrap_pyfunction!(opcua::opcua_connect, m)?)?;
     m.add_function(wrap_pyfunction!(opcua::opcua_serve, m)?)?;
     m.add_class::<opcua::OpcuaClientHandle>()?;
