@@ -408,3 +408,61 @@ async fn a_bip_client_reaches_an_sc_device_through_the_router() {
     hub.shutdown(Duration::from_secs(1)).await;
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// A frame longer than the hub accepts (its max-BVLC-length) closes that WebSocket without
+/// touching the hub's other nodes; here on a plaintext hub with a raw WebSocket client.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_oversized_frame_closes_only_its_connection() {
+    use buildwire_bacnet::driver::{ScHub, ScHubConfig, random_uuid, random_vmac};
+    use buildwire_bacnet::sc::HubConfig;
+    use futures_util::{SinkExt, StreamExt};
+    use tokio_tungstenite::tungstenite::Message;
+    use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+
+    let hub = ScHub::start(ScHubConfig {
+        bind: "127.0.0.1:0".parse().unwrap(),
+        tls: None,
+        hub: HubConfig::new(random_vmac(), random_uuid()),
+    })
+    .await
+    .unwrap();
+    let uri = hub.uri();
+    assert!(uri.starts_with("ws://"), "{uri}");
+    // A well-behaved node stays connected throughout.
+    let mut config = node_config(&pki("oversize", &["node"]), "node", &uri, None);
+    config.tls = None;
+    let node = ScTransport::start(config).await.unwrap();
+    wait_for("the node on the hub", || hub.stats().nodes == 1).await;
+
+    let mut request = uri.as_str().into_client_request().unwrap();
+    request.headers_mut().insert(
+        "Sec-WebSocket-Protocol",
+        "hub.bsc.bacnet.org".parse().unwrap(),
+    );
+    let tcp = tokio::net::TcpStream::connect(uri.trim_start_matches("ws://"))
+        .await
+        .unwrap();
+    let (mut ws, _) = tokio_tungstenite::client_async(request, tcp).await.unwrap();
+    wait_for("two connections", || hub.stats().connections == 2).await;
+    // 20,000 octets: far above the default max-BVLC-length of 1,600.
+    let _ = ws.send(Message::binary(vec![0x01u8; 20_000])).await;
+    let closed = tokio::time::timeout(Duration::from_secs(5), async {
+        while let Some(message) = ws.next().await {
+            if message.is_err() || matches!(message, Ok(Message::Close(_))) {
+                return;
+            }
+        }
+    })
+    .await;
+    assert!(
+        closed.is_ok(),
+        "the hub kept the oversized sender's connection"
+    );
+    wait_for("the oversized connection gone", || {
+        hub.stats().connections == 1
+    })
+    .await;
+    assert_eq!(hub.stats().nodes, 1);
+    assert_eq!(node.status(), HubConnectionStatus::ConnectedToPrimaryHub);
+    hub.shutdown(Duration::from_secs(1)).await;
+}
