@@ -8,9 +8,10 @@ VENV := $(CURDIR)/.venv
 VPY := $(VENV)/bin/python
 TARGET_DIR := $(or $(CARGO_TARGET_DIR),$(CURDIR)/target)
 BIN := $(TARGET_DIR)/release/buildwire
-# Debian packages the tests need, installed with apt-get only when missing (iproute2 for the
-# network-namespace tests; the storage issue adds redis-server and postgresql).
-DEBIAN_PACKAGES := iproute2
+# Debian packages the tests need, installed with apt-get only when missing: iproute2 for the
+# network-namespace tests, redis-server and postgresql for the Haystack storage backends
+# (the tests start their own throw-away servers on 127.0.0.1).
+DEBIAN_PACKAGES := iproute2 redis-server postgresql
 # Protocol crates with cargo-fuzz targets (each has its own fuzz/ workspace).
 FUZZ_CRATES := bacnet haystack opcua
 FUZZ_SECONDS ?= 600

@@ -5,6 +5,7 @@
 //! - [`units`], [`timezone`], [`defs`]: the standard unit database, timezone names, and the
 //!   Haystack 4 defs (ph, phScience, phIoT, phIct) with taxonomy and reflection queries;
 //! - [`filter`]: the filter language (parse, print, evaluate);
+//! - [`backends`]: Redis and PostgreSQL storage behind the same [`ops::Backend`] trait.
 //! - [`store`]: the in-memory entity store with tag and value indexes, the ref graph,
 //!   histories, and the `Storage` trait servers talk to;
 //! - [`auth`]: HTTP authentication (HELLO / SCRAM-SHA-256 / BEARER);
@@ -16,6 +17,7 @@
 #![warn(missing_docs)]
 
 pub mod auth;
+pub mod backends;
 pub mod client;
 pub mod codec;
 pub mod defs;

@@ -75,65 +75,8 @@ fn some_ref(store: &EntityStore, tag: &str, n: usize) -> String {
     }
 }
 
-/// ~50 filters over the index-backed and scan-only shapes; `{site}`, `{equip}`,
-/// `{ahu}`, `{point}` and `{weather}` are replaced by ids from the data set.
-const PLANNER_CORPUS: &[&str] = &[
-    "site",
-    "point",
-    "equip",
-    "ahu",
-    "not point",
-    "not equip and not point",
-    "point and his",
-    "point and his and kind==\"Number\"",
-    "point and kind == \"Bool\"",
-    "kind == \"Str\"",
-    "kind != \"Number\"",
-    "point and unit == \"°F\"",
-    "unit == \"%\" or unit == \"cfm\"",
-    "unit == \"nope\"",
-    "siteRef == @{site}",
-    "point and siteRef == @{site}",
-    "point and equipRef == @{equip}",
-    "equipRef == @{equip} and not sensor",
-    "equipRef == @{ahu} or equipRef == @{equip}",
-    "(equipRef == @{ahu} or equipRef == @{equip}) and cmd",
-    "equip and siteRef == @{site} and ahu",
-    "id == @{site}",
-    "id == @{point} or id == @{site}",
-    "id == \"x\"",
-    "equipRef == @no-such-id",
-    "equipRef != @{equip}",
-    "weatherStationRef == @{weather}",
-    "siteRef->geoCity",
-    "equipRef->siteRef->geoCity",
-    "equipRef->siteRef->geoCity == \"Chicago\"",
-    "equipRef->siteRef->geoCity == \"Hugo\"",
-    "point and equipRef->ahu",
-    "point and not equipRef->ahu",
-    "equipRef->equipRef->equip",
-    "equipRef->dis",
-    "dis == \"Alpha\"",
-    "dis > \"M\"",
-    "dis < \"B\" and point",
-    "area",
-    "area > 100000ft²",
-    "area > 100000",
-    "geoElevation >= 0m",
-    "tz == \"Denver\" or tz == \"Chicago\"",
-    "hisMode",
-    "point and (temp or humidity) and sensor",
-    "(ahu or vav) and equip",
-    "air and temp and sensor and not discharge",
-    "his and not kind",
-    "curVal",
-    "enum and kind == \"Str\"",
-    "point and (equipRef == @{equip} or siteRef == @nowhere)",
-    "not siteRef",
-    "zone and space",
-    "spaceRef",
-    "equip and not ahu and not vav",
-];
+mod filter_corpus;
+use filter_corpus::PLANNER_CORPUS;
 
 fn check_planner_agrees(store: &EntityStore) -> usize {
     let site = first_id(store, "site");
@@ -143,12 +86,16 @@ fn check_planner_agrees(store: &EntityStore) -> usize {
     let weather = some_ref(store, "weatherStationRef", 0);
     let mut nonempty = 0;
     for template in PLANNER_CORPUS {
-        let text = template
-            .replace("{site}", &site)
-            .replace("{equip}", &equip)
-            .replace("{ahu}", &ahu)
-            .replace("{point}", &point)
-            .replace("{weather}", &weather);
+        let text = filter_corpus::fill(
+            template,
+            &filter_corpus::CorpusIds {
+                site: &site,
+                equip: &equip,
+                ahu: &ahu,
+                point: &point,
+                weather: &weather,
+            },
+        );
         let filter = match parse(&text) {
             Ok(f) => f,
             Err(e) => panic!("{text:?}: {e}"),

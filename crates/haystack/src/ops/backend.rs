@@ -44,7 +44,8 @@ pub enum BackendError {
     Unavailable(String),
 }
 
-/// Entities that changed (added, updated, removed, commanded or historized).
+/// Entities that changed (added, updated, removed, commanded or historized). No ids means
+/// that anything may have changed (a remote backend's change feed had a gap).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ChangeEvent {
     /// Ids of the changed entities, without `@`.
@@ -59,6 +60,16 @@ pub trait Backend: Send + Sync {
     fn name(&self) -> &str;
     /// A number that grows with every change (cached responses are valid while it stays).
     fn version(&self) -> u64;
+    /// Whether answers may be cached while [`Backend::version`] stays: true when this
+    /// process sees every change as it happens (memory), false for stores that other
+    /// processes write too.
+    fn caches_responses(&self) -> bool {
+        true
+    }
+    /// What `about` says of the storage (kind and, for remote stores, durability).
+    fn describe(&self) -> String {
+        self.name().to_owned()
+    }
     /// A listener for changes made from now on.
     fn subscribe(&self) -> broadcast::Receiver<Arc<ChangeEvent>>;
     /// Entities matching `filter`, at most `limit`.

@@ -274,7 +274,11 @@ impl Engine {
         request: &Grid,
         format: WireFormat,
     ) -> (bool, Arc<str>) {
-        let cacheable = op.is_cacheable() && ctx.role >= op.required_role(request);
+        // A backend shared with other processes cannot tell from its local version whether
+        // another process changed the data: its answers are not cached.
+        let cacheable = op.is_cacheable()
+            && self.backend.caches_responses()
+            && ctx.role >= op.required_role(request);
         let version = self.backend.version();
         let key = if cacheable {
             let key = super::cache::CacheKey::new(op, format, request);
@@ -348,6 +352,8 @@ impl Engine {
             put("userName", Value::Str(user.clone()));
         }
         put("userRole", Value::Str(ctx.role.name().into()));
+        // Not a standard tag: which storage backend serves this server, and how durable.
+        put("storage", Value::Str(self.backend.describe()));
         grid_of(&[row])
     }
 

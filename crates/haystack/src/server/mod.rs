@@ -504,6 +504,12 @@ async fn pump_changes(
     loop {
         tokio::select! {
             event = changes.recv() => match event {
+                // An event without ids comes from a remote backend that lost its change
+                // feed for a while: anything may have changed.
+                Ok(event) if event.ids.is_empty() => {
+                    let affected = shared.engine.on_missed_changes();
+                    shared.notify(affected);
+                }
                 Ok(event) => {
                     let affected = shared.engine.on_change(&event);
                     shared.notify(affected);
