@@ -12,6 +12,10 @@ BIN := $(TARGET_DIR)/release/buildwire
 # network-namespace tests, redis-server and postgresql for the Haystack storage backends
 # (the tests start their own throw-away servers on 127.0.0.1).
 DEBIAN_PACKAGES := iproute2 redis-server postgresql
+# The Haystack server test suites that run again on each storage backend (memory is the
+# default run); BUILDWIRE_TEST_BACKEND makes their servers use a fresh Redis key space or
+# PostgreSQL database.
+HAYSTACK_SERVER_SUITES := --test server_http --test server_ws --test server_auth --test server_interop
 # Protocol crates with cargo-fuzz targets (each has its own fuzz/ workspace).
 FUZZ_CRATES := bacnet haystack opcua
 FUZZ_SECONDS ?= 600
@@ -52,6 +56,8 @@ test: venv system-deps
 	  "cargo fmt::$(CARGO) fmt --all -- --check" \
 	  "cargo clippy::$(CARGO) clippy --workspace --all-targets -- -D warnings" \
 	  "cargo test::$(CARGO) test --workspace --exclude buildwire-python" \
+	  "haystack server suites on redis::BUILDWIRE_TEST_BACKEND=redis $(CARGO) test -p buildwire-haystack $(HAYSTACK_SERVER_SUITES)" \
+	  "haystack server suites on postgres::BUILDWIRE_TEST_BACKEND=postgres $(CARGO) test -p buildwire-haystack $(HAYSTACK_SERVER_SUITES)" \
 	  "python build (maturin)::VIRTUAL_ENV=$(VENV) $(VENV)/bin/maturin develop -q" \
 	  "ruff::$(VENV)/bin/ruff check python tests && $(VENV)/bin/ruff format --check python tests" \
 	  "pytest::$(VPY) -m pytest -q"

@@ -35,6 +35,9 @@ pub enum HaystackCommand {
     /// Serve Haystack over HTTP and WebSocket (SCRAM login, roles, optional TLS).
     #[command(after_help = super::haystack_serve::AFTER_HELP)]
     Serve(super::haystack_serve::ServeArgs),
+    /// Bulk-load grid files into a Redis or PostgreSQL backend.
+    #[command(after_help = super::haystack_serve::IMPORT_AFTER_HELP)]
+    Import(super::haystack_serve::ImportArgs),
     /// Run one op against a Haystack server (HTTP or WebSocket), with SCRAM login.
     #[command(after_help = super::haystack_client::AFTER_HELP)]
     Client(super::haystack_client::ClientArgs),
@@ -89,6 +92,7 @@ pub fn execute(cmd: HaystackCommand) -> CommandResult {
         HaystackCommand::Decode(args) => decode(args),
         HaystackCommand::Client(args) => super::haystack_client::client(args),
         HaystackCommand::Serve(args) => super::haystack_serve::serve(args),
+        HaystackCommand::Import(args) => super::haystack_serve::import(args),
     }
 }
 

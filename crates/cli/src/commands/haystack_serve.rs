@@ -1,4 +1,6 @@
-//! `buildwire haystack serve`: the Haystack HTTP + WebSocket server on the in-memory store.
+//! `buildwire haystack serve`: the Haystack HTTP + WebSocket server, on the in-memory
+//! store or on Redis or PostgreSQL (`--backend`); `buildwire haystack import`: bulk loads
+//! grid files into a backend.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -14,9 +16,16 @@ pub struct ServeArgs {
     /// Address to listen on (port 0 picks a free one).
     #[arg(long, default_value = "127.0.0.1:8080")]
     bind: SocketAddr,
-    /// Grid files to load (.zinc, .json or .trio); repeat for several.
+    /// Grid files to load (.zinc, .json or .trio); repeat for several. With a Redis or
+    /// PostgreSQL backend they are (re)imported at every start: entities with the same id
+    /// are replaced.
     #[arg(long = "data", value_name = "FILE")]
     data: Vec<PathBuf>,
+    /// Where entities, histories and point writes live: memory (default),
+    /// redis://HOST:PORT[/DB][?prefix=NAME] or postgres://USER@HOST:PORT/DB. Several servers
+    /// on one Redis or PostgreSQL serve the same data and see each other's writes.
+    #[arg(long, default_value = "memory", value_name = "URL")]
+    backend: String,
     /// A user as NAME:PASSWORD:ROLE (role admin, operator or viewer); repeat for several.
     #[arg(long = "user", value_name = "NAME:PASSWORD:ROLE")]
     users: Vec<String>,
@@ -48,6 +57,9 @@ pub const AFTER_HELP: &str = "Without --user or --users, every request is served
     with no login (for local experiments only).\n\n\
     Examples:\n  \
     buildwire haystack serve --data ../shared/data/haystack/alpha.zinc --user admin:secret:admin\n  \
+    buildwire haystack import ../shared/data/haystack/alpha.zinc --backend redis://127.0.0.1:6379\n  \
+    buildwire haystack serve --backend redis://127.0.0.1:6379 --bind 127.0.0.1:8081\n  \
+    buildwire haystack serve --backend postgres://postgres@127.0.0.1:5432/site\n  \
     buildwire haystack serve --bind 0.0.0.0:8443 --data site.zinc --users users.txt \\\n      \
     --tls-cert cert.pem --tls-key key.pem --snapshot state.json\n\n\
     Then: buildwire haystack client http://127.0.0.1:8080/api read site -u admin";
@@ -89,6 +101,10 @@ pub fn serve(args: ServeArgs) -> CommandResult {
         .enable_all()
         .build()?;
     runtime.block_on(async move {
+        if args.backend != "memory" {
+            let backend = buildwire_haystack::backends::open(&args.backend).await?;
+            builder = builder.backend(backend);
+        }
         let server = builder.start().await?;
         let login = if server.auth_enabled() {
             "SCRAM login"
@@ -105,8 +121,78 @@ pub fn serve(args: ServeArgs) -> CommandResult {
         tokio::signal::ctrl_c()
             .await
             .map_err(|e| format!("cannot wait for Ctrl-C: {e}"))?;
-        eprintln!("stopping: finishing requests and saving the snapshot");
+        eprintln!("stopping: finishing requests (and saving the snapshot, if any)");
         server.shutdown().await?;
+        Ok(())
+    })
+}
+
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    /// Grid files (.zinc, .json or .trio) whose rows become entities.
+    #[arg(required = true, value_name = "FILE")]
+    files: Vec<PathBuf>,
+    /// The store: redis://HOST:PORT[/DB][?prefix=NAME] or postgres://USER@HOST:PORT/DB.
+    #[arg(long, value_name = "URL")]
+    backend: String,
+    /// Print a JSON summary.
+    #[arg(long)]
+    json: bool,
+}
+
+pub const IMPORT_AFTER_HELP: &str = "Entities whose id is already stored are replaced; the \
+    others are added. Every file is loaded in batches, each all or nothing.\n\n\
+    Examples:\n  \
+    buildwire haystack import ../shared/data/haystack/alpha.zinc ../shared/data/haystack/bravo.zinc \\\n      \
+    --backend redis://127.0.0.1:6379\n  \
+    buildwire haystack import site.trio --backend postgres://postgres@127.0.0.1:5432/site --json";
+
+pub fn import(args: ImportArgs) -> CommandResult {
+    if args.backend == "memory" {
+        return Err("import into memory would be lost at exit: give \
+            --backend redis://HOST:PORT or postgres://USER@HOST:PORT/DB"
+            .into());
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    runtime.block_on(async move {
+        let backend = buildwire_haystack::backends::open(&args.backend).await?;
+        let started = std::time::Instant::now();
+        let mut files = Vec::new();
+        let bar = indicatif::ProgressBar::new(args.files.len() as u64);
+        bar.set_style(
+            indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} files {msg}")
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        for path in &args.files {
+            bar.set_message(path.display().to_string());
+            let grid = buildwire_haystack::server::read_grid_file(path)?;
+            let n = backend.load(&grid).await?;
+            files.push(serde_json::json!({"file": path.display().to_string(), "entities": n}));
+            bar.inc(1);
+        }
+        bar.finish_and_clear();
+        let total: u64 = files.iter().filter_map(|f| f["entities"].as_u64()).sum();
+        let seconds = started.elapsed().as_secs_f64();
+        if args.json {
+            println!(
+                "{}",
+                serde_json::json!({
+                    "backend": backend.describe(),
+                    "files": files,
+                    "entities": total,
+                    "seconds": seconds,
+                })
+            );
+        } else {
+            println!(
+                "imported {total} entities from {} file(s) into {} in {seconds:.2} s",
+                args.files.len(),
+                backend.describe()
+            );
+        }
         Ok(())
     })
 }

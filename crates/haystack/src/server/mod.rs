@@ -144,6 +144,7 @@ pub struct ServerBuilder {
     limits: Limits,
     info: ServerInfo,
     backend: Option<Arc<dyn Backend>>,
+    backend_url: Option<String>,
     snapshot: Option<SnapshotConfig>,
     actions: Option<Arc<dyn ActionRegistry>>,
     timeouts: Timeouts,
@@ -173,6 +174,7 @@ impl HaystackServer {
             limits: Limits::default(),
             info: ServerInfo::default(),
             backend: None,
+            backend_url: None,
             snapshot: None,
             actions: None,
             timeouts: Timeouts::default(),
@@ -287,6 +289,13 @@ impl ServerBuilder {
         self
     }
 
+    /// The storage backend by URL (`memory`, `redis://...`, `postgres://...`), opened
+    /// when the server starts (see [`crate::backends::open`]).
+    pub fn backend_url(mut self, url: impl Into<String>) -> Self {
+        self.backend_url = Some(url.into());
+        self
+    }
+
     /// Keeps the in-memory state in a snapshot file: restored at start when it exists
     /// (instead of loading the data files), saved every `interval` when changed and at
     /// shutdown.
@@ -341,7 +350,16 @@ impl ServerBuilder {
             Some(Mutex::new(auth))
         };
 
-        let (backend, memory): (Arc<dyn Backend>, Option<Arc<MemoryBackend>>) = match self.backend {
+        let backend = match (self.backend, &self.backend_url) {
+            (Some(backend), _) => Some(backend),
+            (None, Some(url)) if url != "memory" => Some(
+                crate::backends::open(url)
+                    .await
+                    .map_err(|e| ServerError::Config(e.to_string()))?,
+            ),
+            (None, _) => None,
+        };
+        let (backend, memory): (Arc<dyn Backend>, Option<Arc<MemoryBackend>>) = match backend {
             Some(backend) => {
                 if self.snapshot.is_some() {
                     return Err(ServerError::Config(

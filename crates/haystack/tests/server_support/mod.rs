@@ -27,9 +27,22 @@ pub fn extra() -> Grid {
 
 pub const PASSWORD: &str = "pencil-42";
 
+#[path = "../storage_support/mod.rs"]
+mod storage_support;
+
 /// A server with Alpha, the extra points, and users `admin`, `op`, `viewer`.
+///
+/// With `BUILDWIRE_TEST_BACKEND=redis` or `=postgres` the server stores everything in a
+/// fresh Redis key space or PostgreSQL database (on a throw-away server started by the
+/// test binary): `make test` runs the HTTP and WebSocket suites that way on every backend.
 pub fn builder() -> ServerBuilder {
-    HaystackServer::builder()
+    let builder = match std::env::var("BUILDWIRE_TEST_BACKEND") {
+        Ok(kind) if kind != "memory" && !kind.is_empty() => {
+            HaystackServer::builder().backend_url(storage_support::fresh_store(&kind))
+        }
+        _ => HaystackServer::builder(),
+    };
+    builder
         .bind("127.0.0.1:0".parse().unwrap())
         .load_file(data_dir().join("alpha.zinc"))
         .load(extra())

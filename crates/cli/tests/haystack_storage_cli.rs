@@ -1,0 +1,270 @@
+//! `buildwire haystack serve --backend redis://...|postgres://...` and `haystack import` as
+//! processes, on a real redis-server and PostgreSQL 15 started by the test:
+//! - two server processes on one store: a watch opened on one sees a `pointWrite` made
+//!   through the other, and reads agree at once;
+//! - a load of `hisWrite`s during which the server is killed with SIGKILL and the
+//!   database crashes and restarts: every acknowledged sample is there afterwards.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+#[path = "../../haystack/tests/storage_support/mod.rs"]
+mod storage_support;
+
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use buildwire_haystack::client::{ClientOptions, HaystackApi, HaystackClient};
+use buildwire_haystack::{Date, DateTime, Ref, Time, Value};
+use storage_support::{TempPostgres, TempRedis};
+
+const SITE: &str = "ver:\"3.0\"\n\
+id,dis,site,equip,point,his,writable,kind,tz,siteRef,equipRef,unit\n\
+@s,\"Site\",M,,,,,,\"New_York\",,,\n\
+@e,\"AHU\",,M,,,,,,@s,,\n\
+@p,\"Temp\",,,M,M,M,\"Number\",\"New_York\",@s,@e,\"°F\"\n";
+
+struct Running(Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn site_file() -> PathBuf {
+    let path = std::env::temp_dir().join(format!("buildwire-site-{}.zinc", std::process::id()));
+    std::fs::write(&path, SITE).unwrap();
+    path
+}
+
+/// `buildwire haystack serve --backend URL` on a free port; returns it and its API URL.
+fn serve(backend: &str, data: Option<&PathBuf>) -> (Running, String) {
+    let mut args = vec![
+        "haystack".to_owned(),
+        "serve".into(),
+        "--bind".into(),
+        "127.0.0.1:0".into(),
+        "--backend".into(),
+        backend.into(),
+    ];
+    if let Some(path) = data {
+        args.push("--data".into());
+        args.push(path.display().to_string());
+    }
+    let mut child = Command::new(env!("CARGO_BIN_EXE_buildwire"))
+        .args(&args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("buildwire starts");
+    let stdout = child.stdout.take().expect("stdout");
+    let running = Running(child);
+    let mut lines = BufReader::new(stdout).lines();
+    let line = lines
+        .next()
+        .expect("the server printed its URL")
+        .expect("readable stdout");
+    let url = line
+        .strip_prefix("listening on ")
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
+        .to_owned();
+    (running, url)
+}
+
+async fn client(url: &str) -> HaystackClient {
+    HaystackClient::connect(url, ClientOptions::default())
+        .await
+        .unwrap()
+}
+
+fn import(backend: &str, file: &PathBuf) -> serde_json::Value {
+    let out = Command::new(env!("CARGO_BIN_EXE_buildwire"))
+        .args(["haystack", "import", "--json", "--backend", backend])
+        .arg(file)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "import failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+async fn two_servers_share_watches(backend: &str) {
+    let file = site_file();
+    let summary = import(backend, &file);
+    assert_eq!(summary["entities"], 3);
+    let (_a, url_a) = serve(backend, None);
+    let (_b, url_b) = serve(backend, None);
+    let (a, b) = (client(&url_a).await, client(&url_b).await);
+    let about = b.about().await.unwrap();
+    let storage = match about.get("storage") {
+        Some(Value::Str(s)) => s.clone(),
+        other => panic!("about has no storage: {other:?}"),
+    };
+    assert!(
+        storage.starts_with(backend.split(':').next().unwrap()),
+        "{storage}"
+    );
+    let p = Ref::new("p");
+    let watch = b
+        .watch_open("test", std::slice::from_ref(&p), Some(60.0))
+        .await
+        .unwrap();
+    let watch_id = match watch.meta.get("watchId") {
+        Some(Value::Str(s)) => s.clone(),
+        other => panic!("no watchId: {other:?}"),
+    };
+    b.watch_poll(&watch_id, false).await.unwrap();
+    a.point_write(&p, 8, Value::number(72.5), Some("ann"), None)
+        .await
+        .unwrap();
+    // B reads A's write at once.
+    let row = b.read("id==@p", None).await.unwrap();
+    assert_eq!(row.get(0, "writeVal"), Some(&Value::number(72.5)));
+    // And B's watch reports it.
+    let mut seen = false;
+    for _ in 0..50 {
+        let changed = b.watch_poll(&watch_id, false).await.unwrap();
+        if changed.row_count() == 1 && changed.get(0, "writeVal") == Some(&Value::number(72.5)) {
+            seen = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(
+        seen,
+        "the watch on server B saw the write made through server A"
+    );
+}
+
+fn minute(n: u32) -> DateTime {
+    let day = 15 + (n / 1440) as u8;
+    let n = n % 1440;
+    DateTime::new(
+        Date::new(2026, 1, day).unwrap(),
+        Time::new((n / 60) as u8, (n % 60) as u8, 0, 0).unwrap(),
+        -5 * 3600,
+        Some("New_York".into()),
+    )
+    .unwrap()
+}
+
+/// hisWrites in batches until told to stop; returns the minutes of acknowledged samples.
+async fn writer(url: Arc<std::sync::Mutex<String>>, stop: Arc<AtomicBool>) -> Vec<u32> {
+    let p = Ref::new("p");
+    let mut acknowledged = Vec::new();
+    let mut next = 0u32;
+    while !stop.load(Ordering::Acquire) && next < 2800 {
+        let current = url.lock().unwrap().clone();
+        let Ok(c) = HaystackClient::connect(&current, ClientOptions::default()).await else {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            continue;
+        };
+        let batch: Vec<(DateTime, Value)> = (next..next + 20)
+            .map(|m| (minute(m), Value::number(f64::from(m))))
+            .collect();
+        if c.his_write(&p, &batch).await.is_ok() {
+            acknowledged.extend(next..next + 20);
+        }
+        // Unacknowledged batches are not retried: they may or may not be stored.
+        next += 20;
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    acknowledged
+}
+
+async fn nothing_acknowledged_is_lost(backend: &str, crash_db: impl Fn(), restart_db: impl Fn()) {
+    let file = site_file();
+    import(backend, &file);
+    let (server, url) = serve(backend, None);
+    let url = Arc::new(std::sync::Mutex::new(url));
+    let stop = Arc::new(AtomicBool::new(false));
+    let task = tokio::spawn(writer(url.clone(), stop.clone()));
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    // Mid-load: the server dies (SIGKILL) and the database crashes and restarts.
+    drop(server);
+    crash_db();
+    restart_db();
+    let (_server, new_url) = serve(backend, None);
+    *url.lock().unwrap() = new_url.clone();
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    stop.store(true, Ordering::Release);
+    let acknowledged = task.await.unwrap();
+    assert!(
+        acknowledged.len() >= 100,
+        "the load ran: {}",
+        acknowledged.len()
+    );
+    let c = client(&new_url).await;
+    let grid = c
+        .his_read(&Ref::new("p"), "2026-01-15,2026-01-17")
+        .await
+        .unwrap();
+    let stored: std::collections::HashSet<u32> = (0..grid.row_count())
+        .filter_map(|i| match grid.get(i, "val") {
+            Some(Value::Number(n)) => Some(n.value as u32),
+            _ => None,
+        })
+        .collect();
+    let lost: Vec<u32> = acknowledged
+        .iter()
+        .copied()
+        .filter(|m| !stored.contains(m))
+        .collect();
+    assert!(
+        lost.is_empty(),
+        "acknowledged but lost: {} samples, first {:?}",
+        lost.len(),
+        lost.first()
+    );
+    eprintln!(
+        "{backend}: {} samples acknowledged, {} stored, none lost",
+        acknowledged.len(),
+        stored.len()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redis_two_servers_share_watches() {
+    let redis = TempRedis::start();
+    two_servers_share_watches(&redis.url()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_two_servers_share_watches() {
+    let pg = TempPostgres::start();
+    let url = pg.create_database("watches");
+    two_servers_share_watches(&url).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redis_kill_9_mid_load_loses_nothing_acknowledged() {
+    let redis = TempRedis::start();
+    let url = redis.url();
+    nothing_acknowledged_is_lost(&url, || redis.kill(), || redis.start_server()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_kill_9_mid_load_loses_nothing_acknowledged() {
+    let pg = TempPostgres::start();
+    let url = pg.create_database("crash");
+    nothing_acknowledged_is_lost(&url, || pg.kill(), || pg.start_server()).await;
+}
+
+#[test]
+fn import_into_memory_is_refused_with_advice() {
+    let out = Command::new(env!("CARGO_BIN_EXE_buildwire"))
+        .args(["haystack", "import", "--backend", "memory"])
+        .arg(site_file())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("redis://"));
+}
