@@ -268,3 +268,31 @@ fn import_into_memory_is_refused_with_advice() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("redis://"));
 }
+
+/// `bench haystack his` on memory and Redis: every write acknowledged, every read checked
+/// (no speed asserted).
+#[test]
+fn his_benchmark_smoke() {
+    let redis = TempRedis::start();
+    let out = Command::new(env!("CARGO_BIN_EXE_buildwire"))
+        .args([
+            "bench", "haystack", "his", "--points", "3", "--days", "2", "--json",
+        ])
+        .args(["--connections", "2", "--backend"])
+        .arg(format!("memory,{}", redis.url()))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let results = report["results"].as_array().unwrap();
+    assert_eq!(results.len(), 2);
+    for result in results {
+        assert_eq!(result["write"]["errors"], 0);
+        assert_eq!(result["read"]["errors"], 0);
+        assert_eq!(result["read"]["samples"], 3 * 2 * 96);
+    }
+}

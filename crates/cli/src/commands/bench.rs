@@ -45,6 +45,10 @@ pub enum HaystackBench {
     /// mix as `http` over one WebSocket each; buildwire, haystack-py and the limit
     #[command(after_help = super::bench_haystack_http::WS_AFTER_HELP)]
     Ws(super::bench_haystack_http::HaystackHttpArgs),
+    /// hisWrite and hisRead throughput per storage backend: a year of 15-minute samples on
+    /// 100 points, written in batches and read back, every answer checked.
+    #[command(after_help = super::bench_haystack_his::AFTER_HELP)]
+    His(super::bench_haystack_his::HaystackHisArgs),
     /// (internal) one decoder in a child process; prints timings as JSON.
     #[command(hide = true)]
     DecodeWorker(DecodeWorkerArgs),
@@ -132,6 +136,7 @@ pub fn execute(cmd: BenchCommand) -> CommandResult {
         BenchCommand::Bacnet(cmd) => super::bench_bacnet::execute(cmd),
         BenchCommand::Haystack(HaystackBench::Decode(args)) => haystack_decode(args),
         BenchCommand::Haystack(HaystackBench::Http(args)) => super::bench_haystack_http::run(args),
+        BenchCommand::Haystack(HaystackBench::His(args)) => super::bench_haystack_his::run(args),
         BenchCommand::Haystack(HaystackBench::Ws(args)) => super::bench_haystack_http::run_ws(args),
         BenchCommand::Haystack(HaystackBench::DecodeWorker(args)) => {
             let decoder = parse_decoder(&args.decoder)?;

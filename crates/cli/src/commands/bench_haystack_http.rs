@@ -55,6 +55,16 @@ pub struct HaystackHttpArgs {
         default_value = "buildwire,haystack-py,limit"
     )]
     targets: Vec<String>,
+    /// Storage of the buildwire server: memory, redis://HOST:PORT or
+    /// postgres://USER@HOST:PORT/DB. Repeat (or separate with commas) to run the buildwire
+    /// target once per backend in the same run.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "memory",
+        value_name = "URL"
+    )]
+    backend: Vec<String>,
     /// Where scripts/peers.sh installed the peers (default: $BUILDWIRE_PEERS or ./.peers).
     #[arg(long)]
     peers: Option<PathBuf>,
@@ -67,7 +77,9 @@ pub const AFTER_HELP: &str = "Each target runs alone, one after the other, on th
     the limit target serves the bytes recorded from buildwire's (or else haystack-py's) answers \
     through hyper, with no Haystack work. Every reply is checked before it is counted.\n\n\
     Examples:\n  buildwire bench haystack http\n  \
-    buildwire bench haystack http --seconds 5 --targets buildwire,limit --json";
+    buildwire bench haystack http --seconds 5 --targets buildwire,limit --json\n  \
+    buildwire bench haystack http --targets buildwire --backend memory,redis://127.0.0.1:6379,\\\n      \
+    postgres://postgres@127.0.0.1:5432/bench";
 
 pub const WS_AFTER_HELP: &str = "The same mix as `bench haystack http`, as JSON envelopes over \
     one WebSocket per connection (haystack-py's WebSocket API, which buildwire's server also \
@@ -196,12 +208,28 @@ fn run_api(args: HaystackHttpArgs, api: Api) -> CommandResult {
             .block_on(ws::record_ws_answers(url, login(), &mix))
             .map(Recorded::Ws),
     };
+    // The buildwire target once per backend, named after it when there are several.
+    let mut runs: Vec<(String, String, Option<String>)> = Vec::new();
     for target in &args.targets {
-        progress.set(format!("{target}: starting"));
+        if target == "buildwire" && (args.backend.len() > 1 || args.backend[0] != "memory") {
+            for backend in &args.backend {
+                let kind = backend.split(':').next().unwrap_or(backend);
+                runs.push((
+                    format!("buildwire ({kind})"),
+                    target.clone(),
+                    Some(backend.clone()),
+                ));
+            }
+        } else {
+            runs.push((target.clone(), target.clone(), None));
+        }
+    }
+    for (name, target, backend) in &runs {
+        progress.set(format!("{name}: starting"));
         let outcome = match target.as_str() {
             "buildwire" | "haystack-py" => {
                 let server = if target == "buildwire" {
-                    start_buildwire(&files)
+                    start_buildwire(&files, backend.as_deref().unwrap_or("memory"))
                 } else {
                     start_haystack_py(&peers, &files)
                 };
@@ -211,7 +239,7 @@ fn run_api(args: HaystackHttpArgs, api: Api) -> CommandResult {
                         recorded = record(&server.url).ok();
                         recorded_from = recorded.as_ref().map(|_| target.clone());
                     }
-                    load(&server.url, target, login())
+                    load(&server.url, name, login())
                 })
             }
             "limit" => match recorded.clone() {
@@ -227,7 +255,7 @@ fn run_api(args: HaystackHttpArgs, api: Api) -> CommandResult {
                 "unknown target `{other}`: buildwire, haystack-py or limit"
             )),
         };
-        results.push((target.clone(), outcome));
+        results.push((name.clone(), outcome));
     }
     progress.finish();
     let table = render(&results);
@@ -237,7 +265,7 @@ fn run_api(args: HaystackHttpArgs, api: Api) -> CommandResult {
         "config": {
             "buildings": args.buildings, "connections": connections,
             "warmup_s": args.warmup, "seconds": args.seconds, "format": format.name(),
-            "limit_recorded_from": recorded_from,
+            "limit_recorded_from": recorded_from, "backends": args.backend,
         },
         "results": results.iter().map(|(target, outcome)| match outcome {
             Ok(outcome) => serde_json::json!({"target": target, "outcome": outcome}),
@@ -247,10 +275,18 @@ fn run_api(args: HaystackHttpArgs, api: Api) -> CommandResult {
     super::bench::print_table_and_report(&table, &report, args.json)
 }
 
-fn start_buildwire(files: &[PathBuf]) -> Result<ServerProcess, String> {
+fn start_buildwire(files: &[PathBuf], backend: &str) -> Result<ServerProcess, String> {
     let program = super::bench::self_program()?;
     let mut command = Command::new(program);
-    command.args(["haystack", "serve", "--bind", "127.0.0.1:0", "--user"]);
+    command.args([
+        "haystack",
+        "serve",
+        "--bind",
+        "127.0.0.1:0",
+        "--backend",
+        backend,
+    ]);
+    command.arg("--user");
     command.arg(format!("{USER}:{PASSWORD}:admin"));
     for file in files {
         command.arg("--data").arg(file);
