@@ -572,3 +572,38 @@ async fn unknown_backend_urls_say_what_to_use() {
     let err = backends::open("redis://127.0.0.1:1").await.err().unwrap();
     assert!(err.to_string().contains("redis-server"), "{err}");
 }
+
+/// PostgreSQL: the migrations are recorded, and entities are also JSONB (Hayson) that SQL
+/// can query.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_schema_is_versioned_and_tags_are_jsonb() {
+    let url = fresh_store("postgres");
+    let backend = backends::open(&url).await.unwrap();
+    backend
+        .load(&zinc::decode_grid(SMALL).unwrap())
+        .await
+        .unwrap();
+    // A second process on the same database applies nothing twice.
+    let _again = backends::open(&url).await.unwrap();
+    let (client, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(connection);
+    let versions: Vec<i32> = client
+        .query("SELECT version FROM bw_schema ORDER BY version", &[])
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert_eq!(versions, [1, 2]);
+    let row = client
+        .query_one(
+            "SELECT tags->>'dis', tags->'siteRef'->>'val' FROM bw_entities WHERE id = 'p'",
+            &[],
+        )
+        .await
+        .unwrap();
+    assert_eq!(row.get::<_, String>(0), "Temp");
+    assert_eq!(row.get::<_, String>(1), "s");
+}

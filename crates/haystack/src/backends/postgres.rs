@@ -2,9 +2,10 @@
 //! any number of server processes.
 //!
 //! Tables (created and upgraded by versioned migrations, see [`MIGRATIONS`]):
-//! - `bw_entities(id, seq, version, body, terms)`: the Zinc dict, its insertion order and
-//!   version, and its index terms in a `text[]` with a GIN index, so a filter's
-//!   [`Candidates`] become `terms @> ARRAY[...]` (and) and `terms && ARRAY[...]` (or);
+//! - `bw_entities(id, seq, version, body, terms, tags)`: the Zinc dict (read back exactly),
+//!   its insertion order and version, its index terms in a `text[]` with a GIN index, so a
+//!   filter's [`Candidates`] become `terms @> ARRAY[...]` (and) and `terms && ARRAY[...]`
+//!   (or), and the same tags as JSONB (Hayson) for SQL users;
 //! - `bw_his(point, ts, sub_us, sample, num)`: one row per sample keyed by point and time
 //!   (`sub_us` keeps the nanoseconds below PostgreSQL's microseconds, `sample` the exact
 //!   Zinc timestamp and value, `num` the number for SQL users). With the TimescaleDB
@@ -54,10 +55,11 @@ const POOL_SIZE: usize = 16;
 const LOAD_CHUNK: usize = 1000;
 
 /// The schema, one migration per version, applied in order and recorded in `bw_schema`.
-pub const MIGRATIONS: &[(i32, &str, &str)] = &[(
-    1,
-    "entities, histories, priority arrays",
-    "CREATE TABLE bw_entities (
+pub const MIGRATIONS: &[(i32, &str, &str)] = &[
+    (
+        1,
+        "entities, histories, priority arrays",
+        "CREATE TABLE bw_entities (
          id text PRIMARY KEY,
          seq bigserial NOT NULL,
          version bigint NOT NULL,
@@ -81,7 +83,13 @@ pub const MIGRATIONS: &[(i32, &str, &str)] = &[(
      );
      CREATE INDEX bw_priority_expiry ON bw_priority (next_expiry)
          WHERE next_expiry IS NOT NULL;",
-)];
+    ),
+    (
+        2,
+        "entities as JSONB (Hayson) for SQL users",
+        "ALTER TABLE bw_entities ADD COLUMN tags jsonb;",
+    ),
+];
 
 /// Storage in PostgreSQL.
 pub struct PostgresBackend {
@@ -141,6 +149,11 @@ fn entity_of(row: &Row) -> Result<(String, StoredEntity), BackendError> {
             dict,
         },
     ))
+}
+
+/// An entity's tags as Hayson (JSON v4), for the `tags` JSONB column.
+fn hayson(dict: &Dict) -> String {
+    crate::codec::json::hayson::encode_value(&Value::Dict(Box::new(dict.clone())))
 }
 
 /// A WHERE clause for a candidate set; its text parameters are pushed to `params`.
@@ -225,21 +238,24 @@ async fn store_entity(
     after: &StoredEntity,
 ) -> Result<(), BackendError> {
     let body = encode_dict(&after.dict);
+    let json = hayson(&after.dict);
     let terms = index_terms(&after.dict);
     let version = i64::try_from(after.version).unwrap_or(i64::MAX);
     if before.is_some() {
         tx.execute(
-            "UPDATE bw_entities SET version = $2, body = $3, terms = $4 WHERE id = $1",
-            &[&id, &version, &body, &terms],
+            "UPDATE bw_entities SET version = $2, body = $3, terms = $4, tags = $5::text::jsonb
+             WHERE id = $1",
+            &[&id, &version, &body, &terms, &json],
         )
         .await
         .map_err(db_error)?;
     } else {
         let inserted = tx
             .execute(
-                "INSERT INTO bw_entities (id, version, body, terms) VALUES ($1, $2, $3, $4)
+                "INSERT INTO bw_entities (id, version, body, terms, tags)
+                 VALUES ($1, $2, $3, $4, $5::text::jsonb)
                  ON CONFLICT (id) DO NOTHING",
-                &[&id, &version, &body, &terms],
+                &[&id, &version, &body, &terms, &json],
             )
             .await
             .map_err(db_error)?;
@@ -442,7 +458,9 @@ impl PostgresBackend {
             let mut ids = Vec::with_capacity(chunk.len());
             let mut bodies = Vec::with_capacity(chunk.len());
             let mut terms = Vec::with_capacity(chunk.len());
+            let mut jsons = Vec::with_capacity(chunk.len());
             for dict in chunk {
+                jsons.push(hayson(dict));
                 let id = crate::store::entity_id(dict)?.to_owned();
                 ids.push(id);
                 bodies.push(encode_dict(dict));
@@ -452,13 +470,13 @@ impl PostgresBackend {
             }
             // A bulk load replaces an entity that exists (keeping its place in the order).
             tx.execute(
-                "INSERT INTO bw_entities (id, version, body, terms)
+                "INSERT INTO bw_entities (id, version, body, terms, tags)
                  SELECT id, 1, body, CASE WHEN t = '' THEN '{}'::text[]
-                                          ELSE string_to_array(t, E'\\t') END
-                 FROM unnest($1::text[], $2::text[], $3::text[]) AS u(id, body, t)
+                                          ELSE string_to_array(t, E'\\t') END, j::jsonb
+                 FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) AS u(id, body, t, j)
                  ON CONFLICT (id) DO UPDATE SET version = bw_entities.version + 1,
-                     body = EXCLUDED.body, terms = EXCLUDED.terms",
-                &[&ids, &bodies, &terms],
+                     body = EXCLUDED.body, terms = EXCLUDED.terms, tags = EXCLUDED.tags",
+                &[&ids, &bodies, &terms, &jsons],
             )
             .await
             .map_err(db_error)?;
