@@ -1,7 +1,7 @@
 //! `buildwire haystack serve --backend redis://...|postgres://...` and `haystack import` as
 //! processes, on a real redis-server and PostgreSQL 15 started by the test:
 //! - two server processes on one store: a watch opened on one sees a `pointWrite` made
-//!   through the other, and reads agree at once;
+//!   through the other and can be polled through either, and reads agree at once;
 //! - a load of `hisWrite`s during which the server is killed with SIGKILL and the
 //!   database crashes and restarts: every acknowledged sample is there afterwards.
 #![allow(clippy::unwrap_used, clippy::expect_used)]

@@ -596,7 +596,7 @@ async fn postgres_schema_is_versioned_and_tags_are_jsonb() {
         .iter()
         .map(|r| r.get(0))
         .collect();
-    assert_eq!(versions, [1, 2]);
+    assert_eq!(versions, [1, 2, 3]);
     let row = client
         .query_one(
             "SELECT tags->>'dis', tags->'siteRef'->>'val' FROM bw_entities WHERE id = 'p'",
@@ -606,4 +606,94 @@ async fn postgres_schema_is_versioned_and_tags_are_jsonb() {
         .unwrap();
     assert_eq!(row.get::<_, String>(0), "Temp");
     assert_eq!(row.get::<_, String>(1), "s");
+}
+
+/// HTTP watches kept in the store: opened through one process, fed by writes through the
+/// other, polled through either; every change reported once; leases, limits and closing.
+async fn shared_watches_behave(kind: &str) {
+    use buildwire_haystack::ops::{SHARED_WATCH_PREFIX, WatchLimits};
+    let url = fresh_store(kind);
+    let a = backends::open(&url).await.unwrap();
+    let b = backends::open(&url).await.unwrap();
+    a.load(&zinc::decode_grid(SMALL).unwrap()).await.unwrap();
+    let (wa, wb) = (a.shared_watches().unwrap(), b.shared_watches().unwrap());
+    let limits = WatchLimits {
+        max_ids_per_watch: 3,
+        max_watches_per_owner: 2,
+        ..WatchLimits::default()
+    };
+    let now = 1_000_000;
+    let w = wa.open("ann", "test", 10_000, &limits, now).await.unwrap();
+    assert!(w.starts_with(SHARED_WATCH_PREFIX));
+    let ids = vec!["p".to_owned(), "e".to_owned()];
+    assert_eq!(wa.add(&w, "ann", &ids, &limits, now).await.unwrap(), 10_000);
+    assert!(wb.poll(&w, "ann", false, now).await.unwrap().is_empty());
+    // Writes through B: a commit, a point write and a history write.
+    b.commit(CommitOp::Update(vec![EntityUpdate {
+        diff: dict("{id:@e dis:\"E2\"}"),
+        expected_version: None,
+    }]))
+    .await
+    .unwrap();
+    let entry = PriorityEntry {
+        val: Value::number(1.0),
+        who: "x".into(),
+        expires_ms: None,
+    };
+    b.point_write(&Ref::new("p"), 9, Some(entry), now)
+        .await
+        .unwrap();
+    // Polled through A: both, in watch order, once.
+    assert_eq!(wa.poll(&w, "ann", false, now).await.unwrap(), ["p", "e"]);
+    assert!(wb.poll(&w, "ann", false, now).await.unwrap().is_empty());
+    let sample = vec![HisSample {
+        ts: ts(9, 0, 0, "New_York"),
+        value: Value::number(3.0),
+    }];
+    b.his_write(&Ref::new("p"), sample).await.unwrap();
+    assert_eq!(wb.poll(&w, "ann", false, now).await.unwrap(), ["p"]);
+    assert_eq!(wb.poll(&w, "ann", true, now).await.unwrap(), ["p", "e"]);
+    // Someone else's watch is unknown to them; limits hold.
+    assert!(matches!(
+        wb.poll(&w, "bob", false, now).await,
+        Err(BackendError::Watch(_))
+    ));
+    let too_many = vec!["s".to_owned(), "q".to_owned()];
+    assert!(matches!(
+        wa.add(&w, "ann", &too_many, &limits, now).await,
+        Err(BackendError::Watch(_))
+    ));
+    wb.remove(&w, "ann", &["e".to_owned()], now).await.unwrap();
+    b.commit(CommitOp::Update(vec![EntityUpdate {
+        diff: dict("{id:@e dis:\"E3\"}"),
+        expected_version: None,
+    }]))
+    .await
+    .unwrap();
+    assert!(wa.poll(&w, "ann", false, now).await.unwrap().is_empty());
+    let w2 = wb.open("ann", "", 10_000, &limits, now).await.unwrap();
+    assert!(matches!(
+        wa.open("ann", "", 10_000, &limits, now).await,
+        Err(BackendError::Watch(_))
+    ));
+    wa.close(&w2, "ann").await.unwrap();
+    assert!(matches!(
+        wa.poll(&w2, "ann", false, now).await,
+        Err(BackendError::Watch(_))
+    ));
+    // A lease that runs out closes the watch (the sweeper runs every second in a server).
+    assert!(wa.poll(&w, "ann", false, now + 20_000).await.is_err());
+    assert_eq!(wb.sweep(now + 20_000).await.unwrap(), 1);
+    assert!(wa.poll(&w, "ann", false, now).await.is_err());
+}
+
+mod shared_watches {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn redis() {
+        super::shared_watches_behave("redis").await;
+    }
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn postgres() {
+        super::shared_watches_behave("postgres").await;
+    }
 }

@@ -22,8 +22,12 @@
 pub mod common;
 #[cfg(feature = "postgres")]
 pub mod postgres;
+#[cfg(feature = "postgres")]
+mod postgres_watches;
 #[cfg(feature = "redis")]
 pub mod redis;
+#[cfg(feature = "redis")]
+mod redis_watches;
 
 use std::collections::HashMap;
 use std::sync::Arc;

@@ -89,6 +89,33 @@ pub const MIGRATIONS: &[(i32, &str, &str)] = &[
         "entities as JSONB (Hayson) for SQL users",
         "ALTER TABLE bw_entities ADD COLUMN tags jsonb;",
     ),
+    (
+        3,
+        "HTTP watches shared by the server processes",
+        // No foreign key on bw_watch_dirty: a writer marking a watch that is being closed
+        // must not fail; closing and sweeping delete the marks.
+        "CREATE TABLE bw_watches (
+             id text PRIMARY KEY,
+             owner text NOT NULL,
+             dis text NOT NULL,
+             lease_ms bigint NOT NULL,
+             expires_ms bigint NOT NULL
+         );
+         CREATE INDEX bw_watches_owner ON bw_watches (owner);
+         CREATE INDEX bw_watches_expires ON bw_watches (expires_ms);
+         CREATE TABLE bw_watch_ids (
+             watch text NOT NULL REFERENCES bw_watches (id) ON DELETE CASCADE,
+             entity text NOT NULL,
+             ord bigserial,
+             PRIMARY KEY (watch, entity)
+         );
+         CREATE INDEX bw_watch_ids_entity ON bw_watch_ids (entity);
+         CREATE TABLE bw_watch_dirty (
+             watch text NOT NULL,
+             entity text NOT NULL,
+             PRIMARY KEY (watch, entity)
+         );",
+    ),
 ];
 
 /// Storage in PostgreSQL.
@@ -115,7 +142,7 @@ impl Drop for PostgresBackend {
     }
 }
 
-fn db_error(e: tokio_postgres::Error) -> BackendError {
+pub(super) fn db_error(e: tokio_postgres::Error) -> BackendError {
     if let Some(db) = e.as_db_error()
         && db.code() == &tokio_postgres::error::SqlState::UNIQUE_VIOLATION
     {
@@ -202,6 +229,15 @@ async fn notify(
     version: u64,
     ids: &[String],
 ) -> Result<(), BackendError> {
+    // Shared watches holding a changed id see it at their next poll (same transaction).
+    tx.execute(
+        "INSERT INTO bw_watch_dirty (watch, entity)
+         SELECT watch, entity FROM bw_watch_ids WHERE entity = ANY($1)
+         ON CONFLICT DO NOTHING",
+        &[&ids],
+    )
+    .await
+    .map_err(db_error)?;
     for batch in common::change_batches(ids, MAX_NOTIFY_BYTES) {
         let payload = encode_change(origin, version, &batch);
         tx.execute("SELECT pg_notify($1, $2)", &[&CHANNEL, &payload])
@@ -388,7 +424,7 @@ impl PostgresBackend {
         self.timescale
     }
 
-    async fn client(&self) -> Result<deadpool_postgres::Object, BackendError> {
+    pub(super) async fn client(&self) -> Result<deadpool_postgres::Object, BackendError> {
         self.pool.get().await.map_err(pool_error)
     }
 
@@ -787,6 +823,10 @@ impl Backend for PostgresBackend {
 
     fn subscribe(&self) -> broadcast::Receiver<Arc<ChangeEvent>> {
         self.changes.subscribe()
+    }
+
+    fn shared_watches(&self) -> Option<&dyn crate::ops::SharedWatches> {
+        Some(self)
     }
 
     super::remote_reads!();

@@ -47,10 +47,26 @@ const FETCH_CHUNK: usize = 1000;
 /// Entities per bulk-load script.
 const LOAD_CHUNK: usize = 500;
 
+/// Lua: marks `id` changed in every shared watch holding it (`P:wby:ID` → `P:wd:WATCH`).
+macro_rules! mark_dirty_lua {
+    () => {
+        r"
+local function mark_dirty(p, id)
+  for _, w in ipairs(redis.call('SMEMBERS', p .. ':wby:' .. id)) do
+    redis.call('SADD', p .. ':wd:' .. w, id)
+  end
+end
+"
+    };
+}
+
 /// Compare-and-set apply: KEYS[1] the entity hash; ARGV: the number of checks, then
 /// (id, expected record or "") pairs, then the number of commands, then each command as
-/// its argument count followed by its arguments.
-const APPLY_SCRIPT: &str = r"
+/// its argument count followed by its arguments, then the key prefix and the changed ids
+/// (marked in the shared watches holding them).
+const APPLY_SCRIPT: &str = concat!(
+    mark_dirty_lua!(),
+    r"
 local ent = KEYS[1]
 local n = tonumber(ARGV[1])
 local i = 2
@@ -67,23 +83,30 @@ for k = 1, m do
   redis.call(unpack(ARGV, i + 1, i + nargs))
   i = i + 1 + nargs
 end
+local p = ARGV[i]
+for k = i + 1, #ARGV do mark_dirty(p, ARGV[k]) end
 return {'ok', ''}
-";
+"
+);
 
 /// History write: KEYS[1] the history set, KEYS[2] the entity hash; ARGV[1] the point id,
-/// then (instant key, member) pairs. Returns {inserted, overwritten}, or {-1, -1} when the
-/// point is gone.
-const HIS_WRITE_SCRIPT: &str = r"
+/// ARGV[2] the key prefix, then (instant key, member) pairs. Returns {inserted,
+/// overwritten}, or {-1, -1} when the point is gone.
+const HIS_WRITE_SCRIPT: &str = concat!(
+    mark_dirty_lua!(),
+    r"
 if redis.call('HEXISTS', KEYS[2], ARGV[1]) == 0 then return {-1, -1} end
 local ins, over = 0, 0
-for i = 2, #ARGV, 2 do
+for i = 3, #ARGV, 2 do
   local key = ARGV[i]
   local removed = redis.call('ZREMRANGEBYLEX', KEYS[1], '[' .. key, '(' .. key .. '!')
   if removed > 0 then over = over + 1 else ins = ins + 1 end
   redis.call('ZADD', KEYS[1], 0, ARGV[i + 1])
 end
+mark_dirty(ARGV[2], ARGV[1])
 return {ins, over}
-";
+"
+);
 
 /// Storage in Redis. Cheap to share (`Arc`); one multiplexed connection that reconnects
 /// by itself, plus a pub/sub connection for other processes' changes.
@@ -214,7 +237,11 @@ impl RedisBackend {
         format!("{}:t:{term}", self.prefix)
     }
 
-    fn conn(&self) -> ConnectionManager {
+    pub(super) fn prefix(&self) -> &str {
+        &self.prefix
+    }
+
+    pub(super) fn conn(&self) -> ConnectionManager {
         self.conn.clone()
     }
 
@@ -307,6 +334,7 @@ impl RedisBackend {
         &self,
         checks: &[(String, String)],
         commands: Commands,
+        changed: &[String],
     ) -> Result<bool, BackendError> {
         let mut invocation = self.apply.key(self.key("ent"));
         invocation.arg(checks.len());
@@ -314,6 +342,7 @@ impl RedisBackend {
             invocation.arg(id).arg(expected);
         }
         invocation.arg(commands.count).arg(commands.args);
+        invocation.arg(&self.prefix).arg(changed);
         let mut conn = self.conn();
         let (status, _id): (String, String) = invocation
             .invoke_async(&mut conn)
@@ -396,7 +425,7 @@ impl RedisBackend {
             for (id, before) in &plan.removes {
                 self.write_commands(&mut cmds, id, Some(before), None);
             }
-            if self.run_apply(&checks, cmds).await? {
+            if self.run_apply(&checks, cmds, &plan.ids()).await? {
                 self.changed(plan.ids()).await;
                 return Ok(plan.out);
             }
@@ -438,7 +467,7 @@ impl RedisBackend {
                         ));
                         self.write_commands(&mut cmds, id, before.as_ref(), Some(&after));
                     }
-                    if self.run_apply(&checks, cmds).await? {
+                    if self.run_apply(&checks, cmds, &ids).await? {
                         break 'retry;
                     }
                 }
@@ -499,7 +528,7 @@ impl RedisBackend {
             // rewrites the point (its version grows), so an unchanged point means an
             // unchanged array.
             let checks = vec![(id.to_owned(), point.to_record())];
-            if self.run_apply(&checks, cmds).await? {
+            if self.run_apply(&checks, cmds, &ids).await? {
                 self.changed(vec![id.to_owned()]).await;
                 return Ok(Some(array));
             }
@@ -602,6 +631,10 @@ impl Backend for RedisBackend {
         format!("redis ({})", self.durability)
     }
 
+    fn shared_watches(&self) -> Option<&dyn crate::ops::SharedWatches> {
+        Some(self)
+    }
+
     fn subscribe(&self) -> broadcast::Receiver<Arc<ChangeEvent>> {
         self.changes.subscribe()
     }
@@ -658,7 +691,10 @@ impl Backend for RedisBackend {
             let point = self.fetch_records(&ids).await?.into_iter().next().flatten();
             common::check_his_write(id, point.as_ref(), &samples)?;
             let mut invocation = self.his.key(self.key(&format!("h:{}", id.id)));
-            invocation.key(self.key("ent")).arg(&id.id);
+            invocation
+                .key(self.key("ent"))
+                .arg(&id.id)
+                .arg(&self.prefix);
             for sample in &samples {
                 let key = instant_key(&sample.ts);
                 let member = format!("{key} {}", common::encode_sample(sample));

@@ -42,6 +42,58 @@ pub enum BackendError {
     /// The storage could not be reached (remote backends).
     #[error("storage unavailable: {0}")]
     Unavailable(String),
+    /// A shared watch request was refused.
+    #[error(transparent)]
+    Watch(#[from] super::watch::WatchError),
+}
+
+/// Prefix of the ids of watches kept in a shared store (the local ones are `w-N`).
+pub const SHARED_WATCH_PREFIX: &str = "sw-";
+
+/// Watches kept in the store itself, so that any server process on it serves them: a
+/// `watchSub` made through one process can be polled through another. A change marks
+/// the watches holding the changed ids in the same atomic write as the change, so a poll
+/// misses nothing and reports nothing twice. Used for HTTP watches; WebSocket watches
+/// stay with their connection's process.
+pub trait SharedWatches: Send + Sync {
+    /// Opens a watch for `owner`; returns its id (starting with [`SHARED_WATCH_PREFIX`]).
+    fn open<'a>(
+        &'a self,
+        owner: &'a str,
+        dis: &'a str,
+        lease_ms: i64,
+        limits: &'a super::watch::WatchLimits,
+        now_ms: i64,
+    ) -> BackendFuture<'a, String>;
+    /// Adds ids (at most `limits.max_ids_per_watch` in all); renews the lease and returns it.
+    fn add<'a>(
+        &'a self,
+        watch: &'a str,
+        owner: &'a str,
+        ids: &'a [String],
+        limits: &'a super::watch::WatchLimits,
+        now_ms: i64,
+    ) -> BackendFuture<'a, i64>;
+    /// Removes ids.
+    fn remove<'a>(
+        &'a self,
+        watch: &'a str,
+        owner: &'a str,
+        ids: &'a [String],
+        now_ms: i64,
+    ) -> BackendFuture<'a, ()>;
+    /// Closes a watch.
+    fn close<'a>(&'a self, watch: &'a str, owner: &'a str) -> BackendFuture<'a, ()>;
+    /// The ids changed since the last poll (every id with `refresh`), in watch order.
+    fn poll<'a>(
+        &'a self,
+        watch: &'a str,
+        owner: &'a str,
+        refresh: bool,
+        now_ms: i64,
+    ) -> BackendFuture<'a, Vec<String>>;
+    /// Closes the watches whose lease ran out; returns how many.
+    fn sweep(&self, now_ms: i64) -> BackendFuture<'_, usize>;
 }
 
 /// Entities that changed (added, updated, removed, commanded or historized). No ids means
@@ -69,6 +121,10 @@ pub trait Backend: Send + Sync {
     /// What `about` says of the storage (kind and, for remote stores, durability).
     fn describe(&self) -> String {
         self.name().to_owned()
+    }
+    /// Watches kept in the store (shared by the server processes on it), if it keeps them.
+    fn shared_watches(&self) -> Option<&dyn SharedWatches> {
+        None
     }
     /// A listener for changes made from now on.
     fn subscribe(&self) -> broadcast::Receiver<Arc<ChangeEvent>>;

@@ -312,7 +312,7 @@ impl Engine {
             Op::Read => self.read(request).await,
             Op::Nav => self.nav(request).await,
             Op::WatchSub => self.watch_sub(ctx, request).await,
-            Op::WatchUnsub => self.watch_unsub(ctx, request),
+            Op::WatchUnsub => self.watch_unsub(ctx, request).await,
             Op::WatchPoll => self.watch_poll(ctx, request).await,
             Op::PointWrite => self.point_write(ctx, request).await,
             Op::HisRead => self.his_read(ctx, request).await,

@@ -126,6 +126,14 @@ impl Engine {
         Ok(grid)
     }
 
+    /// The shared watch store, for HTTP watches, when the backend keeps watches.
+    fn shared_watches(&self, ctx: &CallContext) -> Option<&dyn super::SharedWatches> {
+        if ctx.connection.is_some() {
+            return None;
+        }
+        self.backend.shared_watches()
+    }
+
     pub(super) async fn watch_sub(
         &self,
         ctx: &CallContext,
@@ -134,26 +142,55 @@ impl Engine {
         let ids = ids_of(request, self.limits.max_ids_per_request)?;
         let lease = lease_ms(request.meta.get("lease"))?;
         let names: Vec<String> = ids.iter().map(|r| r.id.clone()).collect();
-        let (watch_id, lease) = {
-            let mut watches = self.watches();
-            let watch_id = match request.meta.get("watchId") {
-                Some(Value::Str(id)) => id.clone(),
-                None | Some(Value::Null) => {
-                    let dis = match request.meta.get("watchDis") {
-                        Some(Value::Str(s)) => s.clone(),
-                        _ => String::new(),
-                    };
-                    watches
+        let requested = match request.meta.get("watchId") {
+            Some(Value::Str(id)) => Some(id.clone()),
+            None | Some(Value::Null) => None,
+            Some(_) => return Err(OpError::new("watchSub: `watchId` must be a Str")),
+        };
+        let dis = match request.meta.get("watchDis") {
+            Some(Value::Str(s)) => s.clone(),
+            _ => String::new(),
+        };
+        let shared = match &requested {
+            Some(id) => id
+                .starts_with(super::SHARED_WATCH_PREFIX)
+                .then(|| self.backend.shared_watches())
+                .flatten(),
+            None => self.shared_watches(ctx),
+        };
+        let (watch_id, lease) = match shared {
+            Some(store) => {
+                let limits = &self.limits.watches;
+                let watch_id = match requested {
+                    Some(id) => id,
+                    None => {
+                        let lease = lease
+                            .unwrap_or(limits.default_lease_ms)
+                            .clamp(limits.min_lease_ms, limits.max_lease_ms);
+                        store
+                            .open(&ctx.owner, &dis, lease, limits, ctx.now_ms)
+                            .await?
+                    }
+                };
+                let lease = store
+                    .add(&watch_id, &ctx.owner, &names, limits, ctx.now_ms)
+                    .await?;
+                (watch_id, lease)
+            }
+            None => {
+                let mut watches = self.watches();
+                let watch_id = match requested {
+                    Some(id) => id,
+                    None => watches
                         .open(&ctx.owner, &dis, lease, ctx.connection, ctx.now_ms)
-                        .map_err(|e| OpError::new(e.to_string()))?
-                }
-                Some(_) => return Err(OpError::new("watchSub: `watchId` must be a Str")),
-            };
-            watches
-                .add(&watch_id, &ctx.owner, &names, ctx.now_ms)
-                .map_err(|e| OpError::new(e.to_string()))?;
-            let lease = watches.get(&watch_id).map_or(0, |w| w.lease_ms);
-            (watch_id, lease)
+                        .map_err(|e| OpError::new(e.to_string()))?,
+                };
+                watches
+                    .add(&watch_id, &ctx.owner, &names, ctx.now_ms)
+                    .map_err(|e| OpError::new(e.to_string()))?;
+                let lease = watches.get(&watch_id).map_or(0, |w| w.lease_ms);
+                (watch_id, lease)
+            }
         };
         let found = self.backend.read_by_ids(&ids).await?;
         let mut grid = rows_by_id(found)?;
@@ -162,18 +199,48 @@ impl Engine {
         Ok(grid)
     }
 
-    pub(super) fn watch_unsub(&self, ctx: &CallContext, request: &Grid) -> Result<Grid, OpError> {
+    /// The shared store of a watch id, when it is a shared watch.
+    fn store_of(&self, watch_id: &str) -> Option<&dyn super::SharedWatches> {
+        if watch_id.starts_with(super::SHARED_WATCH_PREFIX) {
+            self.backend.shared_watches()
+        } else {
+            None
+        }
+    }
+
+    pub(super) async fn watch_unsub(
+        &self,
+        ctx: &CallContext,
+        request: &Grid,
+    ) -> Result<Grid, OpError> {
         let Some(Value::Str(watch_id)) = request.meta.get("watchId") else {
             return Err(OpError::new(
                 "watchUnsub: grid meta `watchId` must be a Str",
             ));
         };
+        let close = request.meta.contains("close");
+        let names: Vec<String> = if close {
+            Vec::new()
+        } else {
+            ids_of(request, self.limits.max_ids_per_request)?
+                .into_iter()
+                .map(|r| r.id)
+                .collect()
+        };
+        if let Some(store) = self.store_of(watch_id) {
+            if close {
+                store.close(watch_id, &ctx.owner).await?;
+            } else {
+                store
+                    .remove(watch_id, &ctx.owner, &names, ctx.now_ms)
+                    .await?;
+            }
+            return Ok(Grid::default());
+        }
         let mut watches = self.watches();
-        if request.meta.contains("close") {
+        if close {
             watches.close(watch_id, &ctx.owner)
         } else {
-            let ids = ids_of(request, self.limits.max_ids_per_request)?;
-            let names: Vec<String> = ids.into_iter().map(|r| r.id).collect();
             watches.remove(watch_id, &ctx.owner, &names, ctx.now_ms)
         }
         .map_err(|e| OpError::new(e.to_string()))?;
@@ -199,10 +266,17 @@ impl Engine {
         watch_id: &str,
         refresh: bool,
     ) -> Result<Grid, OpError> {
-        let ids = self
-            .watches()
-            .poll(watch_id, &ctx.owner, refresh, ctx.now_ms)
-            .map_err(|e| OpError::new(e.to_string()))?;
+        let ids = match self.store_of(watch_id) {
+            Some(store) => {
+                store
+                    .poll(watch_id, &ctx.owner, refresh, ctx.now_ms)
+                    .await?
+            }
+            None => self
+                .watches()
+                .poll(watch_id, &ctx.owner, refresh, ctx.now_ms)
+                .map_err(|e| OpError::new(e.to_string()))?,
+        };
         let refs: Vec<Ref> = ids.into_iter().map(Ref::new).collect();
         let rows: Vec<Dict> = if refs.is_empty() {
             Vec::new()

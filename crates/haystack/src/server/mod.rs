@@ -552,6 +552,9 @@ async fn expire_timed_writes(backend: Arc<dyn Backend>, mut shutdown: watch::Rec
         tokio::select! {
             _ = tick.tick() => {
                 let _ = backend.expire_writes(now_ms()).await;
+                if let Some(watches) = backend.shared_watches() {
+                    let _ = watches.sweep(now_ms()).await;
+                }
             }
             _ = stopped(&mut shutdown) => break,
         }
