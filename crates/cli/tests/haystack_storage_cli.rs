@@ -43,6 +43,10 @@ fn site_file() -> PathBuf {
 
 /// `buildwire haystack serve --backend URL` on a free port; returns it and its API URL.
 fn serve(backend: &str, data: Option<&PathBuf>) -> (Running, String) {
+    serve_with(backend, data, &[])
+}
+
+fn serve_with(backend: &str, data: Option<&PathBuf>, extra: &[&str]) -> (Running, String) {
     let mut args = vec![
         "haystack".to_owned(),
         "serve".into(),
@@ -55,6 +59,7 @@ fn serve(backend: &str, data: Option<&PathBuf>) -> (Running, String) {
         args.push("--data".into());
         args.push(path.display().to_string());
     }
+    args.extend(extra.iter().map(|s| (*s).to_owned()));
     let mut child = Command::new(env!("CARGO_BIN_EXE_buildwire"))
         .args(&args)
         .stdout(Stdio::piped())
@@ -295,4 +300,80 @@ fn his_benchmark_smoke() {
         assert_eq!(result["read"]["errors"], 0);
         assert_eq!(result["read"]["samples"], 3 * 2 * 96);
     }
+}
+
+/// A raw `GET {api}/about` with a bearer token; the HTTP status.
+fn about_status(api: &str, token: &str) -> u16 {
+    use std::io::{Read, Write};
+    let rest = api.strip_prefix("http://").unwrap();
+    let (host, path) = rest.split_once('/').unwrap();
+    let mut stream = std::net::TcpStream::connect(host).unwrap();
+    write!(
+        stream,
+        "GET /{path}/about HTTP/1.1\r\nHost: {host}\r\nAuthorization: BEARER authToken={token}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut answer = String::new();
+    let _ = stream.read_to_string(&mut answer);
+    answer
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0)
+}
+
+/// Users given to one server are stored: a second server started without users lets them
+/// log in, and accepts the token the first one issued (and `haystack users` manages them).
+async fn servers_share_users_and_tokens(backend: &str) {
+    let file = site_file();
+    import(backend, &file);
+    let (_a, url_a) = serve_with(backend, None, &["--user", "ann:pencil-42:operator"]);
+    let (_b, url_b) = serve(backend, None);
+    let a = HaystackClient::connect(&url_a, ClientOptions::login("ann", "pencil-42"))
+        .await
+        .unwrap();
+    let token = a.auth_token().unwrap().to_owned();
+    assert_eq!(about_status(&url_b, &token), 200, "B accepts A's token");
+    assert_eq!(about_status(&url_b, "not-a-token"), 401);
+    let b = HaystackClient::connect(&url_b, ClientOptions::login("ann", "pencil-42"))
+        .await
+        .unwrap();
+    assert!(b.read("site", None).await.unwrap().row_count() == 1);
+    // Users added with `buildwire haystack users` reach running servers.
+    let out = Command::new(env!("CARGO_BIN_EXE_buildwire"))
+        .args(["haystack", "users", "--json", "--backend", backend])
+        .args(["--add", "bob:b0b-pass:viewer", "--iterations", "4096"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let listed: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(listed["users"].as_array().unwrap().len(), 2);
+    let mut bob = None;
+    for _ in 0..40 {
+        if let Ok(c) =
+            HaystackClient::connect(&url_a, ClientOptions::login("bob", "b0b-pass")).await
+        {
+            bob = Some(c);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    assert!(bob.is_some(), "bob can log in within the refresh period");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redis_servers_share_users_and_tokens() {
+    let redis = TempRedis::start();
+    servers_share_users_and_tokens(&redis.url()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_servers_share_users_and_tokens() {
+    let pg = TempPostgres::start();
+    let url = pg.create_database("users");
+    servers_share_users_and_tokens(&url).await;
 }

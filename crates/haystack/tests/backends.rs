@@ -596,7 +596,7 @@ async fn postgres_schema_is_versioned_and_tags_are_jsonb() {
         .iter()
         .map(|r| r.get(0))
         .collect();
-    assert_eq!(versions, [1, 2, 3]);
+    assert_eq!(versions, [1, 2, 3, 4]);
     let row = client
         .query_one(
             "SELECT tags->>'dis', tags->'siteRef'->>'val' FROM bw_entities WHERE id = 'p'",
@@ -695,5 +695,52 @@ mod shared_watches {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn postgres() {
         super::shared_watches_behave("postgres").await;
+    }
+}
+
+/// Users and login sessions kept in the store: what one process stores, another reads.
+async fn shared_auth_behaves(kind: &str) {
+    let url = fresh_store(kind);
+    let a = backends::open(&url).await.unwrap();
+    let b = backends::open(&url).await.unwrap();
+    let (sa, sb) = (a.shared_auth().unwrap(), b.shared_auth().unwrap());
+    let users = vec![
+        (
+            "ann".to_owned(),
+            "ann:operator:4096:c2FsdA==:a2V5:c2Vydg==".to_owned(),
+        ),
+        (
+            "bob".to_owned(),
+            "bob:viewer:4096:c2FsdA==:a2V5:c2Vydg==".to_owned(),
+        ),
+    ];
+    sa.put_users(&users).await.unwrap();
+    let mut seen = sb.users().await.unwrap();
+    seen.sort();
+    assert_eq!(seen, vec![users[0].1.clone(), users[1].1.clone()]);
+    assert!(sb.remove_user("bob").await.unwrap());
+    assert!(!sb.remove_user("bob").await.unwrap());
+    assert_eq!(sa.users().await.unwrap().len(), 1);
+    let now = 1_800_000_000_000;
+    sa.put_session("k1", "ann", "operator", now + 60_000)
+        .await
+        .unwrap();
+    assert_eq!(
+        sb.session("k1", now).await.unwrap(),
+        Some(("ann".to_owned(), "operator".to_owned()))
+    );
+    assert_eq!(sb.session("k2", now).await.unwrap(), None);
+    sb.drop_session("k1").await.unwrap();
+    assert_eq!(sa.session("k1", now).await.unwrap(), None);
+}
+
+mod shared_auth {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn redis() {
+        super::shared_auth_behaves("redis").await;
+    }
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn postgres() {
+        super::shared_auth_behaves("postgres").await;
     }
 }

@@ -38,6 +38,10 @@ pub enum HaystackCommand {
     /// Bulk-load grid files into a Redis or PostgreSQL backend.
     #[command(after_help = super::haystack_serve::IMPORT_AFTER_HELP)]
     Import(super::haystack_serve::ImportArgs),
+    /// List, add or remove the users kept in a Redis or PostgreSQL backend (shared by
+    /// every server on it).
+    #[command(after_help = super::haystack_serve::USERS_AFTER_HELP)]
+    Users(super::haystack_serve::UsersArgs),
     /// Run one op against a Haystack server (HTTP or WebSocket), with SCRAM login.
     #[command(after_help = super::haystack_client::AFTER_HELP)]
     Client(super::haystack_client::ClientArgs),
@@ -93,6 +97,7 @@ pub fn execute(cmd: HaystackCommand) -> CommandResult {
         HaystackCommand::Client(args) => super::haystack_client::client(args),
         HaystackCommand::Serve(args) => super::haystack_serve::serve(args),
         HaystackCommand::Import(args) => super::haystack_serve::import(args),
+        HaystackCommand::Users(args) => super::haystack_serve::users(args),
     }
 }
 

@@ -196,3 +196,70 @@ pub fn import(args: ImportArgs) -> CommandResult {
         Ok(())
     })
 }
+
+#[derive(Debug, Args)]
+pub struct UsersArgs {
+    /// The store: redis://HOST:PORT[/DB][?prefix=NAME] or postgres://USER@HOST:PORT/DB.
+    #[arg(long, value_name = "URL")]
+    backend: String,
+    /// Add or replace a user as NAME:PASSWORD:ROLE (admin, operator or viewer); repeat.
+    #[arg(long = "add", value_name = "NAME:PASSWORD:ROLE")]
+    add: Vec<String>,
+    /// Remove a user by name; repeat.
+    #[arg(long = "remove", value_name = "NAME")]
+    remove: Vec<String>,
+    /// PBKDF2 iterations for the added users.
+    #[arg(long, default_value_t = buildwire_haystack::server::DEFAULT_ITERATIONS)]
+    iterations: u32,
+    /// Print the users (name and role) as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+pub const USERS_AFTER_HELP: &str = "The users of every server on this store: each stores \
+    the users given to it with --user/--users at start and reads new ones every 5 seconds. \
+    Only salted SCRAM keys are stored, never passwords. A server that started with no users \
+    serves without login until it is restarted.\n\n\
+    Examples:\n  \
+    buildwire haystack users --backend redis://127.0.0.1:6379 --add ann:s3cret:operator\n  \
+    buildwire haystack users --backend postgres://postgres@127.0.0.1:5432/site --remove ann\n  \
+    buildwire haystack users --backend redis://127.0.0.1:6379 --json";
+
+pub fn users(args: UsersArgs) -> CommandResult {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(async move {
+        let backend = buildwire_haystack::backends::open(&args.backend).await?;
+        let store = backend.shared_auth().ok_or(
+            "this backend keeps no users: give --backend redis://HOST:PORT or \
+             postgres://USER@HOST:PORT/DB",
+        )?;
+        let mut added = Vec::new();
+        for spec in &args.add {
+            let user = buildwire_haystack::server::parse_user_spec(spec, args.iterations)
+                .map_err(|e| format!("--add {}: {e}", spec.split(':').next().unwrap_or("")))?;
+            added.push((user.name.clone(), user.to_line()));
+        }
+        store.put_users(&added).await?;
+        for name in &args.remove {
+            if !store.remove_user(name).await? {
+                eprintln!("no user {name} to remove");
+            }
+        }
+        let lines = store.users().await?;
+        let users = buildwire_haystack::auth::parse_user_file(&lines.join("\n"))?;
+        if args.json {
+            let list: Vec<_> = users
+                .iter()
+                .map(|u| serde_json::json!({"name": u.name, "role": u.role.name()}))
+                .collect();
+            println!("{}", serde_json::json!({ "users": list }));
+        } else {
+            for u in &users {
+                println!("{} ({})", u.name, u.role.name());
+            }
+        }
+        Ok(())
+    })
+}

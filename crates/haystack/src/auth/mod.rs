@@ -25,5 +25,5 @@ mod users;
 pub use client::{ClientError, ScramClient};
 pub use header::{AuthHeader, HeaderError, MAX_HEADER_LEN, MAX_PARAMS};
 pub use scram::{ScramCredentials, ScramError};
-pub use server::{AuthConfig, AuthResponse, AuthServer, Session};
+pub use server::{AuthConfig, AuthResponse, AuthServer, Session, session_key_hex};
 pub use users::{Role, User, UserFileError, parse_user_file};

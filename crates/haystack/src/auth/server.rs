@@ -190,6 +190,28 @@ impl AuthServer {
         self.sessions.len()
     }
 
+    /// How long an unused bearer token stays valid.
+    pub fn token_idle_timeout(&self) -> Duration {
+        self.config.token_idle_timeout
+    }
+
+    /// Accepts a bearer token that another server process on a shared store issued (its
+    /// session was looked up there). Returns false when the session table is full.
+    pub fn adopt_session(&mut self, token: &str, session: Session, now: Instant) -> bool {
+        self.purge_sessions(now);
+        if self.sessions.len() >= self.config.max_sessions {
+            return false;
+        }
+        self.sessions.insert(
+            token_key(token),
+            SessionEntry {
+                session,
+                last_used: now,
+            },
+        );
+        true
+    }
+
     /// Ends the session of a bearer token (the `close` op). Returns whether it existed.
     pub fn logout(&mut self, token: &str) -> bool {
         self.sessions.remove(&token_key(token)).is_some()
@@ -447,4 +469,13 @@ impl AuthServer {
 
 fn token_key(token: &str) -> [u8; 32] {
     Sha256::digest(token.as_bytes()).into()
+}
+
+/// The SHA-256 of a bearer token in hex: how a shared store keys its session (the token
+/// itself is never stored).
+pub fn session_key_hex(token: &str) -> String {
+    token_key(token)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }

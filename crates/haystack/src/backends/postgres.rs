@@ -116,6 +116,18 @@ pub const MIGRATIONS: &[(i32, &str, &str)] = &[
              PRIMARY KEY (watch, entity)
          );",
     ),
+    (
+        4,
+        "users and login sessions shared by the server processes",
+        "CREATE TABLE bw_users (name text PRIMARY KEY, line text NOT NULL);
+         CREATE TABLE bw_sessions (
+             key text PRIMARY KEY,
+             username text NOT NULL,
+             role text NOT NULL,
+             expires_ms bigint NOT NULL
+         );
+         CREATE INDEX bw_sessions_expires ON bw_sessions (expires_ms);",
+    ),
 ];
 
 /// Storage in PostgreSQL.
@@ -826,6 +838,10 @@ impl Backend for PostgresBackend {
     }
 
     fn shared_watches(&self) -> Option<&dyn crate::ops::SharedWatches> {
+        Some(self)
+    }
+
+    fn shared_auth(&self) -> Option<&dyn crate::ops::SharedAuth> {
         Some(self)
     }
 

@@ -1,5 +1,6 @@
-//! HTTP watches kept in PostgreSQL ([`SharedWatches`] for [`PostgresBackend`]), so that
-//! every server process on one database serves them.
+//! HTTP watches, users and login sessions kept in PostgreSQL ([`SharedWatches`] and
+//! [`SharedAuth`] for [`PostgresBackend`]), so that every server process on one database
+//! serves them. Users and sessions live in `bw_users` and `bw_sessions` (migration 4).
 //!
 //! Tables (migration 3): `bw_watches` (owner, dis, lease, when the lease runs out),
 //! `bw_watch_ids` (the watched ids, in the order added) and `bw_watch_dirty` (ids changed
@@ -7,7 +8,7 @@
 //! `notify` in `postgres.rs`), and a poll takes the marks with `DELETE ... RETURNING` in a
 //! transaction that locks the watch's row, so a committed change is reported exactly once.
 
-use crate::ops::{BackendError, BackendFuture, SharedWatches, WatchError, WatchLimits};
+use crate::ops::{BackendError, BackendFuture, SharedAuth, SharedWatches, WatchError, WatchLimits};
 
 use super::postgres::{PostgresBackend, db_error};
 
@@ -246,6 +247,111 @@ impl SharedWatches for PostgresBackend {
                     .map_err(db_error)?;
             }
             Ok(closed.len())
+        })
+    }
+}
+
+impl SharedAuth for PostgresBackend {
+    fn users(&self) -> BackendFuture<'_, Vec<String>> {
+        Box::pin(async move {
+            let client = self.client().await?;
+            client
+                .query("SELECT line FROM bw_users ORDER BY name", &[])
+                .await
+                .map_err(db_error)?
+                .iter()
+                .map(|r| r.try_get(0).map_err(db_error))
+                .collect()
+        })
+    }
+
+    fn put_users<'a>(&'a self, users: &'a [(String, String)]) -> BackendFuture<'a, ()> {
+        Box::pin(async move {
+            let (names, lines): (Vec<String>, Vec<String>) = users.iter().cloned().unzip();
+            let client = self.client().await?;
+            client
+                .execute(
+                    "INSERT INTO bw_users (name, line)
+                     SELECT * FROM unnest($1::text[], $2::text[])
+                     ON CONFLICT (name) DO UPDATE SET line = EXCLUDED.line",
+                    &[&names, &lines],
+                )
+                .await
+                .map_err(db_error)?;
+            Ok(())
+        })
+    }
+
+    fn remove_user<'a>(&'a self, name: &'a str) -> BackendFuture<'a, bool> {
+        Box::pin(async move {
+            let client = self.client().await?;
+            let n = client
+                .execute("DELETE FROM bw_users WHERE name = $1", &[&name])
+                .await
+                .map_err(db_error)?;
+            Ok(n > 0)
+        })
+    }
+
+    fn put_session<'a>(
+        &'a self,
+        key: &'a str,
+        user: &'a str,
+        role: &'a str,
+        expires_ms: i64,
+    ) -> BackendFuture<'a, ()> {
+        Box::pin(async move {
+            let client = self.client().await?;
+            client
+                .execute(
+                    "INSERT INTO bw_sessions (key, username, role, expires_ms)
+                     VALUES ($1, $2, $3, $4)
+                     ON CONFLICT (key) DO UPDATE SET expires_ms = EXCLUDED.expires_ms",
+                    &[&key, &user, &role, &expires_ms],
+                )
+                .await
+                .map_err(db_error)?;
+            Ok(())
+        })
+    }
+
+    fn session<'a>(
+        &'a self,
+        key: &'a str,
+        now_ms: i64,
+    ) -> BackendFuture<'a, Option<(String, String)>> {
+        Box::pin(async move {
+            let client = self.client().await?;
+            // Expired sessions are deleted on the way.
+            client
+                .execute("DELETE FROM bw_sessions WHERE expires_ms < $1", &[&now_ms])
+                .await
+                .map_err(db_error)?;
+            let row = client
+                .query_opt(
+                    "SELECT username, role FROM bw_sessions WHERE key = $1",
+                    &[&key],
+                )
+                .await
+                .map_err(db_error)?;
+            match row {
+                Some(row) => Ok(Some((
+                    row.try_get(0).map_err(db_error)?,
+                    row.try_get(1).map_err(db_error)?,
+                ))),
+                None => Ok(None),
+            }
+        })
+    }
+
+    fn drop_session<'a>(&'a self, key: &'a str) -> BackendFuture<'a, ()> {
+        Box::pin(async move {
+            let client = self.client().await?;
+            client
+                .execute("DELETE FROM bw_sessions WHERE key = $1", &[&key])
+                .await
+                .map_err(db_error)?;
+            Ok(())
         })
     }
 }

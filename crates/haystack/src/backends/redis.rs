@@ -635,6 +635,10 @@ impl Backend for RedisBackend {
         Some(self)
     }
 
+    fn shared_auth(&self) -> Option<&dyn crate::ops::SharedAuth> {
+        Some(self)
+    }
+
     fn subscribe(&self) -> broadcast::Receiver<Arc<ChangeEvent>> {
         self.changes.subscribe()
     }

@@ -1,5 +1,7 @@
-//! HTTP watches kept in Redis ([`SharedWatches`] for [`RedisBackend`]), so that every
-//! server process on one Redis serves them.
+//! HTTP watches, users and login sessions kept in Redis ([`SharedWatches`] and
+//! [`SharedAuth`] for [`RedisBackend`]), so that every server process on one Redis serves
+//! them. Users: hash `P:users` (name → users-file line); sessions: `P:sess:KEY` holding
+//! `USER ROLE`, expiring by itself (`PX`).
 //!
 //! Keys (prefix `P`): `P:w:WATCH` hash (owner, dis, lease), `P:wi:WATCH` sorted set of the
 //! watched ids in the order added, `P:wby:ID` the watches holding an id, `P:wd:WATCH` the
@@ -11,7 +13,7 @@
 
 use redis::Script;
 
-use crate::ops::{BackendError, BackendFuture, SharedWatches, WatchError, WatchLimits};
+use crate::ops::{BackendError, BackendFuture, SharedAuth, SharedWatches, WatchError, WatchLimits};
 
 use super::redis::RedisBackend;
 
@@ -288,6 +290,98 @@ impl SharedWatches for RedisBackend {
                 let _: i64 = self.watch_script(CLOSE, &[watch, ""], &[]).await?;
             }
             Ok(expired.len())
+        })
+    }
+}
+
+impl SharedAuth for RedisBackend {
+    fn users(&self) -> BackendFuture<'_, Vec<String>> {
+        Box::pin(async move {
+            let mut conn = self.conn();
+            let all: Vec<(String, String)> = redis::cmd("HGETALL")
+                .arg(format!("{}:users", self.prefix()))
+                .query_async(&mut conn)
+                .await
+                .map_err(unavailable)?;
+            Ok(all.into_iter().map(|(_, line)| line).collect())
+        })
+    }
+
+    fn put_users<'a>(&'a self, users: &'a [(String, String)]) -> BackendFuture<'a, ()> {
+        Box::pin(async move {
+            if users.is_empty() {
+                return Ok(());
+            }
+            let mut cmd = redis::cmd("HSET");
+            cmd.arg(format!("{}:users", self.prefix()));
+            for (name, line) in users {
+                cmd.arg(name).arg(line);
+            }
+            let mut conn = self.conn();
+            let _: i64 = cmd.query_async(&mut conn).await.map_err(unavailable)?;
+            Ok(())
+        })
+    }
+
+    fn remove_user<'a>(&'a self, name: &'a str) -> BackendFuture<'a, bool> {
+        Box::pin(async move {
+            let mut conn = self.conn();
+            let removed: i64 = redis::cmd("HDEL")
+                .arg(format!("{}:users", self.prefix()))
+                .arg(name)
+                .query_async(&mut conn)
+                .await
+                .map_err(unavailable)?;
+            Ok(removed > 0)
+        })
+    }
+
+    fn put_session<'a>(
+        &'a self,
+        key: &'a str,
+        user: &'a str,
+        role: &'a str,
+        expires_ms: i64,
+    ) -> BackendFuture<'a, ()> {
+        Box::pin(async move {
+            let mut conn = self.conn();
+            let _: () = redis::cmd("SET")
+                .arg(format!("{}:sess:{key}", self.prefix()))
+                .arg(format!("{user} {role}"))
+                .arg("PXAT")
+                .arg(expires_ms.max(1))
+                .query_async(&mut conn)
+                .await
+                .map_err(unavailable)?;
+            Ok(())
+        })
+    }
+
+    fn session<'a>(
+        &'a self,
+        key: &'a str,
+        _now_ms: i64,
+    ) -> BackendFuture<'a, Option<(String, String)>> {
+        Box::pin(async move {
+            let mut conn = self.conn();
+            let value: Option<String> = redis::cmd("GET")
+                .arg(format!("{}:sess:{key}", self.prefix()))
+                .query_async(&mut conn)
+                .await
+                .map_err(unavailable)?;
+            Ok(value.and_then(|v| v.split_once(' ').map(|(u, r)| (u.to_owned(), r.to_owned()))))
+        })
+    }
+
+    fn drop_session<'a>(&'a self, key: &'a str) -> BackendFuture<'a, ()> {
+        Box::pin(async move {
+            let mut conn = self.conn();
+            let _: i64 = redis::cmd("DEL")
+                .arg(format!("{}:sess:{key}", self.prefix()))
+                .query_async(&mut conn)
+                .await
+                .map_err(unavailable)?;
+            Ok(())
         })
     }
 }

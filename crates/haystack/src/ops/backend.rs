@@ -50,6 +50,35 @@ pub enum BackendError {
 /// Prefix of the ids of watches kept in a shared store (the local ones are `w-N`).
 pub const SHARED_WATCH_PREFIX: &str = "sw-";
 
+/// Users and login sessions kept in the store, so that every server process on it knows
+/// the same users and accepts a bearer token issued by another. Users are kept as lines of
+/// a users file (salted SCRAM keys, never passwords); sessions by the SHA-256 of their
+/// token (hex), never the token itself.
+pub trait SharedAuth: Send + Sync {
+    /// Every stored user, as users-file lines.
+    fn users(&self) -> BackendFuture<'_, Vec<String>>;
+    /// Adds or replaces users (`name` → users-file line).
+    fn put_users<'a>(&'a self, users: &'a [(String, String)]) -> BackendFuture<'a, ()>;
+    /// Removes a user; returns whether it existed.
+    fn remove_user<'a>(&'a self, name: &'a str) -> BackendFuture<'a, bool>;
+    /// Records a session until `expires_ms`.
+    fn put_session<'a>(
+        &'a self,
+        key: &'a str,
+        user: &'a str,
+        role: &'a str,
+        expires_ms: i64,
+    ) -> BackendFuture<'a, ()>;
+    /// The user and role of a live session.
+    fn session<'a>(
+        &'a self,
+        key: &'a str,
+        now_ms: i64,
+    ) -> BackendFuture<'a, Option<(String, String)>>;
+    /// Ends a session.
+    fn drop_session<'a>(&'a self, key: &'a str) -> BackendFuture<'a, ()>;
+}
+
 /// Watches kept in the store itself, so that any server process on it serves them: a
 /// `watchSub` made through one process can be polled through another. A change marks
 /// the watches holding the changed ids in the same atomic write as the change, so a poll
@@ -121,6 +150,11 @@ pub trait Backend: Send + Sync {
     /// What `about` says of the storage (kind and, for remote stores, durability).
     fn describe(&self) -> String {
         self.name().to_owned()
+    }
+    /// Users and sessions kept in the store (shared by the server processes on it), if it
+    /// keeps them.
+    fn shared_auth(&self) -> Option<&dyn SharedAuth> {
+        None
     }
     /// Watches kept in the store (shared by the server processes on it), if it keeps them.
     fn shared_watches(&self) -> Option<&dyn SharedWatches> {

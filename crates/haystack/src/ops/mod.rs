@@ -38,7 +38,7 @@ use crate::value::{Dict, Grid, Value};
 pub use action::{ActionFn, ActionRegistry, ActionTable, NoActions};
 pub use backend::{
     Backend, BackendError, BackendFuture, CHANGE_CHANNEL_CAPACITY, ChangeEvent, MemoryBackend,
-    SHARED_WATCH_PREFIX, SharedWatches,
+    SHARED_WATCH_PREFIX, SharedAuth, SharedWatches,
 };
 pub use engine::{CallContext, Engine, Limits, ServerInfo};
 pub use format::{WireFormat, negotiate_accept};

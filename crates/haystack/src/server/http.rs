@@ -151,6 +151,62 @@ pub(crate) enum Authorized {
     Refused(Response<Body>),
 }
 
+/// [`authorize`], plus what a store shared with other server processes adds: a login's
+/// session is recorded there (before the answer goes out, so the token works on the other
+/// processes at once), and a bearer token unknown here but recorded there is adopted.
+pub(crate) async fn authorize_shared(shared: &Shared, authorization: Option<&str>) -> Authorized {
+    let answer = authorize(shared, authorization);
+    let backend = shared.engine.backend().clone();
+    let Some(store) = backend.shared_auth() else {
+        return answer;
+    };
+    match answer {
+        Authorized::LoggedIn(ctx, info) => {
+            let token = AuthHeader::parse(&info, false)
+                .ok()
+                .and_then(|h| h.param("authToken").map(str::to_owned));
+            let idle = shared.auth().map(|a| a.token_idle_timeout());
+            if let (Some(token), Some(idle)) = (token, idle) {
+                let expires =
+                    now_ms().saturating_add(i64::try_from(idle.as_millis()).unwrap_or(i64::MAX));
+                let key = crate::auth::session_key_hex(&token);
+                if let Err(e) = store
+                    .put_session(&key, &ctx.owner, ctx.role.name(), expires)
+                    .await
+                {
+                    // The login still holds on this process.
+                    eprintln!(
+                        "haystack: could not share the session of {}: {e}",
+                        ctx.owner
+                    );
+                }
+            }
+            Authorized::LoggedIn(ctx, info)
+        }
+        Authorized::Refused(response) => {
+            let Some(token) = bearer_token(authorization) else {
+                return Authorized::Refused(response);
+            };
+            let key = crate::auth::session_key_hex(&token);
+            let Ok(Some((user, role))) = store.session(&key, now_ms()).await else {
+                return Authorized::Refused(response);
+            };
+            let Ok(role) = role.parse::<crate::auth::Role>() else {
+                return Authorized::Refused(response);
+            };
+            let adopted = shared.auth().is_some_and(|mut auth| {
+                auth.adopt_session(&token, Session { user, role }, Instant::now())
+            });
+            if adopted {
+                authorize(shared, authorization)
+            } else {
+                Authorized::Refused(response)
+            }
+        }
+        other => other,
+    }
+}
+
 fn context_of(session: &Session) -> CallContext {
     CallContext::user(&session.user, session.role, now_ms())
 }
@@ -216,7 +272,7 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Response<Body> {
         return ws::upgrade(shared, req);
     }
     let authorization = header_str(&req, header::AUTHORIZATION).map(str::to_owned);
-    let (ctx, login) = match authorize(&shared, authorization.as_deref()) {
+    let (ctx, login) = match authorize_shared(&shared, authorization.as_deref()).await {
         Authorized::Caller(ctx) => (ctx, None),
         Authorized::LoggedIn(ctx, info) => (ctx, Some(info)),
         Authorized::Refused(response) => return response,
@@ -252,10 +308,16 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Response<Body> {
         .await;
     if answer.op == Some(Op::Close)
         && answer.status == 200
-        && let (Some(mut auth), Some(token)) =
-            (shared.auth(), bearer_token(authorization.as_deref()))
+        && let Some(token) = bearer_token(authorization.as_deref())
     {
-        auth.logout(&token);
+        if let Some(mut auth) = shared.auth() {
+            auth.logout(&token);
+        }
+        if let Some(store) = shared.engine.backend().shared_auth() {
+            let _ = store
+                .drop_session(&crate::auth::session_key_hex(&token))
+                .await;
+        }
     }
     let body = Bytes::from_owner(SharedText(answer.body));
     let mut response = text_response(answer.status, answer.content_type, body);

@@ -334,22 +334,6 @@ impl ServerBuilder {
         for spec in &self.user_specs {
             users.push(parse_user_spec(spec, self.iterations).map_err(ServerError::User)?);
         }
-        let anonymous = self.anonymous.unwrap_or(if users.is_empty() {
-            Some(Role::Admin)
-        } else {
-            None
-        });
-        let auth = if users.is_empty() {
-            None
-        } else {
-            let mut auth = AuthServer::new(self.auth.clone())
-                .map_err(|e| ServerError::Config(e.to_string()))?;
-            for user in users {
-                auth.add_user(user);
-            }
-            Some(Mutex::new(auth))
-        };
-
         let backend = match (self.backend, &self.backend_url) {
             (Some(backend), _) => Some(backend),
             (None, Some(url)) if url != "memory" => Some(
@@ -373,6 +357,38 @@ impl ServerBuilder {
                 (memory.clone(), Some(memory))
             }
         };
+        // A store that keeps users shares them between the server processes on it: the
+        // users given here are stored, and every stored user can log in.
+        let shared_auth = backend.shared_auth().is_some();
+        if let Some(store) = backend.shared_auth() {
+            let lines: Vec<(String, String)> = users
+                .iter()
+                .map(|u| (u.name.clone(), u.to_line()))
+                .collect();
+            store
+                .put_users(&lines)
+                .await
+                .map_err(|e| ServerError::Config(e.to_string()))?;
+            users = stored_users(store)
+                .await
+                .map_err(|e| ServerError::Config(e.to_string()))?;
+        }
+        let anonymous = self.anonymous.unwrap_or(if users.is_empty() {
+            Some(Role::Admin)
+        } else {
+            None
+        });
+        let auth = if users.is_empty() {
+            None
+        } else {
+            let mut auth = AuthServer::new(self.auth.clone())
+                .map_err(|e| ServerError::Config(e.to_string()))?;
+            for user in users {
+                auth.add_user(user);
+            }
+            Some(Mutex::new(auth))
+        };
+
         let restored = match (&self.snapshot, &memory) {
             (Some(snapshot), Some(memory)) if snapshot.path.exists() => {
                 let path = snapshot.path.clone();
@@ -433,6 +449,14 @@ impl ServerBuilder {
             shutdown_rx.clone(),
         ));
         let expirer = tokio::spawn(expire_timed_writes(backend.clone(), shutdown_rx.clone()));
+        if shared_auth {
+            // Ends with the shutdown signal.
+            tokio::spawn(refresh_users(
+                shared.clone(),
+                backend.clone(),
+                shutdown_rx.clone(),
+            ));
+        }
         let saver = match (self.snapshot, memory) {
             (Some(config), Some(memory)) => Some(tokio::spawn(save_snapshots(
                 config,
@@ -509,6 +533,37 @@ impl Shared {
                 // A full queue already holds a wake-up; the watch stays marked changed.
                 let _ = sender.try_send(watch_id);
             }
+        }
+    }
+}
+
+/// The users a shared store keeps.
+async fn stored_users(store: &dyn crate::ops::SharedAuth) -> Result<Vec<User>, String> {
+    let lines = store.users().await.map_err(|e| e.to_string())?;
+    crate::auth::parse_user_file(&lines.join("\n")).map_err(|e| format!("stored users: {e}"))
+}
+
+/// Every few seconds, adds or updates the users a shared store keeps (another process or
+/// `buildwire haystack users` may have added some).
+async fn refresh_users(
+    shared: Arc<Shared>,
+    backend: Arc<dyn Backend>,
+    mut shutdown: watch::Receiver<bool>,
+) {
+    let mut tick = tokio::time::interval(Duration::from_secs(5));
+    loop {
+        tokio::select! {
+            _ = tick.tick() => {
+                let Some(store) = backend.shared_auth() else { return };
+                if let Ok(users) = stored_users(store).await
+                    && let Some(mut auth) = shared.auth()
+                {
+                    for user in users {
+                        auth.add_user(user);
+                    }
+                }
+            }
+            _ = stopped(&mut shutdown) => break,
         }
     }
 }
