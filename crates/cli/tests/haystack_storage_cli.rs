@@ -26,6 +26,27 @@ id,dis,site,equip,point,his,writable,kind,tz,siteRef,equipRef,unit\n\
 @e,\"AHU\",,M,,,,,,@s,,\n\
 @p,\"Temp\",,,M,M,M,\"Number\",\"New_York\",@s,@e,\"°F\"\n";
 
+/// Runs `$body(url)` on a fresh Redis and on a fresh PostgreSQL database.
+macro_rules! on_both_stores {
+    ($body:ident) => {
+        mod $body {
+            use super::*;
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn redis() {
+                let redis = TempRedis::start();
+                super::$body(&redis.url()).await;
+            }
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn postgres() {
+                let pg = TempPostgres::start();
+                super::$body(&pg.create_database("store")).await;
+            }
+        }
+    };
+}
+
 struct Running(Child);
 
 impl Drop for Running {
@@ -236,18 +257,7 @@ async fn nothing_acknowledged_is_lost(backend: &str, crash_db: impl Fn(), restar
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn redis_two_servers_share_watches() {
-    let redis = TempRedis::start();
-    two_servers_share_watches(&redis.url()).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn postgres_two_servers_share_watches() {
-    let pg = TempPostgres::start();
-    let url = pg.create_database("watches");
-    two_servers_share_watches(&url).await;
-}
+on_both_stores!(two_servers_share_watches);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn redis_kill_9_mid_load_loses_nothing_acknowledged() {
@@ -365,15 +375,4 @@ async fn servers_share_users_and_tokens(backend: &str) {
     assert!(bob.is_some(), "bob can log in within the refresh period");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn redis_servers_share_users_and_tokens() {
-    let redis = TempRedis::start();
-    servers_share_users_and_tokens(&redis.url()).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn postgres_servers_share_users_and_tokens() {
-    let pg = TempPostgres::start();
-    let url = pg.create_database("users");
-    servers_share_users_and_tokens(&url).await;
-}
+on_both_stores!(servers_share_users_and_tokens);
