@@ -148,10 +148,15 @@ async fn two_servers_share_watches(backend: &str) {
         other => panic!("no watchId: {other:?}"),
     };
     b.watch_poll(&watch_id, false).await.unwrap();
+    // B answers (and caches) the read before A's write...
+    for _ in 0..2 {
+        let row = b.read("id==@p", None).await.unwrap();
+        assert_eq!(row.get(0, "writeVal"), None);
+    }
     a.point_write(&p, 8, Value::number(72.5), Some("ann"), None)
         .await
         .unwrap();
-    // B reads A's write at once.
+    // ...and reads A's write at once (its cache follows the store's change counter).
     let row = b.read("id==@p", None).await.unwrap();
     assert_eq!(row.get(0, "writeVal"), Some(&Value::number(72.5)));
     // And B's watch reports it.

@@ -596,7 +596,7 @@ async fn postgres_schema_is_versioned_and_tags_are_jsonb() {
         .iter()
         .map(|r| r.get(0))
         .collect();
-    assert_eq!(versions, [1, 2, 3, 4]);
+    assert_eq!(versions, [1, 2, 3, 4, 5]);
     let row = client
         .query_one(
             "SELECT tags->>'dis', tags->'siteRef'->>'val' FROM bw_entities WHERE id = 'p'",

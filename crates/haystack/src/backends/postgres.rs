@@ -128,6 +128,17 @@ pub const MIGRATIONS: &[(i32, &str, &str)] = &[
          );
          CREATE INDEX bw_sessions_expires ON bw_sessions (expires_ms);",
     ),
+    (
+        5,
+        "a change counter for cached answers",
+        // One row, updated by every writing transaction just before it commits: readers
+        // see a committed count (a sequence would show uncommitted increments).
+        "CREATE TABLE bw_version (
+             one boolean PRIMARY KEY DEFAULT true CHECK (one),
+             v bigint NOT NULL
+         );
+         INSERT INTO bw_version VALUES (true, 0);",
+    ),
 ];
 
 /// Storage in PostgreSQL.
@@ -250,6 +261,9 @@ async fn notify(
     )
     .await
     .map_err(db_error)?;
+    tx.execute("UPDATE bw_version SET v = v + 1", &[])
+        .await
+        .map_err(db_error)?;
     for batch in common::change_batches(ids, MAX_NOTIFY_BYTES) {
         let payload = encode_change(origin, version, &batch);
         tx.execute("SELECT pg_notify($1, $2)", &[&CHANNEL, &payload])
@@ -823,6 +837,18 @@ impl Backend for PostgresBackend {
 
     fn caches_responses(&self) -> bool {
         false
+    }
+
+    fn store_version(&self) -> BackendFuture<'_, Option<u64>> {
+        Box::pin(async move {
+            let client = self.client().await?;
+            let row = client
+                .query_one("SELECT v FROM bw_version", &[])
+                .await
+                .map_err(db_error)?;
+            let v: i64 = row.try_get(0).map_err(db_error)?;
+            Ok(Some(u64::try_from(v).unwrap_or(0)))
+        })
     }
 
     fn describe(&self) -> String {

@@ -11,6 +11,8 @@
 //! - `P:h:ID`: a point's history, a sorted set with every score 0 ordered by member,
 //!   `INSTANTKEY ZINCSAMPLE` (the fixed-width instant key makes `[start, end)` one
 //!   `ZRANGE ... BYLEX` and an overwrite one `ZREMRANGEBYLEX`);
+//! - `P:ver`: the store's change counter, incremented by every write script (answers of
+//!   `read` and `nav` are cached under it);
 //! - channel `P:changes`: `ORIGIN VERSION id,id,...` after every change.
 //!
 //! Writes run as Lua scripts (core Redis, not a module): a commit checks that every
@@ -85,6 +87,7 @@ for k = 1, m do
 end
 local p = ARGV[i]
 for k = i + 1, #ARGV do mark_dirty(p, ARGV[k]) end
+redis.call('INCR', p .. ':ver')
 return {'ok', ''}
 "
 );
@@ -104,6 +107,7 @@ for i = 3, #ARGV, 2 do
   redis.call('ZADD', KEYS[1], 0, ARGV[i + 1])
 end
 mark_dirty(ARGV[2], ARGV[1])
+redis.call('INCR', ARGV[2] .. ':ver')
 return {ins, over}
 "
 );
@@ -625,6 +629,14 @@ impl Backend for RedisBackend {
 
     fn caches_responses(&self) -> bool {
         false
+    }
+
+    fn store_version(&self) -> BackendFuture<'_, Option<u64>> {
+        Box::pin(async move {
+            let mut conn = self.conn();
+            let v: Option<u64> = conn.get(self.key("ver")).await.map_err(unavailable)?;
+            Ok(Some(v.unwrap_or(0)))
+        })
     }
 
     fn describe(&self) -> String {

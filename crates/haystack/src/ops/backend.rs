@@ -147,6 +147,13 @@ pub trait Backend: Send + Sync {
     fn caches_responses(&self) -> bool {
         true
     }
+    /// For a store other processes write too: its change counter, read from the store now
+    /// (it grows in the same atomic write as every change). Answers are cached under it,
+    /// so a read after another process's write never gets a stale cached answer. `None`
+    /// (the default) when the store keeps no such counter.
+    fn store_version(&self) -> BackendFuture<'_, Option<u64>> {
+        Box::pin(std::future::ready(Ok(None)))
+    }
     /// What `about` says of the storage (kind and, for remote stores, durability).
     fn describe(&self) -> String {
         self.name().to_owned()

@@ -275,11 +275,19 @@ impl Engine {
         format: WireFormat,
     ) -> (bool, Arc<str>) {
         // A backend shared with other processes cannot tell from its local version whether
-        // another process changed the data: its answers are not cached.
-        let cacheable = op.is_cacheable()
-            && self.backend.caches_responses()
-            && ctx.role >= op.required_role(request);
-        let version = self.backend.version();
+        // another process changed the data: its answers are cached under the store's own
+        // change counter, read at the start of the request (a write commits with its
+        // increment, so data read after it is at least that new).
+        let cacheable = op.is_cacheable() && ctx.role >= op.required_role(request);
+        let version = if !cacheable {
+            None
+        } else if self.backend.caches_responses() {
+            Some(self.backend.version())
+        } else {
+            self.backend.store_version().await.ok().flatten()
+        };
+        let cacheable = cacheable && version.is_some();
+        let version = version.unwrap_or(0);
         let key = if cacheable {
             let key = super::cache::CacheKey::new(op, format, request);
             if let Some(text) = self.cache.get(&key, version) {
