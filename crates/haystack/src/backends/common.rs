@@ -557,6 +557,33 @@ pub fn origin_id() -> String {
 mod tests {
     use super::*;
     use crate::filter::parse;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Whatever the store holds, the decoders answer without panicking, and a record
+        /// that decodes encodes back to one that decodes the same.
+        #[test]
+        fn stored_text_decodes_or_fails_cleanly(text in "\\PC{0,200}") {
+            if let Ok(e) = StoredEntity::from_record(&text) {
+                prop_assert_eq!(StoredEntity::from_record(&e.to_record()), Ok(e));
+            }
+            if let Ok(a) = decode_array(&text) {
+                prop_assert_eq!(decode_array(&encode_array(&a)), Ok(a));
+            }
+            let _ = decode_sample(&text);
+            let _ = decode_change(&text);
+        }
+
+        /// Records of arbitrary string tags round-trip.
+        #[test]
+        fn records_round_trip(seq in any::<i64>(), version in any::<u64>(), dis in "\\PC{0,40}") {
+            let mut dict = Dict::new();
+            let _ = dict.insert("id", Value::Ref(Ref::new("a")));
+            let _ = dict.insert("dis", Value::Str(dis));
+            let e = StoredEntity { seq, version, dict };
+            prop_assert_eq!(StoredEntity::from_record(&e.to_record()), Ok(e));
+        }
+    }
 
     #[test]
     fn plans_push_down_existence_and_equality() {
