@@ -4,6 +4,9 @@
 //! latency_ms{mean,p50,p95,p99}}}`), no errors, and every operation of the mix answered.
 //! Each also runs with `--processes` (server, and router, as their own OS processes) and,
 //! where network namespaces can be made, with `--netns` (each process on a host of its own).
+//! `bench bacnet sc` (BACnet/SC: hub, two echo nodes, unicast and broadcast workers) runs
+//! the same way over TLS and plaintext, in-process, with `--processes` and with `--netns`:
+//! every echo matched what was sent, octet for octet.
 //! No speed is asserted: benchmarks are never timed tests.
 
 use std::process::Command;
@@ -15,29 +18,32 @@ fn run(scenario: &str) -> Value {
 }
 
 fn run_with(scenario: &str, extra: &[&str]) -> Value {
+    let mut args = vec![
+        "bench",
+        "bacnet",
+        scenario,
+        "--warmup",
+        "0.5",
+        "--sustain",
+        "2",
+        "--limit-seconds",
+        "0.5",
+    ];
+    args.extend(extra);
+    run_buildwire(&args)
+}
+
+/// `buildwire ARGS --json`: must succeed; its report.
+fn run_buildwire(args: &[&str]) -> Value {
     let output = Command::new(env!("CARGO_BIN_EXE_buildwire"))
-        .args([
-            "bench",
-            "bacnet",
-            scenario,
-            "--warmup",
-            "0.5",
-            "--sustain",
-            "2",
-            "--limit-seconds",
-            "0.5",
-            "--json",
-        ])
-        .args(extra)
+        .args(args)
+        .arg("--json")
         .output()
         .expect("the buildwire binary runs");
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(
-        output.status.success(),
-        "bench bacnet {scenario} failed: {stderr}"
-    );
+    assert!(output.status.success(), "{args:?} failed: {stderr}");
     serde_json::from_slice(&output.stdout)
-        .unwrap_or_else(|e| panic!("bench bacnet {scenario}: JSON on stdout: {e}\n{stderr}"))
+        .unwrap_or_else(|e| panic!("{args:?}: JSON on stdout: {e}\n{stderr}"))
 }
 
 fn number(value: &Value, path: &[&str]) -> f64 {
@@ -49,10 +55,8 @@ fn number(value: &Value, path: &[&str]) -> f64 {
         .unwrap_or_else(|| panic!("{} is not a number: {at}", path.join(".")))
 }
 
-fn check(report: &Value, mode: &str, operations: &[&str]) {
-    assert_eq!(report["mode"], mode);
-    assert_eq!(report["transport"], "udp");
-    assert!(report["config"].is_object());
+/// bac-py's phase keys: counts, rates and latency, in the warm-up and the measured phase.
+fn check_phases(report: &Value) {
     for phase in ["warmup", "sustained"] {
         for key in [
             "error_rate",
@@ -66,6 +70,13 @@ fn check(report: &Value, mode: &str, operations: &[&str]) {
             number(report, &[phase, "latency_ms", key]);
         }
     }
+}
+
+fn check(report: &Value, mode: &str, operations: &[&str]) {
+    assert_eq!(report["mode"], mode);
+    assert_eq!(report["transport"], "udp");
+    assert!(report["config"].is_object());
+    check_phases(report);
     let sustained = &report["sustained"];
     // No errors: every answer was checked (the server once replayed kept answers to reads
     // whose invoke id had wrapped, which the RPM check caught; reads are no longer kept).
@@ -213,4 +224,96 @@ fn every_scenario_runs_across_network_namespaces() {
             assert_eq!(check["answered"], 1, "{check}");
         }
     }
+}
+
+/// `bench bacnet sc` for two seconds with `extra` options.
+fn run_sc(extra: &[&str]) -> Value {
+    let mut args = vec!["bench", "bacnet", "sc", "--warmup", "0.5", "--sustain", "2"];
+    args.extend(extra);
+    run_buildwire(&args)
+}
+
+/// The SC report: the other scenarios' shape, no errors (every echo matched what was sent,
+/// octet for octet), both kinds of worker echoed, and the echo nodes' own count beside the
+/// echoes checked.
+fn check_sc(report: &Value, tls: bool) {
+    assert_eq!(report["mode"], "sc");
+    assert_eq!(report["transport"], "sc");
+    assert_eq!(report["config"]["tls"], tls);
+    assert_eq!(report["config"]["unicast"], 8);
+    assert_eq!(report["config"]["broadcast"], 2);
+    let scheme = if tls { "wss://" } else { "ws://" };
+    assert!(
+        report["hub"]
+            .as_str()
+            .unwrap_or_default()
+            .starts_with(scheme),
+        "{}",
+        report["hub"]
+    );
+    check_phases(report);
+    let sustained = &report["sustained"];
+    assert_eq!(sustained["total_errors"], 0, "{sustained}");
+    let mut checked = 0.0;
+    for (op, echoes) in [("unicast", 1.0), ("broadcast", 2.0)] {
+        let line = &sustained["operations"][op];
+        assert_eq!(line["errors"], 0, "{op}: {line}");
+        let answered = number(report, &["sustained", "operations", op, "answered"]);
+        assert!(answered > 0.0, "{op} was never echoed: {sustained}");
+        checked += answered * echoes;
+    }
+    assert_eq!(
+        number(report, &["sustained", "confirmed_answered"]),
+        checked
+    );
+    // The echo nodes count what they sent; rounds that straddle the phase boundaries
+    // (at most one per worker at each end) make the two differ a little.
+    let executed = number(report, &["sustained", "executed"]);
+    assert!(
+        (executed - checked).abs() <= 40.0,
+        "executed {executed}, checked {checked}"
+    );
+    assert!(number(report, &["hub_relayed"]) >= checked, "{report}");
+    assert_eq!(report["passed"], true);
+}
+
+#[test]
+fn sc_scenario_echoes_every_payload_over_tls_and_plaintext() {
+    check_sc(&run_sc(&[]), true);
+    check_sc(&run_sc(&["--no-tls"]), false);
+}
+
+#[test]
+fn sc_scenario_runs_with_hub_and_echo_nodes_in_their_own_processes() {
+    for (extra, tls) in [
+        (&["--processes"][..], true),
+        (&["--processes", "--no-tls"][..], false),
+    ] {
+        let report = run_sc(extra);
+        check_sc(&report, tls);
+        let server = report["server"].as_str().unwrap_or_default();
+        assert!(server.starts_with("buildwire processes"), "{server}");
+        assert!(number(&report, &["server_resident_mib"]) > 0.0, "{report}");
+        assert!(number(&report, &["echo_resident_mib"]) > 0.0, "{report}");
+    }
+}
+
+#[test]
+fn sc_scenario_runs_across_network_namespaces() {
+    if let Some(reason) = netns_unavailable() {
+        println!("skipped: {reason}");
+        return;
+    }
+    let report = run_sc(&["--netns"]);
+    check_sc(&report, true);
+    assert!(
+        report["hub"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("198.18.1.2"),
+        "{}",
+        report["hub"]
+    );
+    let server = report["server"].as_str().unwrap_or_default();
+    assert!(server.contains("network namespaces"), "{server}");
 }

@@ -9,14 +9,15 @@
 //! - [`BacnetOutcome`]: what a run measured, serialized as a superset of bac-py's report.
 
 pub mod peer;
+mod phases;
 pub mod route_check;
+pub mod sc;
 pub mod workload;
 
 use std::collections::BTreeMap;
 use std::net::{Ipv4Addr, SocketAddrV4};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use buildwire_bacnet::bbmd::{BbmdConfig, BipRole, ForeignConfig};
 use buildwire_bacnet::driver::{
@@ -29,6 +30,7 @@ use buildwire_bacnet::transport::BdtEntry;
 use serde::Serialize;
 
 use crate::stats::{LatencyHistogram, LatencySummary};
+use phases::RunningWorkers;
 use workload::{Operation, STRESS_AV, WireSize, Worker, WrittenValues};
 
 /// Which published scenario.
@@ -647,54 +649,7 @@ pub async fn run_scenario(
         }
     }
     let concurrency = workers.len();
-
-    let measuring = Arc::new(AtomicBool::new(false));
-    let stop = Arc::new(AtomicBool::new(false));
-    let answered_now = Arc::new(AtomicU64::new(0));
-    let mut tasks = Vec::new();
-    for mut worker in workers {
-        let measuring = Arc::clone(&measuring);
-        let stop = Arc::clone(&stop);
-        let answered_now = Arc::clone(&answered_now);
-        tasks.push(tokio::spawn(async move {
-            let mut warm = OpTally::default();
-            let mut hot = OpTally::default();
-            let periodic = worker.operation == Operation::RouteCheck;
-            while !stop.load(Ordering::Relaxed) {
-                let counted = measuring.load(Ordering::Relaxed);
-                let started = Instant::now();
-                let result = worker.step().await;
-                if stop.load(Ordering::Relaxed) && !counted {
-                    break;
-                }
-                let tally = if counted { &mut hot } else { &mut warm };
-                tally.sent += 1;
-                match result {
-                    Ok(size) => {
-                        tally.answered += 1;
-                        tally.histogram.record(started.elapsed());
-                        tally.request_bytes += size.request as u64;
-                        tally.response_bytes += size.response as u64;
-                        answered_now.fetch_add(1, Ordering::Relaxed);
-                    }
-                    Err(error) => {
-                        tally.errors += 1;
-                        if tally.first_error.is_none() {
-                            tally.first_error = Some(error);
-                        }
-                        tokio::time::sleep(backoff).await;
-                    }
-                }
-                if periodic {
-                    let until = tokio::time::Instant::now() + ROUTE_CHECK_EVERY;
-                    while tokio::time::Instant::now() < until && !stop.load(Ordering::Relaxed) {
-                        tokio::time::sleep(Duration::from_millis(50)).await;
-                    }
-                }
-            }
-            (worker.operation, warm, hot)
-        }));
-    }
+    let running = RunningWorkers::spawn(workers, backoff);
 
     let executed = || match &setup.server {
         Some(s) => {
@@ -703,49 +658,12 @@ pub async fn run_scenario(
         }
         None => executed_probe.and_then(|probe| probe()).map(|n| (n, None)),
     };
-    // Warm-up.
-    let warm_start = Instant::now();
-    let tick = Duration::from_millis(250);
-    while warm_start.elapsed() < warmup {
-        tokio::time::sleep(tick.min(warmup.saturating_sub(warm_start.elapsed()))).await;
-        progress(
-            "warmup",
-            warm_start.elapsed().as_secs_f64(),
-            answered_now.load(Ordering::Relaxed),
-        );
-    }
-    let warm_seconds = warm_start.elapsed().as_secs_f64();
+    let warm_seconds = running.warm_up(warmup, progress).await;
     let executed_at_start = executed();
     let warm_executed = executed_at_start;
-    answered_now.store(0, Ordering::Relaxed);
-    measuring.store(true, Ordering::Relaxed);
-    let start = Instant::now();
-    let mut timeline = Vec::new();
-    let mut last = (0.0f64, 0u64);
-    while start.elapsed() < sustain {
-        tokio::time::sleep(tick.min(sustain.saturating_sub(start.elapsed()))).await;
-        let at = start.elapsed().as_secs_f64();
-        let answered = answered_now.load(Ordering::Relaxed);
-        if at > last.0 {
-            timeline.push((at, (answered - last.1) as f64 / (at - last.0)));
-        }
-        last = (at, answered);
-        progress("sustain", at, answered);
-    }
+    let (seconds, timeline) = running.sustain(sustain, progress).await;
     let executed_at_end = executed();
-    stop.store(true, Ordering::Relaxed);
-    let seconds = start.elapsed().as_secs_f64();
-
-    let mut warm_ops: BTreeMap<Operation, OpTally> = BTreeMap::new();
-    let mut hot_ops: BTreeMap<Operation, OpTally> = BTreeMap::new();
-    for task in tasks {
-        // A worker stuck on a request past the end is cut off (its request is not counted).
-        let joined = tokio::time::timeout(Duration::from_secs(10), task).await;
-        if let Ok(Ok((operation, warm, hot))) = joined {
-            warm_ops.entry(operation).or_default().merge(&warm);
-            hot_ops.entry(operation).or_default().merge(&hot);
-        }
-    }
+    let (warm_ops, hot_ops) = running.stop().await;
     let executed_sustained = match (executed_at_start, executed_at_end) {
         (Some(a), Some(b)) => Some((
             b.0.saturating_sub(a.0),
@@ -753,8 +671,8 @@ pub async fn run_scenario(
         )),
         _ => None,
     };
-    let warmup_report = phase_report(&warm_ops, warm_seconds, warm_executed);
-    let sustained = phase_report(&hot_ops, seconds, executed_sustained);
+    let warmup_report = operations_report(&warm_ops, warm_seconds, warm_executed);
+    let sustained = operations_report(&hot_ops, seconds, executed_sustained);
     let mut histogram = LatencyHistogram::new();
     for tally in hot_ops.values() {
         histogram.merge(&tally.histogram);
@@ -810,8 +728,23 @@ pub async fn run_scenario(
     })
 }
 
-fn phase_report(
+fn operations_report(
     ops: &BTreeMap<Operation, OpTally>,
+    seconds: f64,
+    executed: Option<(u64, Option<u64>)>,
+) -> PhaseReport {
+    phase_report(
+        ops.iter()
+            .map(|(op, tally)| (op.name(), tally, op.confirmed_requests())),
+        seconds,
+        executed,
+    )
+}
+
+/// A phase's report from each operation's name, tally and the server-side work one answer
+/// stands for (confirmed requests; echoes in the SC scenario).
+fn phase_report<'a>(
+    ops: impl Iterator<Item = (&'a str, &'a OpTally, u64)>,
     seconds: f64,
     executed: Option<(u64, Option<u64>)>,
 ) -> PhaseReport {
@@ -825,11 +758,11 @@ fn phase_report(
             0.0
         }
     };
-    for (operation, tally) in ops {
+    for (name, tally, work) in ops {
         all.merge(tally);
-        confirmed_answered += tally.answered * operation.confirmed_requests();
+        confirmed_answered += tally.answered * work;
         operations.insert(
-            operation.name().to_owned(),
+            name.to_owned(),
             OperationReport {
                 sent: tally.sent,
                 answered: tally.answered,

@@ -12,6 +12,8 @@ use std::time::Duration;
 pub const BACPYPES3_SCRIPT: &str = include_str!("../../peers/bacnet_stress_bacpypes3.py");
 /// The launcher of the stress server on bac-py (Python 3.13).
 pub const BACPY_SCRIPT: &str = include_str!("../../peers/bacnet_stress_bacpy.py");
+/// The launcher of bac-py's BACnet/SC hub and echo nodes (Python 3.13).
+pub const BACPY_SC_SCRIPT: &str = include_str!("../../peers/bacnet_sc_bacpy.py");
 /// The launcher of the stress server on rusty-bacnet (Python 3.11 wheel).
 pub const RUSTY_SCRIPT: &str = include_str!("../../peers/bacnet_stress_rusty.py");
 
@@ -63,7 +65,18 @@ impl std::fmt::Debug for StressProcess {
 
 impl StressProcess {
     /// Starts `command` (which speaks the launcher protocol) and waits for `ready PORT`.
-    pub fn start(mut command: Command, what: &str) -> Result<Self, String> {
+    pub fn start(command: Command, what: &str) -> Result<Self, String> {
+        let (mut process, ready) = Self::start_any(command, what)?;
+        process.port = ready
+            .parse()
+            .map_err(|_| format!("{what}: bad line \"ready {ready}\""))?;
+        Ok(process)
+    }
+
+    /// Starts `command` and waits for its `ready ...` line; returns the process (port 0)
+    /// and the rest of that line (a process that serves no port of its own says
+    /// `ready 0`).
+    pub fn start_any(mut command: Command, what: &str) -> Result<(Self, String), String> {
         command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -88,15 +101,16 @@ impl StressProcess {
                     ));
                 }
                 Ok(_) => {
-                    if let Some(port) = line.trim().strip_prefix("ready ") {
-                        let port = port
-                            .parse()
-                            .map_err(|_| format!("{what}: bad line {line:?}"))?;
-                        return Ok(Self {
-                            child,
-                            io: Mutex::new((stdin, stdout)),
-                            port,
-                        });
+                    if let Some(rest) = line.trim().strip_prefix("ready ") {
+                        let rest = rest.to_owned();
+                        return Ok((
+                            Self {
+                                child,
+                                io: Mutex::new((stdin, stdout)),
+                                port: 0,
+                            },
+                            rest,
+                        ));
                     }
                 }
             }
@@ -105,22 +119,10 @@ impl StressProcess {
 
     /// Starts a peer's launcher from the peers folder on `port`.
     pub fn start_peer(peer: PeerKind, peers_dir: &Path, port: u16) -> Result<Self, String> {
-        let python = peers_dir.join(peer.venv).join("bin/python");
-        if !python.is_file() {
-            return Err(format!(
-                "{} is missing: run scripts/peers.sh {}",
-                python.display(),
-                peer.venv
-            ));
-        }
-        let dir =
-            std::env::temp_dir().join(format!("buildwire-bench-bacnet-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
         // Not named like the peer's package, which the script imports.
-        let script = dir.join(format!("stress_{}.py", peer.name.replace('-', "_")));
-        std::fs::write(&script, peer.script).map_err(|e| e.to_string())?;
-        let mut command = Command::new(python);
-        command.arg(&script).args(["--port", &port.to_string()]);
+        let file = format!("stress_{}.py", peer.name.replace('-', "_"));
+        let mut command = script_command(peer.venv, peer.script, &file, peers_dir)?;
+        command.args(["--port", &port.to_string()]);
         Self::start(command, peer.name)
     }
 
@@ -149,6 +151,30 @@ impl Drop for StressProcess {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// `PYTHON SCRIPT` for a launcher: the Python of the peers folder's venv `venv` and the
+/// launcher's text written as `file_name` into a temporary folder of this process.
+pub fn script_command(
+    venv: &str,
+    script: &str,
+    file_name: &str,
+    peers_dir: &Path,
+) -> Result<Command, String> {
+    let python = peers_dir.join(venv).join("bin/python");
+    if !python.is_file() {
+        return Err(format!(
+            "{} is missing: run scripts/peers.sh {venv}",
+            python.display()
+        ));
+    }
+    let dir = std::env::temp_dir().join(format!("buildwire-bench-bacnet-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+    let path = dir.join(file_name);
+    std::fs::write(&path, script).map_err(|e| e.to_string())?;
+    let mut command = Command::new(python);
+    command.arg(path);
+    Ok(command)
 }
 
 /// Waits a little for a server process to settle before load starts.

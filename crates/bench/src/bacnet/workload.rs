@@ -195,6 +195,16 @@ pub struct Worker {
     pub object_list: Option<Vec<Element>>,
 }
 
+/// xorshift64*: good enough to spread reads over objects and sizes, and to fill payloads.
+pub(crate) fn xorshift(state: &mut u64) -> u64 {
+    let mut x = (*state).max(1);
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    *state = x;
+    x.wrapping_mul(0x2545_f491_4f6c_dd1d)
+}
+
 fn bad(what: impl Into<String>) -> String {
     what.into()
 }
@@ -205,13 +215,7 @@ fn client_error(e: &ClientError) -> String {
 
 impl Worker {
     fn next_random(&mut self) -> u64 {
-        // xorshift64*: good enough to spread reads over the objects.
-        let mut x = self.rng.max(1);
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.rng = x;
-        x.wrapping_mul(0x2545_f491_4f6c_dd1d)
+        xorshift(&mut self.rng)
     }
 
     fn random_input(&mut self) -> ObjectIdentifier {
@@ -605,5 +609,21 @@ fn check_present_value(object: ObjectIdentifier, value: &[Element]) -> Result<()
         Err(format!(
             "{object} present-value {value:?} is not what the stress object holds"
         ))
+    }
+}
+
+impl super::phases::StepWorker for Worker {
+    type Kind = Operation;
+
+    fn kind(&self) -> Operation {
+        self.operation
+    }
+
+    fn step(&mut self) -> impl Future<Output = Result<WireSize, String>> + Send {
+        Worker::step(self)
+    }
+
+    fn pause_after(&self) -> Option<Duration> {
+        (self.operation == Operation::RouteCheck).then_some(super::ROUTE_CHECK_EVERY)
     }
 }

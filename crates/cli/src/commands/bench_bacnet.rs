@@ -38,6 +38,17 @@ pub enum BacnetBench {
     /// other in one run: throughput, latency and executed/answered as ratios to ours.
     #[command(after_help = COMPARE_HELP)]
     Compare(CompareArgs),
+    /// BACnet/SC: a hub, two echo nodes, 8 unicast and 2 broadcast workers sending
+    /// payloads of 25/200/800/1,400 octets (30/30/25/15 %) over TLS 1.3, every echo checked
+    /// byte for byte; `--peer bac-py` runs the same load through bac-py's hub and echo
+    /// nodes in the same run.
+    #[command(after_help = super::bench_bacnet_sc::AFTER_HELP)]
+    Sc(super::bench_bacnet_sc::ScBenchArgs),
+    /// (internal) the SC scenario's hub or an echo node in its own process: prints
+    /// `ready PORT` (0 for an echo node), answers `count` with `executed N` (messages the
+    /// hub relayed, echoes the node sent), runs until stdin closes.
+    #[command(hide = true)]
+    ScProcess(super::bench_bacnet_sc::ScProcessArgs),
     /// (internal) buildwire's stress server in its own process, speaking the launcher
     /// protocol: prints `ready PORT`, answers `count` on stdin with `executed N`.
     #[command(hide = true)]
@@ -191,6 +202,8 @@ pub fn execute(cmd: BacnetBench) -> CommandResult {
         BacnetBench::Compare(args) => compare(&args),
         BacnetBench::StressServer(args) => stress_server(&args),
         BacnetBench::RouterProcess(args) => router_process(&args),
+        BacnetBench::Sc(args) => super::bench_bacnet_sc::run(&args),
+        BacnetBench::ScProcess(args) => super::bench_bacnet_sc::process(&args),
     }
 }
 
@@ -555,12 +568,7 @@ fn compare_table(
                 ]);
             }
             Err(error) => {
-                let mut row = vec![
-                    Cell::new(target),
-                    Cell::new(error.lines().next().unwrap_or_default()),
-                ];
-                row.extend((0..9).map(|_| Cell::new("-")));
-                table.add_row(row);
+                table.add_row(failed_row(target, error, 11));
             }
         }
     }
@@ -583,6 +591,17 @@ fn compare_table(
         "bacnet compare (BACnet/IP mix, one target at a time, same machine)\nmachine: {}\n{table}\n",
         machine.one_line()
     )
+}
+
+/// A table line for a target that could not be measured: its name, the first line of the
+/// error, and `-` up to `columns`.
+pub(super) fn failed_row(target: &str, error: &str, columns: usize) -> Vec<Cell> {
+    let mut row = vec![
+        Cell::new(target),
+        Cell::new(error.lines().next().unwrap_or_default()),
+    ];
+    row.extend((2..columns).map(|_| Cell::new("-")));
+    row
 }
 
 fn run_config(scenario: Scenario, args: &BacnetBenchArgs, pools: usize) -> BacnetRunConfig {
@@ -610,6 +629,24 @@ fn run_config(scenario: Scenario, args: &BacnetBenchArgs, pools: usize) -> Bacne
     }
 }
 
+/// The live line of a scenario's phases: `LABEL PHASE: S s, N UNIT, R/s`.
+pub(super) fn phase_progress<'a>(
+    progress: &'a ProgressLine,
+    label: String,
+    unit: &'static str,
+) -> impl Fn(&str, f64, u64) + Sync + 'a {
+    move |phase: &str, secs: f64, answered: u64| {
+        let rate = if secs > 0.0 {
+            answered as f64 / secs
+        } else {
+            0.0
+        };
+        progress.set(format!(
+            "{label} {phase}: {secs:.0} s, {answered} {unit}, {rate:.0}/s"
+        ));
+    }
+}
+
 /// One scenario run with its limit.
 fn run_once(
     runtime: &tokio::runtime::Runtime,
@@ -618,18 +655,15 @@ fn run_once(
     progress: &ProgressLine,
     executed_probe: Option<&(dyn Fn() -> Option<u64> + Sync)>,
 ) -> Result<BacnetOutcome, Box<dyn std::error::Error>> {
-    let name = config.scenario.name();
-    let pools = config.mix.pools;
-    let report = |phase: &str, secs: f64, answered: u64| {
-        let rate = if secs > 0.0 {
-            answered as f64 / secs
-        } else {
-            0.0
-        };
-        progress.set(format!(
-            "bacnet {name} ({pools} pools) {phase}: {secs:.0} s, {answered} answers, {rate:.0}/s"
-        ));
-    };
+    let report = phase_progress(
+        progress,
+        format!(
+            "bacnet {} ({} pools)",
+            config.scenario.name(),
+            config.mix.pools
+        ),
+        "answers",
+    );
     let mut outcome = runtime.block_on(run_scenario(config, &report, executed_probe))?;
     if limit_seconds > 0.0 {
         let limit_progress = |phase: Phase, answered: u64, secs: f64| {
@@ -648,8 +682,13 @@ fn run_once(
     Ok(outcome)
 }
 
-fn run(scenario: Scenario, args: &BacnetBenchArgs) -> CommandResult {
-    if let Some(plot) = &args.plot
+/// What every scenario starts with: `--plot` checked, the runtime (2 threads), the
+/// progress line (hidden with `--json`) and the machine's description.
+pub(super) fn scenario_start(
+    plot: Option<&PathBuf>,
+    json: bool,
+) -> Result<(tokio::runtime::Runtime, ProgressLine, MachineInfo), Box<dyn std::error::Error>> {
+    if let Some(plot) = plot
         && plot.extension().and_then(|e| e.to_str()) != Some("svg")
     {
         return Err(format!(
@@ -663,8 +702,11 @@ fn run(scenario: Scenario, args: &BacnetBenchArgs) -> CommandResult {
         .worker_threads(2)
         .enable_all()
         .build()?;
-    let progress = ProgressLine::new(args.json);
-    let machine = MachineInfo::detect();
+    Ok((runtime, ProgressLine::new(json), MachineInfo::detect()))
+}
+
+fn run(scenario: Scenario, args: &BacnetBenchArgs) -> CommandResult {
+    let (runtime, progress, machine) = scenario_start(args.plot.as_ref(), args.json)?;
     if args.max {
         return run_max(scenario, args, &runtime, &progress, &machine);
     }
@@ -742,21 +784,37 @@ fn run(scenario: Scenario, args: &BacnetBenchArgs) -> CommandResult {
 
 /// Exit status: an error above the published threshold.
 fn verdict(outcome: &BacnetOutcome) -> CommandResult {
-    if outcome.passed {
+    threshold_verdict(
+        &outcome.mode,
+        outcome.passed,
+        outcome.error_threshold,
+        &outcome.sustained,
+        "lower the load (--pools) or look at the server",
+    )
+}
+
+/// Exit status of a scenario: an error rate above `threshold` fails, with the first error
+/// and `hint` in the message.
+pub(super) fn threshold_verdict(
+    mode: &str,
+    passed: bool,
+    threshold: f64,
+    sustained: &buildwire_bench::bacnet::PhaseReport,
+    hint: &str,
+) -> CommandResult {
+    if passed {
         return Ok(());
     }
-    let first = outcome
-        .sustained
+    let first = sustained
         .operations
         .iter()
         .find_map(|(op, r)| r.first_error.as_ref().map(|e| format!("{op}: {e}")))
         .unwrap_or_else(|| "nothing was answered".to_owned());
     Err(format!(
-        "error rate {:.3} % is above the {} % threshold of the {} scenario (first error: {first}); \
-         lower the load (--pools) or look at the server",
-        outcome.sustained.error_rate * 100.0,
-        outcome.error_threshold * 100.0,
-        outcome.mode
+        "error rate {:.3} % is above the {} % threshold of the {mode} scenario (first error: \
+         {first}); {hint}",
+        sustained.error_rate * 100.0,
+        threshold * 100.0,
     )
     .into())
 }
@@ -831,60 +889,101 @@ fn run_max(
     super::bench::print_table_and_report(&text, &report, args.json)
 }
 
-fn right(text: String) -> Cell {
+pub(super) fn right(text: String) -> Cell {
     Cell::new(text).set_alignment(CellAlignment::Right)
 }
 
-fn opt(value: Option<f64>, digits: usize) -> String {
+pub(super) fn opt(value: Option<f64>, digits: usize) -> String {
     value.map_or_else(|| "-".to_owned(), |v| format!("{v:.digits$}"))
 }
 
-fn render(outcome: &BacnetOutcome, machine: &MachineInfo) -> String {
-    let s = &outcome.sustained;
+/// A line of the operations table: counts, rate and latency.
+pub(super) fn latency_row(
+    name: &str,
+    answered: u64,
+    errors: u64,
+    rps: f64,
+    l: &buildwire_bench::bacnet::Latency,
+) -> Vec<Cell> {
+    vec![
+        Cell::new(name),
+        right(answered.to_string()),
+        right(errors.to_string()),
+        right(format!("{rps:.0}")),
+        right(format!("{:.3}", l.mean)),
+        right(format!("{:.3}", l.p50)),
+        right(format!("{:.3}", l.p95)),
+        right(format!("{:.3}", l.p99)),
+        right(format!("{:.3}", l.max)),
+    ]
+}
+
+/// The operations of a phase and their total, one line each.
+pub(super) fn phase_table(s: &buildwire_bench::bacnet::PhaseReport, rate: &str) -> Table {
     let mut table = Table::new();
     table.load_preset(UTF8_FULL_CONDENSED).set_header(vec![
         "operation",
         "answered",
         "errors",
-        "req/s",
+        rate,
         "mean ms",
         "p50 ms",
         "p95 ms",
         "p99 ms",
         "max ms",
     ]);
-    let mut row =
-        |name: &str, answered: u64, errors: u64, rps: f64, l: &buildwire_bench::bacnet::Latency| {
-            table.add_row(vec![
-                Cell::new(name),
-                right(answered.to_string()),
-                right(errors.to_string()),
-                right(format!("{rps:.0}")),
-                right(format!("{:.3}", l.mean)),
-                right(format!("{:.3}", l.p50)),
-                right(format!("{:.3}", l.p95)),
-                right(format!("{:.3}", l.p99)),
-                right(format!("{:.3}", l.max)),
-            ]);
-        };
     for (name, op) in &s.operations {
-        row(
+        table.add_row(latency_row(
             name,
             op.answered,
             op.errors,
             op.throughput_rps,
             &op.latency_ms,
-        );
+        ));
     }
-    row(
+    table.add_row(latency_row(
         "all",
         s.answered,
         s.total_errors,
         s.throughput_rps,
         &s.latency_ms,
-    );
+    ));
+    table
+}
+
+/// `N s measured after M s warm-up` and the machine, under a scenario's title.
+pub(super) fn measured_line(
+    sustained: &buildwire_bench::bacnet::PhaseReport,
+    warmup: &buildwire_bench::bacnet::PhaseReport,
+    machine: &MachineInfo,
+) -> String {
+    format!(
+        "{:.1} s measured after {:.1} s warm-up\nmachine: {}",
+        sustained.duration_s,
+        warmup.duration_s,
+        machine.one_line()
+    )
+}
+
+/// The error rate against the threshold, and the verdict.
+pub(super) fn error_line(
+    sustained: &buildwire_bench::bacnet::PhaseReport,
+    threshold: f64,
+    passed: bool,
+) -> String {
+    format!(
+        "error rate {:.3} % (threshold {} %): {}",
+        sustained.error_rate * 100.0,
+        threshold * 100.0,
+        if passed { "passed" } else { "FAILED" }
+    )
+}
+
+fn render(outcome: &BacnetOutcome, machine: &MachineInfo) -> String {
+    let s = &outcome.sustained;
+    let mut table = phase_table(s, "req/s");
     if let Some(limit) = &outcome.limit {
-        row(
+        table.add_row(latency_row(
             &format!(
                 "limit (udp {}/{} B x{})",
                 limit.request_size, limit.response_size, limit.in_flight
@@ -893,7 +992,7 @@ fn render(outcome: &BacnetOutcome, machine: &MachineInfo) -> String {
             0,
             limit.throughput_rps,
             &limit.latency_ms,
-        );
+        ));
     }
     let executed = match (s.executed, s.executed_rps) {
         (Some(n), Some(rate)) => format!(
@@ -913,19 +1012,14 @@ fn render(outcome: &BacnetOutcome, machine: &MachineInfo) -> String {
         )
     });
     format!(
-        "bacnet {} ({} workers, {} pools, server {}): {:.1} s measured after {:.1} s warm-up\n\
-         machine: {}\n{table}\n{executed}{limit}\nerror rate {:.3} % (threshold {} %): {}\
+        "bacnet {} ({} workers, {} pools, server {}): {}\n{table}\n{executed}{limit}\n{}\
          \nresident memory: this process {}, the server's own process {}{}\n",
         outcome.mode,
         outcome.concurrency,
         outcome.config.mix.pools,
         outcome.server,
-        s.duration_s,
-        outcome.warmup.duration_s,
-        machine.one_line(),
-        s.error_rate * 100.0,
-        outcome.error_threshold * 100.0,
-        if outcome.passed { "passed" } else { "FAILED" },
+        measured_line(s, &outcome.warmup, machine),
+        error_line(s, outcome.error_threshold, outcome.passed),
         outcome
             .resident_mib
             .map_or_else(|| "-".to_owned(), |m| format!("{m:.1} MiB")),

@@ -5,6 +5,7 @@ mod bacnet_network;
 mod bacnet_sc;
 mod bench;
 mod bench_bacnet;
+mod bench_bacnet_sc;
 mod bench_haystack_his;
 mod bench_haystack_http;
 mod bench_opcua;
