@@ -263,6 +263,44 @@ async fn nothing_acknowledged_is_lost(backend: &str, crash_db: impl Fn(), restar
 }
 
 on_both_stores!(two_servers_share_watches);
+/// `haystack client ... his-read --every 1h --fold avg` through a server on the store: two
+/// hours of minute samples fold into two hourly means, with the point's unit.
+async fn cli_rolls_up_histories(backend: &str) {
+    let file = site_file();
+    import(backend, &file);
+    let (_server, url) = serve(backend, None);
+    let c = client(&url).await;
+    let samples: Vec<(DateTime, Value)> = (0..120)
+        .map(|m| (minute(m), Value::number_with_unit(f64::from(m), "°F")))
+        .collect();
+    c.his_write(&Ref::new("p"), &samples).await.unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_buildwire"))
+        .args(["haystack", "client", &url, "his-read", "@p", "2026-01-15"])
+        .args(["--every", "1h", "--fold", "avg", "--json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let grid: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rows = grid["rows"].as_array().unwrap();
+    let means: Vec<(f64, &str)> = rows
+        .iter()
+        .map(|r| {
+            (
+                r["val"]["val"].as_f64().unwrap(),
+                r["val"]["unit"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(means, [(29.5, "°F"), (89.5, "°F")], "{grid}");
+    assert_eq!(grid["meta"]["hisRollup"], "avg");
+    assert_eq!(rows[1]["ts"]["val"], "2026-01-15T01:00:00-05:00");
+}
+
+on_both_stores!(cli_rolls_up_histories);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn redis_kill_9_mid_load_loses_nothing_acknowledged() {

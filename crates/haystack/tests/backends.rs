@@ -388,8 +388,108 @@ macro_rules! per_backend {
     };
 }
 
+/// A day of 5-minute samples on @p (°F) with a NaN, and Bools on @b: every fold at several
+/// intervals, from an aligned and an unaligned start, equals memory's (PostgreSQL folds in
+/// SQL with `date_bin` or `time_bucket`; memory and Redis in the server).
+async fn rollups_match_on(backend: &dyn Backend, kind: &str) {
+    use buildwire_haystack::ops::{HisFold, Rollup};
+    let memory = MemoryBackend::new();
+    let small = zinc::decode_grid(SMALL).unwrap();
+    let bools =
+        zinc::decode_grid("ver:\"3.0\"\nid,point,his,kind,tz\n@b,M,M,\"Bool\",\"New_York\"\n")
+            .unwrap();
+    let (p, b) = (Ref::new("p"), Ref::new("b"));
+    for store in [backend, &memory as &dyn Backend] {
+        store.load(&small).await.unwrap();
+        store.load(&bools).await.unwrap();
+        let numbers: Vec<HisSample> = (0..23 * 12)
+            .map(|i: u32| HisSample {
+                ts: ts((i / 12) as u8, (i % 12 * 5) as u8, 0, "New_York"),
+                value: if i == 7 {
+                    Value::number(f64::NAN)
+                } else {
+                    Value::number_with_unit(f64::from(i % 9) * 0.5 - 1.0, "°F")
+                },
+            })
+            .collect();
+        store.his_write(&p, numbers).await.unwrap();
+        let flags: Vec<HisSample> = (0..40)
+            .map(|i: u32| HisSample {
+                ts: ts((i / 4) as u8, (i % 4 * 15) as u8, 0, "New_York"),
+                value: Value::Bool(i.is_multiple_of(3)),
+            })
+            .collect();
+        store.his_write(&b, flags).await.unwrap();
+    }
+    let end = ts(23, 0, 0, "New_York");
+    let mut compared = 0;
+    for start in [ts(0, 0, 0, "New_York"), ts(0, 7, 30, "New_York")] {
+        for interval_us in [900_000_000, 3_600_000_000, 86_400_000_000] {
+            for fold in HisFold::ALL {
+                let rollup = Rollup { interval_us, fold };
+                for id in [&p, &b] {
+                    let got = backend
+                        .his_rollup(id, &start, &end, rollup, 1000)
+                        .await
+                        .unwrap();
+                    let want = memory
+                        .his_rollup(id, &start, &end, rollup, 1000)
+                        .await
+                        .unwrap();
+                    assert_eq!(got, want, "{kind} {} {fold:?} {interval_us}", id.id);
+                    assert!(!got.is_empty());
+                    compared += got.len();
+                }
+            }
+        }
+    }
+    assert!(compared > 500, "{compared}");
+    // Spot checks against hand-computed values: the first hour holds 0..=11 without the
+    // NaN at 7, i.e. (i % 9) * 0.5 - 1 for i in 0..12 minus i = 7.
+    let start = ts(0, 0, 0, "New_York");
+    let hour = |fold| Rollup {
+        interval_us: 3_600_000_000,
+        fold,
+    };
+    let first_hour = |fold| {
+        let (p, start, end) = (p.clone(), start.clone(), end.clone());
+        async move {
+            backend
+                .his_rollup(&p, &start, &end, hour(fold), 1)
+                .await
+                .unwrap()
+                .remove(0)
+                .value
+        }
+    };
+    let values: Vec<f64> = (0..12u32)
+        .filter(|i| *i != 7)
+        .map(|i| f64::from(i % 9) * 0.5 - 1.0)
+        .collect();
+    let sum: f64 = values.iter().sum();
+    assert_eq!(first_hour(HisFold::Sum).await, Value::number(sum));
+    assert_eq!(first_hour(HisFold::Count).await, Value::number(12.0));
+    assert_eq!(first_hour(HisFold::Max).await, Value::number(3.0));
+    assert_eq!(
+        first_hour(HisFold::Last).await,
+        Value::number_with_unit(0.0, "°F")
+    );
+    // Limits: at most `limit` buckets.
+    let two = backend
+        .his_rollup(&p, &start, &end, hour(HisFold::Avg), 2)
+        .await
+        .unwrap();
+    assert_eq!(two.len(), 2);
+}
+
+async fn rollups_match_memory(kind: &str) {
+    let backend = open(kind).await;
+    rollups_match_on(backend.as_ref(), kind).await;
+}
+
 per_backend!(corpus, filters_match_memory);
 per_backend!(ops, ops_behave_like_memory);
+per_backend!(rollups, rollups_match_memory);
 
 /// Two backends on one store (two server processes): each sees the other's writes, and
 /// change events cross between them.
@@ -743,4 +843,56 @@ mod shared_auth {
     async fn postgres() {
         super::shared_auth_behaves("postgres").await;
     }
+}
+
+/// TimescaleDB, where it is installed next to the PostgreSQL binaries: loaded, histories
+/// become a hypertable and rollups use `time_bucket` (and equal memory's); installed but not
+/// loaded, the backend stays on a plain table and says how to load it. Skipped, with the
+/// reason printed, where the extension is not installed (it has no Debian package).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn timescaledb_hypertable_when_loaded() {
+    let library = TempPostgres::lib_dir().join("timescaledb.so");
+    if !library.exists() {
+        eprintln!(
+            "SKIPPED timescaledb_hypertable_when_loaded: {} is missing (TimescaleDB is not \
+             installed; the plain PostgreSQL path is tested by every other test)",
+            library.display()
+        );
+        return;
+    }
+    let loaded = TempPostgres::start_with(
+        "-c shared_preload_libraries=timescaledb -c timescaledb.telemetry_level=off",
+    );
+    let url = loaded.create_database("ts");
+    let backend = backends::open(&url).await.unwrap();
+    assert!(
+        backend.describe().contains("TimescaleDB hypertable"),
+        "{}",
+        backend.describe()
+    );
+    let (client, connection) = tokio_postgres::connect(&url, tokio_postgres::NoTls)
+        .await
+        .unwrap();
+    tokio::spawn(connection);
+    let tables: Vec<String> = client
+        .query(
+            "SELECT hypertable_name::text FROM timescaledb_information.hypertables",
+            &[],
+        )
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert_eq!(tables, ["bw_his"]);
+    // Rollups run through time_bucket here (a query error otherwise) and equal memory's.
+    rollups_match_on(backend.as_ref(), "timescaledb").await;
+    let plain = TempPostgres::start();
+    let url = plain.create_database("plain");
+    let backend = backends::open(&url).await.unwrap();
+    let about = backend.describe();
+    assert!(
+        about.contains("plain table") && about.contains("shared_preload_libraries"),
+        "{about}"
+    );
 }

@@ -39,6 +39,13 @@ pub struct ClientArgs {
     /// `watch`: seconds between polls.
     #[arg(long, default_value_t = 1.0)]
     interval: f64,
+    /// `his-read`: fold the range into buckets this long (a duration such as 15min, 1h, 1day);
+    /// needs --fold.
+    #[arg(long)]
+    every: Option<String>,
+    /// `his-read`: how each bucket folds: avg, min, max, sum, count, first or last.
+    #[arg(long)]
+    fold: Option<String>,
     /// `watch`: stop after this many sets of changes.
     #[arg(long)]
     count: Option<usize>,
@@ -69,6 +76,7 @@ pub const AFTER_HELP: &str = "Ops and their arguments:\n  \
     point-write @ID                    (the priority array)\n  \
     point-write @ID LEVEL VALUE [--who NAME]   (VALUE in Zinc: 72.5, N to release, \"text\")\n  \
     his-read @ID RANGE                 (today, yesterday, 2024-01-01, 2024-01-01,2024-01-31)\n  \
+    his-read @ID RANGE --every 15min --fold avg   (a rollup: avg min max sum count first last)\n  \
     his-write @ID TS=VALUE ...         (2024-01-01T00:00:00Z UTC=72.5)\n  \
     invoke-action @ID ACTION [name=VALUE ...]\n\n\
     Examples:\n  \
@@ -195,7 +203,19 @@ async fn call(
         }
         "his-read" => {
             let id = parse_ref(argument(args, 0, "a point id")?)?;
-            api.his_read(&id, argument(args, 1, "a range")?).await?
+            let range = argument(args, 1, "a range")?;
+            match (&args.every, &args.fold) {
+                (None, None) => api.his_read(&id, range).await?,
+                (Some(every), Some(fold)) => {
+                    let interval = parse_value(every)?;
+                    api.his_rollup(&id, range, interval, fold).await?
+                }
+                _ => {
+                    return Err(
+                        "a rollup needs both --every (e.g. 15min) and --fold (e.g. avg)".into(),
+                    );
+                }
+            }
         }
         "his-write" => {
             let id = parse_ref(argument(args, 0, "a point id")?)?;

@@ -33,8 +33,8 @@ use tokio_postgres::types::ToSql;
 use tokio_postgres::{AsyncMessage, NoTls, Row, Transaction};
 
 use crate::ops::{
-    Backend, BackendError, BackendFuture, CHANGE_CHANNEL_CAPACITY, ChangeEvent, PriorityArray,
-    PriorityEntry,
+    Backend, BackendError, BackendFuture, CHANGE_CHANNEL_CAPACITY, ChangeEvent, HisFold,
+    PriorityArray, PriorityEntry, Rollup, RollupBucket,
 };
 use crate::store::{CommitOp, HisSample, HisWriteReport, StoreError};
 use crate::value::{DateTime, Dict, Grid, Ref, Value};
@@ -147,14 +147,14 @@ pub struct PostgresBackend {
     origin: String,
     version: Arc<AtomicU64>,
     changes: broadcast::Sender<Arc<ChangeEvent>>,
-    timescale: bool,
+    storage: HisStorage,
     listener: tokio::task::JoinHandle<()>,
 }
 
 impl std::fmt::Debug for PostgresBackend {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("PostgresBackend")
-            .field("timescale", &self.timescale)
+            .field("storage", &self.storage)
             .finish_non_exhaustive()
     }
 }
@@ -416,15 +416,11 @@ impl PostgresBackend {
             .recycle_timeout(Some(Duration::from_secs(5)))
             .build()
             .map_err(|e| BackendError::Unavailable(format!("postgres pool: {e}")))?;
-        let timescale = migrate(&pool).await?;
+        let storage = migrate(&pool).await?;
         eprintln!(
             "haystack storage: postgres {}: histories in {}",
             config.get_dbname().unwrap_or("?"),
-            if timescale {
-                "a TimescaleDB hypertable"
-            } else {
-                "a plain table (TimescaleDB is not installed)"
-            }
+            storage.describe()
         );
         let (changes, _) = broadcast::channel(CHANGE_CHANNEL_CAPACITY);
         let origin = common::origin_id();
@@ -440,14 +436,14 @@ impl PostgresBackend {
             origin,
             version,
             changes,
-            timescale,
+            storage,
             listener,
         })
     }
 
     /// Whether histories live in a TimescaleDB hypertable.
     pub fn timescale(&self) -> bool {
-        self.timescale
+        self.storage == HisStorage::Hypertable
     }
 
     pub(super) async fn client(&self) -> Result<deadpool_postgres::Object, BackendError> {
@@ -700,13 +696,8 @@ impl PostgresBackend {
         })
     }
 
-    async fn do_his_read(
-        &self,
-        id: &Ref,
-        start: &DateTime,
-        end: &DateTime,
-        limit: usize,
-    ) -> Result<Vec<HisSample>, BackendError> {
+    /// Refuses unknown and non-historized points.
+    async fn check_historized(&self, id: &Ref) -> Result<(), BackendError> {
         let ids = [id.id.clone()];
         let point = self
             .fetch_entities(&ids)
@@ -718,6 +709,17 @@ impl PostgresBackend {
         if !point.dict.contains("his") {
             return Err(StoreError::NotHistorized(id.id.clone()).into());
         }
+        Ok(())
+    }
+
+    async fn do_his_read(
+        &self,
+        id: &Ref,
+        start: &DateTime,
+        end: &DateTime,
+        limit: usize,
+    ) -> Result<Vec<HisSample>, BackendError> {
+        self.check_historized(id).await?;
         let (start_us, start_sub) = instant_us(start);
         let (end_us, end_sub) = instant_us(end);
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
@@ -747,12 +749,117 @@ impl PostgresBackend {
             })
             .collect()
     }
+
+    /// A rollup folded in SQL: `time_bucket` on a hypertable, `date_bin` on a plain table
+    /// (both bucket from the range start with a fixed-length interval, as the rules in
+    /// [`crate::ops::rollup`] ask). Numeric folds use the `num` column (Numbers, and Bools
+    /// as 1 and 0) without NaN; `first` and `last` return the stored sample.
+    async fn do_his_rollup(
+        &self,
+        id: &Ref,
+        start: &DateTime,
+        end: &DateTime,
+        rollup: Rollup,
+        limit: usize,
+    ) -> Result<Vec<RollupBucket>, BackendError> {
+        self.check_historized(id).await?;
+        let bucket = if self.timescale() {
+            "time_bucket"
+        } else {
+            "date_bin"
+        };
+        let (value, numeric_only) = match rollup.fold {
+            HisFold::Avg => ("avg(num)", true),
+            HisFold::Min => ("min(num)", true),
+            HisFold::Max => ("max(num)", true),
+            HisFold::Sum => ("sum(num)", true),
+            HisFold::Count => ("count(*)::float8", false),
+            HisFold::First | HisFold::Last => ("NULL::float8", false),
+        };
+        let sample = match rollup.fold {
+            HisFold::First => "(array_agg(sample ORDER BY ts, sub_us))[1]",
+            HisFold::Last => "(array_agg(sample ORDER BY ts DESC, sub_us DESC))[1]",
+            _ => "NULL::text",
+        };
+        let numeric = if numeric_only {
+            "AND num IS NOT NULL AND num <> 'NaN'::float8"
+        } else {
+            ""
+        };
+        let sql = format!(
+            "SELECT (extract(epoch FROM b) * 1000000)::int8, {value}, {sample}
+             FROM (SELECT {bucket}(make_interval(secs => $6::float8 / 1000000), ts,
+                                   'epoch'::timestamptz + $2::float8 * interval '1 microsecond') AS b,
+                          ts, sub_us, sample, num
+                   FROM bw_his
+                   WHERE point = $1
+                     AND (ts, sub_us) >= ('epoch'::timestamptz + $2::float8 * interval '1 microsecond', $3::int4)
+                     AND (ts, sub_us) < ('epoch'::timestamptz + $4::float8 * interval '1 microsecond', $5::int4)
+                     {numeric}) AS samples
+             GROUP BY b ORDER BY b LIMIT $7"
+        );
+        let (start_us, start_sub) = instant_us(start);
+        let (end_us, end_sub) = instant_us(end);
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let client = self.client().await?;
+        let rows = client
+            .query(
+                sql.as_str(),
+                &[
+                    &id.id,
+                    &(start_us as f64),
+                    &start_sub,
+                    &(end_us as f64),
+                    &end_sub,
+                    &(rollup.interval_us as f64),
+                    &limit,
+                ],
+            )
+            .await
+            .map_err(db_error)?;
+        rows.iter()
+            .map(|row| {
+                let start_us: i64 = row.try_get(0).map_err(db_error)?;
+                let value = match rollup.fold {
+                    HisFold::First | HisFold::Last => {
+                        let text: String = row.try_get(2).map_err(db_error)?;
+                        common::decode_sample(&text).map_err(corrupt)?.value
+                    }
+                    _ => {
+                        let number: f64 = row.try_get(1).map_err(db_error)?;
+                        Value::number(number)
+                    }
+                };
+                Ok(RollupBucket { start_us, value })
+            })
+            .collect()
+    }
+}
+
+/// Where histories live.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum HisStorage {
+    /// A TimescaleDB hypertable (rollups with `time_bucket`).
+    Hypertable,
+    /// A plain table (rollups with `date_bin`), and why.
+    Plain(String),
+}
+
+impl HisStorage {
+    fn describe(&self) -> String {
+        match self {
+            HisStorage::Hypertable => {
+                "a TimescaleDB hypertable (rollups with time_bucket)".to_owned()
+            }
+            HisStorage::Plain(why) => format!("a plain table, rollups with date_bin ({why})"),
+        }
+    }
 }
 
 /// Applies the migrations not yet recorded, under an advisory lock (several processes may
 /// start at once), and makes `bw_his` a hypertable when TimescaleDB is available.
-/// Returns whether it is.
-async fn migrate(pool: &Pool) -> Result<bool, BackendError> {
+/// Returns where histories live.
+async fn migrate(pool: &Pool) -> Result<HisStorage, BackendError> {
     let mut client = pool.get().await.map_err(pool_error)?;
     let tx = client.transaction().await.map_err(db_error)?;
     tx.batch_execute(
@@ -790,21 +897,50 @@ async fn migrate(pool: &Pool) -> Result<bool, BackendError> {
         .await
         .map_err(db_error)?
         .is_some();
-    let mut timescale = false;
-    if available {
-        tx.batch_execute("CREATE EXTENSION IF NOT EXISTS timescaledb")
+    let preloaded: String = tx
+        .query_one("SELECT current_setting('shared_preload_libraries')", &[])
+        .await
+        .map_err(db_error)?
+        .try_get(0)
+        .map_err(db_error)?;
+    let storage = if !available {
+        HisStorage::Plain("TimescaleDB is not installed".to_owned())
+    } else if !preloaded.contains("timescaledb") {
+        // Installed but not loaded: CREATE EXTENSION would fail, so stay on a plain table
+        // and say how to enable it rather than refuse to start.
+        HisStorage::Plain(
+            "TimescaleDB is installed but not loaded; add it to shared_preload_libraries \
+             in postgresql.conf and restart PostgreSQL to use a hypertable"
+                .to_owned(),
+        )
+    } else {
+        tx.batch_execute("SAVEPOINT bw_timescale")
             .await
             .map_err(db_error)?;
-        tx.batch_execute(
-            "SELECT create_hypertable('bw_his', 'ts', if_not_exists => TRUE,
-                                      migrate_data => TRUE)",
-        )
-        .await
-        .map_err(db_error)?;
-        timescale = true;
-    }
+        let made = tx
+            .batch_execute(
+                "CREATE EXTENSION IF NOT EXISTS timescaledb;
+                 SELECT create_hypertable('bw_his', 'ts', if_not_exists => TRUE,
+                                          migrate_data => TRUE);",
+            )
+            .await;
+        match made {
+            Ok(()) => {
+                tx.batch_execute("RELEASE SAVEPOINT bw_timescale")
+                    .await
+                    .map_err(db_error)?;
+                HisStorage::Hypertable
+            }
+            Err(e) => {
+                tx.batch_execute("ROLLBACK TO SAVEPOINT bw_timescale")
+                    .await
+                    .map_err(db_error)?;
+                HisStorage::Plain(format!("TimescaleDB could not be used: {e}"))
+            }
+        }
+    };
     tx.commit().await.map_err(db_error)?;
-    Ok(timescale)
+    Ok(storage)
 }
 
 impl Remote for PostgresBackend {
@@ -852,11 +988,7 @@ impl Backend for PostgresBackend {
     }
 
     fn describe(&self) -> String {
-        if self.timescale {
-            "postgres (histories in a TimescaleDB hypertable)".to_owned()
-        } else {
-            "postgres (plain tables; TimescaleDB not installed)".to_owned()
-        }
+        format!("postgres (histories in {})", self.storage.describe())
     }
 
     fn subscribe(&self) -> broadcast::Receiver<Arc<ChangeEvent>> {
@@ -885,6 +1017,17 @@ impl Backend for PostgresBackend {
         limit: usize,
     ) -> BackendFuture<'a, Vec<HisSample>> {
         Box::pin(self.do_his_read(id, start, end, limit))
+    }
+
+    fn his_rollup<'a>(
+        &'a self,
+        id: &'a Ref,
+        start: &'a DateTime,
+        end: &'a DateTime,
+        rollup: Rollup,
+        limit: usize,
+    ) -> BackendFuture<'a, Vec<RollupBucket>> {
+        Box::pin(self.do_his_rollup(id, start, end, rollup, limit))
     }
 
     fn his_write<'a>(

@@ -130,6 +130,19 @@ pub trait HaystackApi {
         self.call("hisRead", &request::his_read(id, range)?).await
     }
 
+    /// `hisRead` folded into buckets (buildwire servers): `interval` a duration Number such
+    /// as `15min`, `fold` one of `avg`, `min`, `max`, `sum`, `count`, `first`, `last`.
+    async fn his_rollup(
+        &self,
+        id: &Ref,
+        range: &str,
+        interval: Value,
+        fold: &str,
+    ) -> Result<Grid, ClientError> {
+        self.call("hisRead", &request::his_rollup(id, range, interval, fold)?)
+            .await
+    }
+
     /// `hisWrite` of timestamped values to one point.
     async fn his_write(
         &self,

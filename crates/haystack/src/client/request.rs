@@ -147,6 +147,18 @@ pub fn his_read(id: &Ref, range: &str) -> Result<Grid, GridError> {
     ])
 }
 
+/// `hisRead` of one point over `range` folded into buckets of `interval` (a Number with a
+/// duration unit, e.g. `15min`) with `fold` (`avg`, `min`, `max`, `sum`, `count`, `first`,
+/// `last`): buildwire's rollup extension of `hisRead`.
+pub fn his_rollup(id: &Ref, range: &str, interval: Value, fold: &str) -> Result<Grid, GridError> {
+    one_row(&[
+        ("id", Value::Ref(id.clone())),
+        ("range", Value::Str(range.to_owned())),
+        ("interval", interval),
+        ("fold", Value::Str(fold.to_owned())),
+    ])
+}
+
 /// `hisWrite` of timestamped values to one point.
 pub fn his_write(id: &Ref, samples: &[(DateTime, Value)]) -> Result<Grid, GridError> {
     let mut grid = Grid::with_column_names(["ts", "val"])?;

@@ -26,6 +26,7 @@ use crate::store::{
 use crate::value::{DateTime, Dict, Grid, Number, Ref, Value};
 
 use super::point_write::{PriorityArray, PriorityEntry};
+use super::rollup::{MAX_ROLLUP_SAMPLES, Rollup, RollupBucket, fold_samples};
 
 /// A backend call in progress.
 pub type BackendFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, BackendError>> + Send + 'a>>;
@@ -45,6 +46,9 @@ pub enum BackendError {
     /// A shared watch request was refused.
     #[error(transparent)]
     Watch(#[from] super::watch::WatchError),
+    /// The request asks for more work than this backend does in one call.
+    #[error("{0}")]
+    TooLarge(String),
 }
 
 /// Prefix of the ids of watches kept in a shared store (the local ones are `w-N`).
@@ -187,6 +191,30 @@ pub trait Backend: Send + Sync {
         end: &'a DateTime,
         limit: usize,
     ) -> BackendFuture<'a, Vec<HisSample>>;
+    /// Folds the samples of a historized point in `[start, end)` into buckets of the rollup
+    /// that start at `start`, oldest first, at most `limit` buckets (see
+    /// [`super::rollup`] for the rules). The default reads the samples and folds them here;
+    /// PostgreSQL folds in SQL.
+    fn his_rollup<'a>(
+        &'a self,
+        id: &'a Ref,
+        start: &'a DateTime,
+        end: &'a DateTime,
+        rollup: Rollup,
+        limit: usize,
+    ) -> BackendFuture<'a, Vec<RollupBucket>> {
+        Box::pin(async move {
+            let samples = self
+                .his_read(id, start, end, MAX_ROLLUP_SAMPLES.saturating_add(1))
+                .await?;
+            if samples.len() > MAX_ROLLUP_SAMPLES {
+                return Err(BackendError::TooLarge(format!(
+                    "a rollup folds at most {MAX_ROLLUP_SAMPLES} samples here; ask for a shorter range"
+                )));
+            }
+            Ok(fold_samples(&samples, start, &rollup, limit))
+        })
+    }
     /// Writes samples to a historized point.
     fn his_write<'a>(
         &'a self,

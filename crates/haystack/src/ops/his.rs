@@ -14,6 +14,7 @@ use crate::value::{Column, Date, DateTime, Dict, Grid, Ref, Value};
 
 use super::OpError;
 use super::engine::{CallContext, Engine, ref_of};
+use super::rollup::Rollup;
 use super::time::{add_days, datetime_at, local_midnight};
 
 /// A `hisRead` range.
@@ -187,17 +188,25 @@ impl Engine {
         self.entity(id, "his").await
     }
 
-    /// Samples of one point in the range, in the point's zone; whether more were cut.
+    /// Samples of one point in the range (or, with a rollup, its buckets stamped with their
+    /// start), in the point's zone; whether more were cut.
     async fn his_samples(
         &self,
         id: &Ref,
         range: &HisRange,
+        rollup: Option<Rollup>,
         now_ms: i64,
     ) -> Result<(String, DateTime, DateTime, Vec<HisSample>, bool), OpError> {
         let point = self.his_point(id).await?;
         let tz = point_tz(&point, &self.info.tz);
         let (start, end) = range.resolve(&tz, now_ms)?;
         let max = self.limits.max_his_rows;
+        if let Some(rollup) = rollup {
+            let samples = self
+                .his_rollup(id, &point, &tz, &start, &end, rollup)
+                .await?;
+            return Ok((tz, start, end, samples, false));
+        }
         let mut samples = self
             .backend
             .his_read(id, &start, &end, max.saturating_add(1))
@@ -210,6 +219,57 @@ impl Engine {
             }
         }
         Ok((tz, start, end, samples, cut))
+    }
+
+    /// The buckets of a rollup as samples stamped with the bucket's start in `tz`.
+    async fn his_rollup(
+        &self,
+        id: &Ref,
+        point: &Dict,
+        tz: &str,
+        start: &DateTime,
+        end: &DateTime,
+        rollup: Rollup,
+    ) -> Result<Vec<HisSample>, OpError> {
+        let max = self.limits.max_his_rows;
+        let buckets = rollup.bucket_count(start, end);
+        if usize::try_from(buckets).map_or(true, |n| n > max) {
+            return Err(OpError::new(format!(
+                "hisRead: {buckets} buckets of this interval fit the range, at most {max} are \
+                 returned; ask for a longer interval or a shorter range"
+            )));
+        }
+        let kind = match point.get("kind") {
+            Some(Value::Str(kind)) => kind.as_str(),
+            _ => "",
+        };
+        if rollup.fold.is_numeric() && !matches!(kind, "" | "Number" | "Bool") {
+            return Err(OpError::new(format!(
+                "hisRead: fold `{}` needs a Number or Bool point, and @{} is a {kind} point; \
+                 use count, first or last",
+                rollup.fold.name(),
+                id.id
+            )));
+        }
+        let unit = match point.get("unit") {
+            Some(Value::Str(unit)) if rollup.fold.is_numeric() => Some(unit.clone()),
+            _ => None,
+        };
+        let buckets = self.backend.his_rollup(id, start, end, rollup, max).await?;
+        let mut out = Vec::with_capacity(buckets.len());
+        for bucket in buckets {
+            let ts = datetime_at(bucket.start_us.div_euclid(1000), tz)
+                .ok_or_else(|| OpError::new("hisRead: a bucket lies outside years 0..=9999"))?;
+            let value = match (bucket.value, &unit) {
+                (Value::Number(mut n), Some(unit)) => {
+                    n.unit = Some(unit.clone());
+                    Value::Number(n)
+                }
+                (value, _) => value,
+            };
+            out.push(HisSample { ts, value });
+        }
+        Ok(out)
     }
 
     pub(super) async fn his_read(
@@ -237,12 +297,24 @@ impl Engine {
                 .ok_or_else(|| OpError::new("hisRead: no `range`"))?;
             points.push((id, parse_range(range)?));
         }
+        // A buildwire extension: `interval` and `fold` (in the grid meta, or in the first
+        // row) fold every point's range into buckets; see `super::rollup`.
+        let param = |name: &str| request.meta.get(name).or_else(|| request.get(0, name));
+        let rollup = Rollup::parse(param("interval"), param("fold"))?;
+        let rollup_meta = |meta: &mut Dict| {
+            if let (Some(rollup), Some(interval)) = (rollup, param("interval")) {
+                let _ = meta.insert("hisRollup", Value::Str(rollup.fold.name().to_owned()));
+                let _ = meta.insert("hisInterval", interval.clone());
+            }
+        };
         if let [(id, range)] = points.as_slice() {
-            let (_, start, end, samples, cut) = self.his_samples(id, range, ctx.now_ms).await?;
+            let (_, start, end, samples, cut) =
+                self.his_samples(id, range, rollup, ctx.now_ms).await?;
             let mut meta = Dict::new();
             let _ = meta.insert("id", Value::Ref(id.clone()));
             let _ = meta.insert("hisStart", Value::from(start));
             let _ = meta.insert("hisEnd", Value::from(end));
+            rollup_meta(&mut meta);
             if cut {
                 let _ = meta.insert("incomplete", incomplete(self.limits.max_his_rows));
             }
@@ -264,10 +336,12 @@ impl Engine {
         let mut meta = Dict::new();
         let width = points.len();
         for (n, (id, range)) in points.iter().enumerate() {
-            let (_, start, end, samples, cut) = self.his_samples(id, range, ctx.now_ms).await?;
+            let (_, start, end, samples, cut) =
+                self.his_samples(id, range, rollup, ctx.now_ms).await?;
             if n == 0 {
                 let _ = meta.insert("hisStart", Value::from(start));
                 let _ = meta.insert("hisEnd", Value::from(end));
+                rollup_meta(&mut meta);
             }
             if cut {
                 let _ = meta.insert("incomplete", incomplete(self.limits.max_his_rows));
@@ -549,6 +623,66 @@ mod tests {
             Role::Viewer,
             Op::HisRead,
             "ver:\"3.0\"\nid,range\n@x,\"today\"\n"
+        )));
+    }
+
+    #[test]
+    fn his_read_rolls_up_with_interval_and_fold() {
+        let e = engine();
+        let write = "ver:\"3.0\" id:@t\nts,val\n\
+            2024-07-01T09:00:00-04:00 New_York,70°F\n\
+            2024-07-01T09:30:00-04:00 New_York,74°F\n\
+            2024-07-01T11:15:00-04:00 New_York,80°F\n";
+        assert!(!is_error_grid(&call(
+            &e,
+            Role::Operator,
+            Op::HisWrite,
+            write
+        )));
+        let read = |fold: &str| {
+            call(
+                &e,
+                Role::Viewer,
+                Op::HisRead,
+                &format!(
+                    "ver:\"3.0\" interval:1h fold:\"{fold}\"\nid,range\n\
+                     @t,\"2024-07-01T09:00:00-04:00 New_York,2024-07-01T12:00:00-04:00 New_York\"\n"
+                ),
+            )
+        };
+        let g = read("avg");
+        assert!(!is_error_grid(&g), "{g:?}");
+        assert_eq!(g.meta.get("hisRollup"), Some(&Value::Str("avg".into())));
+        assert_eq!(g.row_count(), 2);
+        assert_eq!(
+            text(g.get(0, "ts").unwrap()),
+            "2024-07-01T09:00:00-04:00 New_York"
+        );
+        assert_eq!(g.get(0, "val"), Some(&Value::number_with_unit(72.0, "°F")));
+        assert_eq!(
+            text(g.get(1, "ts").unwrap()),
+            "2024-07-01T11:00:00-04:00 New_York"
+        );
+        let g = read("count");
+        assert_eq!(g.get(0, "val"), Some(&Value::number(2.0)));
+        let g = read("last");
+        assert_eq!(g.get(0, "val"), Some(&Value::number_with_unit(74.0, "°F")));
+        // A day in 1-second buckets is more rows than max_his_rows (3).
+        let g = call(
+            &e,
+            Role::Viewer,
+            Op::HisRead,
+            "ver:\"3.0\" interval:1s fold:\"avg\"\nid,range\n@t,\"2024-07-01\"\n",
+        );
+        assert!(is_error_grid(&g));
+        assert!(format!("{g:?}").contains("longer interval"));
+        // Numeric folds refuse a Str point; a fold without an interval is refused.
+        assert!(is_error_grid(&read("median")));
+        assert!(is_error_grid(&call(
+            &e,
+            Role::Viewer,
+            Op::HisRead,
+            "ver:\"3.0\" fold:\"avg\"\nid,range\n@t,\"2024-07-01\"\n"
         )));
     }
 }

@@ -157,6 +157,8 @@ pub struct TempPostgres {
     dir: PathBuf,
     port: u16,
     run_as: Option<String>,
+    /// Extra server settings (`-c name=value ...`).
+    settings: String,
 }
 
 fn pg_bin(name: &str) -> String {
@@ -193,6 +195,20 @@ fn user_ids(user: &str) -> (u32, u32) {
 impl TempPostgres {
     /// Creates a cluster and starts it.
     pub fn start() -> TempPostgres {
+        Self::start_with("")
+    }
+
+    /// The shared library directory of the PostgreSQL binaries (`.../lib` beside `bin`).
+    pub fn lib_dir() -> PathBuf {
+        Path::new(&pg_bin("initdb"))
+            .parent()
+            .and_then(Path::parent)
+            .map(|p| p.join("lib"))
+            .unwrap_or_default()
+    }
+
+    /// Creates a cluster and starts it with extra settings (`-c name=value ...`).
+    pub fn start_with(settings: &str) -> TempPostgres {
         assert!(
             Path::new(&pg_bin("initdb")).exists(),
             "{} not found: install PostgreSQL 15 with `make system-deps` (Debian package postgresql)",
@@ -208,6 +224,7 @@ impl TempPostgres {
             dir,
             port: free_port(),
             run_as,
+            settings: settings.to_owned(),
         };
         let data = pg.data_dir();
         let out = pg.run(
@@ -256,9 +273,10 @@ impl TempPostgres {
     /// Starts the postmaster (again) and waits until it accepts connections.
     pub fn start_server(&self) {
         let options = format!(
-            "-p {} -k {} -c listen_addresses=127.0.0.1 -c max_connections=200 -c fsync=on",
+            "-p {} -k {} -c listen_addresses=127.0.0.1 -c max_connections=200 -c fsync=on {}",
             self.port,
-            self.dir.to_string_lossy()
+            self.dir.to_string_lossy(),
+            self.settings
         );
         let out = self.run(
             &pg_bin("pg_ctl"),
