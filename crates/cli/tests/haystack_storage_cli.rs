@@ -332,12 +332,14 @@ fn import_into_memory_is_refused_with_advice() {
 #[test]
 fn his_benchmark_smoke() {
     let redis = TempRedis::start();
+    let pg = TempPostgres::start();
+    let db = pg.create_database("his");
     let out = Command::new(env!("CARGO_BIN_EXE_buildwire"))
         .args([
             "bench", "haystack", "his", "--points", "3", "--days", "2", "--json",
         ])
         .args(["--connections", "2", "--backend"])
-        .arg(format!("memory,{}", redis.url()))
+        .arg(format!("memory,{},{db}", redis.url()))
         .output()
         .unwrap();
     assert!(
@@ -347,11 +349,13 @@ fn his_benchmark_smoke() {
     );
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let results = report["results"].as_array().unwrap();
-    assert_eq!(results.len(), 2);
+    assert_eq!(results.len(), 3);
     for result in results {
         assert_eq!(result["write"]["errors"], 0);
         assert_eq!(result["read"]["errors"], 0);
         assert_eq!(result["read"]["samples"], 3 * 2 * 96);
+        assert_eq!(result["rollup"]["errors"], 0);
+        assert_eq!(result["rollup"]["samples"], 3 * 2 * 96);
     }
 }
 

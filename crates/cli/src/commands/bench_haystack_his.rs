@@ -50,7 +50,9 @@ pub struct HaystackHisArgs {
 
 pub const AFTER_HELP: &str = "Writes then reads every point's samples through the HTTP API \
     (Zinc), one server process per backend, and checks every answer: each write must be \
-    acknowledged, each read must return the point's samples with their values.\n\n\
+    acknowledged, each read must return the point's samples with their values, and each \
+    point's range folded into daily means (`hisRead` with interval 1day and fold avg; \
+    PostgreSQL folds in SQL, with time_bucket on TimescaleDB) must give every day's mean.\n\n\
     Examples:\n  buildwire bench haystack his --days 30\n  \
     buildwire bench haystack his --backend memory,redis://127.0.0.1:6379,\\\n      \
     postgres://postgres@127.0.0.1:5432/bench --json";
@@ -114,7 +116,7 @@ async fn run_backend(
     url: &str,
     args: &HaystackHisArgs,
     progress: &crate::progress::ProgressLine,
-) -> Result<(PhaseResult, PhaseResult), String> {
+) -> Result<(PhaseResult, PhaseResult, PhaseResult), String> {
     let per_point = args.days * 1440 / args.interval_minutes.max(1);
     let per_batch = (args.batch_days * 1440 / args.interval_minutes.max(1)).max(1);
     let connections = args.connections.max(1);
@@ -190,7 +192,7 @@ async fn run_backend(
     );
     let started = Instant::now();
     let mut tasks = Vec::new();
-    for (c, client) in clients.into_iter().enumerate() {
+    for (c, client) in clients.iter().cloned().enumerate() {
         let range = range.clone();
         tasks.push(tokio::spawn(async move {
             let (mut samples, mut errors) = (0u64, 0u64);
@@ -226,7 +228,54 @@ async fn run_backend(
         seconds: started.elapsed().as_secs_f64(),
         errors,
     };
-    Ok((write, read))
+    // Rollups: every point's range folded into daily means (`hisRead` with `interval` 1day
+    // and `fold` avg), each mean checked: day d holds samples d*n .. d*n+n-1 of value
+    // k + p/1000, so its mean is d*n + (n-1)/2 + p/1000.
+    let per_day = (1440 / interval.max(1)).max(1);
+    let started = Instant::now();
+    let mut tasks = Vec::new();
+    for (c, client) in clients.into_iter().enumerate() {
+        let range = range.clone();
+        tasks.push(tokio::spawn(async move {
+            let (mut samples, mut errors) = (0u64, 0u64);
+            for p in (c..points).step_by(connections) {
+                let id = Ref::new(format!("his-{p}"));
+                let every = Value::number_with_unit(1.0, "day");
+                match client.his_rollup(&id, &range, every, "avg").await {
+                    Ok(grid) => {
+                        let days = (per_point / per_day) as usize;
+                        let right = grid.row_count() == days
+                            && (0..days).all(|d| {
+                                let want = (d as f64) * f64::from(per_day)
+                                    + f64::from(per_day - 1) / 2.0
+                                    + p as f64 / 1000.0;
+                                matches!(grid.get(d, "val"),
+                                    Some(Value::Number(n)) if (n.value - want).abs() < 1e-6)
+                            });
+                        if right {
+                            samples += u64::from(per_point);
+                        } else {
+                            errors += 1;
+                        }
+                    }
+                    Err(_) => errors += 1,
+                }
+            }
+            (samples, errors)
+        }));
+    }
+    let (mut samples, mut errors) = (0, 0);
+    for task in tasks {
+        let (s, e) = task.await.map_err(|e| e.to_string())?;
+        samples += s;
+        errors += e;
+    }
+    let rollup = PhaseResult {
+        samples,
+        seconds: started.elapsed().as_secs_f64(),
+        errors,
+    };
+    Ok((write, read, rollup))
 }
 
 /// `buildwire bench haystack his`.
@@ -267,17 +316,21 @@ pub fn run(args: HaystackHisArgs) -> CommandResult {
         "write errors",
         "hisRead samples/s",
         "read errors",
+        "daily-avg rollup samples/s",
+        "rollup errors",
     ]);
     let mut results = Vec::new();
     for (backend, outcome) in &rows {
         match outcome {
-            Ok((write, read)) => {
+            Ok((write, read, rollup)) => {
                 table.add_row([
                     backend.clone(),
                     format!("{:.0}", write.rate()),
                     write.errors.to_string(),
                     format!("{:.0}", read.rate()),
                     read.errors.to_string(),
+                    format!("{:.0}", rollup.rate()),
+                    rollup.errors.to_string(),
                 ]);
                 results.push(serde_json::json!({
                     "backend": backend,
@@ -285,12 +338,17 @@ pub fn run(args: HaystackHisArgs) -> CommandResult {
                               "samples_per_s": write.rate(), "errors": write.errors},
                     "read": {"samples": read.samples, "seconds": read.seconds,
                              "samples_per_s": read.rate(), "errors": read.errors},
+                    "rollup": {"fold": "avg", "interval": "1day", "samples": rollup.samples,
+                               "seconds": rollup.seconds, "samples_per_s": rollup.rate(),
+                               "errors": rollup.errors},
                 }));
             }
             Err(e) => {
                 table.add_row([
                     backend.clone(),
                     format!("error: {e}"),
+                    String::new(),
+                    String::new(),
                     String::new(),
                     String::new(),
                     String::new(),
@@ -309,7 +367,7 @@ pub fn run(args: HaystackHisArgs) -> CommandResult {
         "results": results,
     });
     let failed = rows.iter().any(|(_, o)| match o {
-        Ok((w, r)) => w.errors + r.errors > 0,
+        Ok((w, r, u)) => w.errors + r.errors + u.errors > 0,
         Err(_) => true,
     });
     super::bench::print_table_and_report(&table.to_string(), &report, args.json)?;
