@@ -11,7 +11,7 @@ BIN := $(TARGET_DIR)/release/buildwire
 # Debian packages the tests need, installed with apt-get only when missing: iproute2 for the
 # network-namespace tests, redis-server and postgresql for the Haystack storage backends
 # (the tests start their own throw-away servers on 127.0.0.1).
-DEBIAN_PACKAGES := iproute2 redis-server postgresql
+DEBIAN_PACKAGES := iproute2 redis-server postgresql fonts-dejavu-core
 # The Haystack server test suites that run again on each storage backend (memory is the
 # default run); BUILDWIRE_TEST_BACKEND makes their servers use a fresh Redis key space or
 # PostgreSQL database.

@@ -110,7 +110,7 @@ const MIX: [&str; 5] = [
 fn bip_scenario_reports_the_published_shape() {
     let dir = std::env::temp_dir().join(format!("bw-bench-bacnet-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
-    let (plot, flame) = (dir.join("bip.svg"), dir.join("bip-flame.svg"));
+    let (plot, flame) = (dir.join("bip.png"), dir.join("bip-flame.svg"));
     let report = run_with(
         "bip",
         &[
@@ -124,12 +124,14 @@ fn bip_scenario_reports_the_published_shape() {
     ops.push("subscribeCOV");
     check(&report, "bip", &ops);
     assert_eq!(report["error_threshold"], 0.005);
-    // The chart and the flame graph: SVG, the flame graph with the server's frames in it.
-    let chart = std::fs::read_to_string(&plot).expect("the --plot SVG was written");
-    assert!(
-        chart.starts_with("<svg"),
-        "{}",
-        &chart[..chart.len().min(200)]
+    // The chart (PNG: its signature and a 1400x540 header) and the flame graph (SVG, with
+    // the server's frames in it).
+    let chart = std::fs::read(&plot).expect("the --plot PNG was written");
+    assert!(chart.starts_with(b"\x89PNG\r\n\x1a\n"), "not a PNG");
+    assert_eq!(
+        chart.get(16..24),
+        Some(&[0, 0, 5, 120, 0, 0, 2, 28][..]),
+        "1400 x 540"
     );
     let flames = std::fs::read_to_string(&flame).expect("the --profile SVG was written");
     assert!(flames.contains("<svg"));

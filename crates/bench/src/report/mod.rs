@@ -7,7 +7,7 @@ mod profile;
 mod table;
 
 pub use machine::MachineInfo;
-pub use plot::{PlotError, write_latency_cdf_svg, write_throughput_and_cdf_svg};
+pub use plot::{PlotError, write_latency_cdf, write_throughput_and_cdf};
 pub use profile::{CpuProfile, ProfileError};
 pub use table::render_table;
 

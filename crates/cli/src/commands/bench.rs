@@ -6,7 +6,7 @@ use std::time::Duration;
 use buildwire_bench::haystack::decode;
 use buildwire_bench::limit::{self, LimitConfig, LimitOutcome, Phase};
 use buildwire_bench::placement::Placement;
-use buildwire_bench::report::{MachineInfo, Report, render_table, write_latency_cdf_svg};
+use buildwire_bench::report::{MachineInfo, Report, render_table, write_latency_cdf};
 use clap::{Args, Subcommand};
 
 use super::CommandResult;
@@ -119,7 +119,7 @@ pub struct LimitArgs {
     /// Print the report as JSON on stdout (the table goes to stderr).
     #[arg(long)]
     json: bool,
-    /// Draw the latency CDF to this SVG file.
+    /// Draw the latency CDF to this file (.png or .svg).
     #[arg(long, value_name = "FILE.svg")]
     plot: Option<PathBuf>,
 }
@@ -305,7 +305,7 @@ fn run_limit(name: &str, args: LimitArgs, runner: LimitRunner) -> CommandResult 
     progress.finish();
     let outcome = outcome?;
     if let Some(path) = &args.plot {
-        write_latency_cdf_svg(path, name, &[(name, &outcome.histogram)])?;
+        write_latency_cdf(path, name, &[(name, &outcome.histogram)])?;
         eprintln!("latency CDF written to {}", path.display());
     }
     let report = Report {

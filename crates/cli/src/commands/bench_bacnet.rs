@@ -11,7 +11,7 @@ use buildwire_bench::bacnet::{
 };
 use buildwire_bench::limit::Phase;
 use buildwire_bench::netns::{End, NetnsLab, broadcast_24};
-use buildwire_bench::report::{CpuProfile, MachineInfo, write_throughput_and_cdf_svg};
+use buildwire_bench::report::{CpuProfile, MachineInfo, write_throughput_and_cdf};
 use clap::{Args, Subcommand};
 use comfy_table::{Cell, CellAlignment, Table, presets::UTF8_FULL_CONDENSED};
 use serde_json::json;
@@ -115,7 +115,7 @@ const AFTER_HELP: &str = "Every answer is checked (object, property, datatype, t
     when the error rate is above the published threshold (0.5 %, 1 % for the router).\n\n\
     Examples:\n  buildwire bench bacnet bip\n  \
     buildwire bench bacnet router --sustain 10 --json > router.json\n  \
-    buildwire bench bacnet bip --pools 4 --plot bip.svg\n  \
+    buildwire bench bacnet bip --pools 4 --plot bip.png\n  \
     buildwire bench bacnet bip --sustain 10 --profile bip-flame.svg\n  \
     buildwire bench bacnet bip --max --sustain 5\n  \
     buildwire bench bacnet bip --target 127.0.0.1:47808   (any device with the stress objects)";
@@ -185,7 +185,7 @@ pub struct BacnetBenchArgs {
     /// Print the report as JSON on stdout (the table goes to stderr).
     #[arg(long)]
     json: bool,
-    /// Draw throughput over time and the latency CDF to this SVG file.
+    /// Draw throughput over time and the latency CDF to this file (.png or .svg).
     #[arg(long, value_name = "FILE.svg")]
     plot: Option<PathBuf>,
     /// Write a CPU flame graph (SVG) of this process (the in-process server and the
@@ -688,15 +688,18 @@ pub(super) fn scenario_start(
     plot: Option<&PathBuf>,
     json: bool,
 ) -> Result<(tokio::runtime::Runtime, ProgressLine, MachineInfo), Box<dyn std::error::Error>> {
-    if let Some(plot) = plot
-        && plot.extension().and_then(|e| e.to_str()) != Some("svg")
-    {
-        return Err(format!(
-            "--plot {}: only SVG is drawn (no fonts are needed for text in SVG); \
-                 give a name ending in .svg and convert it if you need a PNG",
-            plot.display()
-        )
-        .into());
+    if let Some(plot) = plot {
+        let ext = plot
+            .extension()
+            .and_then(|e| e.to_str())
+            .map(str::to_ascii_lowercase);
+        if !matches!(ext.as_deref(), Some("png" | "svg")) {
+            return Err(format!(
+                "--plot {}: the chart format comes from the file name; end it in .png or .svg",
+                plot.display()
+            )
+            .into());
+        }
     }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -758,7 +761,7 @@ fn run(scenario: Scenario, args: &BacnetBenchArgs) -> CommandResult {
         }
     }
     if let Some(path) = &args.plot {
-        write_throughput_and_cdf_svg(
+        write_throughput_and_cdf(
             path,
             &format!("bacnet {}", scenario.name()),
             &[(

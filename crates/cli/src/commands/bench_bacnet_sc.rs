@@ -13,7 +13,7 @@ use buildwire_bench::bacnet::sc::{
     write_certificates,
 };
 use buildwire_bench::netns::{End, NetnsLab};
-use buildwire_bench::report::{MachineInfo, write_throughput_and_cdf_svg};
+use buildwire_bench::report::{MachineInfo, write_throughput_and_cdf};
 use clap::{Args, ValueEnum};
 use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
 use serde_json::json;
@@ -116,7 +116,7 @@ pub struct ScBenchArgs {
     /// Print the report as JSON on stdout (the table goes to stderr).
     #[arg(long)]
     json: bool,
-    /// Draw throughput over time and the latency CDF to this SVG file.
+    /// Draw throughput over time and the latency CDF to this file (.png or .svg).
     #[arg(long, value_name = "FILE.svg")]
     plot: Option<PathBuf>,
 }
@@ -477,7 +477,7 @@ pub fn run(args: &ScBenchArgs) -> CommandResult {
         if let Some((peer, Ok(o))) = &theirs {
             series.push((peer.name(), o.throughput_timeline.as_slice(), &o.histogram));
         }
-        write_throughput_and_cdf_svg(path, "bacnet sc", &series)?;
+        write_throughput_and_cdf(path, "bacnet sc", &series)?;
         eprintln!("throughput and latency CDF written to {}", path.display());
     }
     let mut text = render(&outcome, &machine);
