@@ -319,3 +319,61 @@ fn sc_scenario_runs_across_network_namespaces() {
     let server = report["server"].as_str().unwrap_or_default();
     assert!(server.contains("network namespaces"), "{server}");
 }
+
+#[test]
+fn sc_scenario_draws_a_chart_and_a_flame_graph() {
+    let dir = std::env::temp_dir().join(format!("bw-bench-sc-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let (plot, flame) = (dir.join("sc.png"), dir.join("sc-flame.svg"));
+    let report = run_sc(&[
+        "--no-tls",
+        "--plot",
+        plot.to_str().unwrap_or_default(),
+        "--profile",
+        flame.to_str().unwrap_or_default(),
+    ]);
+    check_sc(&report, false);
+    let chart = std::fs::read(&plot).expect("the --plot PNG was written");
+    assert!(chart.starts_with(b"\x89PNG\r\n\x1a\n"), "not a PNG");
+    let flames = std::fs::read_to_string(&flame).expect("the --profile SVG was written");
+    assert!(
+        flames.contains("buildwire_bacnet"),
+        "no BACnet frames in the flame graph"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `--target-hub`: the load aimed at a hub this test started on its own (buildwire's hub as
+/// a separate process, plaintext), with the echo nodes in the benchmark's process.
+#[test]
+fn sc_scenario_runs_against_a_hub_given_by_address() {
+    use std::io::{BufRead, BufReader};
+    use std::process::{Command, Stdio};
+    let mut hub = Command::new(env!("CARGO_BIN_EXE_buildwire"))
+        .args(["bench", "bacnet", "sc-process", "hub"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("start the hub");
+    let mut line = String::new();
+    let stdout = hub.stdout.take().expect("hub stdout");
+    BufReader::new(stdout)
+        .read_line(&mut line)
+        .expect("the hub's ready line");
+    let port = line
+        .trim()
+        .strip_prefix("ready ")
+        .and_then(|p| p.parse::<u16>().ok())
+        .unwrap_or_else(|| panic!("hub said {line:?}"));
+    let uri = format!("ws://127.0.0.1:{port}");
+    let report = run_sc(&["--no-tls", "--target-hub", &uri]);
+    drop(hub.stdin.take());
+    let _ = hub.wait();
+    assert_eq!(report["hub"], uri.as_str(), "{report}");
+    let sustained = &report["sustained"];
+    assert_eq!(sustained["total_errors"], 0, "{sustained}");
+    for op in ["unicast", "broadcast"] {
+        let answered = number(&report, &["sustained", "operations", op, "answered"]);
+        assert!(answered > 0.0, "{op} was never echoed: {sustained}");
+    }
+}

@@ -13,7 +13,7 @@ use buildwire_bench::bacnet::sc::{
     write_certificates,
 };
 use buildwire_bench::netns::{End, NetnsLab};
-use buildwire_bench::report::{MachineInfo, write_throughput_and_cdf};
+use buildwire_bench::report::{CpuProfile, MachineInfo, write_throughput_and_cdf};
 use clap::{Args, ValueEnum};
 use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
 use serde_json::json;
@@ -117,8 +117,13 @@ pub struct ScBenchArgs {
     #[arg(long)]
     json: bool,
     /// Draw throughput over time and the latency CDF to this file (.png or .svg).
-    #[arg(long, value_name = "FILE.svg")]
+    #[arg(long, value_name = "FILE.png")]
     plot: Option<PathBuf>,
+    /// Write a CPU flame graph (SVG) of this process while buildwire's load runs: the hub,
+    /// the echo nodes and the clients when all run in-process (the default), only the
+    /// clients with --processes, --netns or --target-hub.
+    #[arg(long, value_name = "FILE.svg")]
+    profile: Option<PathBuf>,
 }
 
 /// The role of a hidden `sc-process`.
@@ -446,8 +451,19 @@ pub fn run(args: &ScBenchArgs) -> CommandResult {
     } else {
         None
     };
+    let profile = match &args.profile {
+        Some(_) => Some(CpuProfile::start()?),
+        None => None,
+    };
     let outcome = run_once(&runtime, &config, ours.as_ref(), "buildwire", &progress);
     drop(ours);
+    if let (Some(profile), Some(path)) = (profile, &args.profile) {
+        let samples = profile.write_flame_graph(path)?;
+        eprintln!(
+            "CPU flame graph ({samples} samples) written to {}",
+            path.display()
+        );
+    }
     let outcome = match outcome {
         Ok(outcome) => outcome,
         Err(error) => {
