@@ -377,3 +377,31 @@ fn sc_scenario_runs_against_a_hub_given_by_address() {
         assert!(answered > 0.0, "{op} was never echoed: {sustained}");
     }
 }
+
+/// `sc --max`: the curve has at least two steps, workers doubling, every echo checked.
+#[test]
+fn sc_scenario_max_prints_the_curve() {
+    let report = run_buildwire(&[
+        "bench",
+        "bacnet",
+        "sc",
+        "--max",
+        "--no-tls",
+        "--warmup",
+        "0.2",
+        "--sustain",
+        "1",
+        "--unicast",
+        "1",
+        "--broadcast",
+        "1",
+    ]);
+    assert_eq!(report["benchmark"], "bacnet sc --max");
+    let curve = report["curve"].as_array().expect("a curve");
+    assert!(curve.len() >= 2, "{report}");
+    for (i, step) in curve.iter().enumerate() {
+        assert_eq!(step["config"]["unicast"], 1 << i, "{step}");
+        assert_eq!(step["sustained"]["total_errors"], 0, "{step}");
+        assert!(number(step, &["sustained", "confirmed_answered"]) > 0.0);
+    }
+}

@@ -119,6 +119,10 @@ pub struct ScBenchArgs {
     /// Draw throughput over time and the latency CDF to this file (.png or .svg).
     #[arg(long, value_name = "FILE.png")]
     plot: Option<PathBuf>,
+    /// Raise the number of workers step by step (the unicast and broadcast counts times 1, 2,
+    /// 4, ...) until throughput rises less than 5 %, and print the curve.
+    #[arg(long, conflicts_with = "peer")]
+    max: bool,
     /// Write a CPU flame graph (SVG) of this process while buildwire's load runs: the hub,
     /// the echo nodes and the clients when all run in-process (the default), only the
     /// clients with --processes, --netns or --target-hub.
@@ -392,6 +396,84 @@ fn run_once(
     Ok(outcome)
 }
 
+/// `--max`: the same run with the workers doubled each step until throughput rises less than
+/// 5 % (or 64 times the workers asked for).
+fn run_max(
+    runtime: &tokio::runtime::Runtime,
+    config: &ScRunConfig,
+    processes: Option<&ScProcesses>,
+    progress: &ProgressLine,
+    machine: &MachineInfo,
+    json: bool,
+) -> CommandResult {
+    let mut curve: Vec<ScOutcome> = Vec::new();
+    let mut factor = 1;
+    loop {
+        let mut step = config.clone();
+        step.unicast = config.unicast * factor;
+        step.broadcast = config.broadcast * factor;
+        let label = format!("buildwire x{factor}");
+        let outcome = run_once(runtime, &step, processes, &label, progress)?;
+        let rising = curve.last().is_none_or(|prev| {
+            outcome.sustained.throughput_rps > prev.sustained.throughput_rps * 1.05
+        });
+        curve.push(outcome);
+        if !rising || factor >= 64 {
+            break;
+        }
+        factor *= 2;
+    }
+    progress.finish();
+    let mut table = Table::new();
+    table.load_preset(UTF8_FULL_CONDENSED).set_header(vec![
+        "unicast",
+        "broadcast",
+        "rounds/s",
+        "echoes checked/s",
+        "p50 ms",
+        "p99 ms",
+        "errors",
+    ]);
+    for o in &curve {
+        let s = &o.sustained;
+        table.add_row(vec![
+            right(o.config.unicast.to_string()),
+            right(o.config.broadcast.to_string()),
+            right(format!("{:.0}", s.throughput_rps)),
+            right(format!(
+                "{:.0}",
+                s.confirmed_answered as f64 / s.duration_s.max(f64::EPSILON)
+            )),
+            right(format!("{:.3}", s.latency_ms.p50)),
+            right(format!("{:.3}", s.latency_ms.p99)),
+            right(s.total_errors.to_string()),
+        ]);
+    }
+    let best = curve.iter().max_by(|a, b| {
+        a.sustained
+            .throughput_rps
+            .total_cmp(&b.sustained.throughput_rps)
+    });
+    let text = format!(
+        "bacnet sc --max: throughput by workers (stops when it rises less than 5 %)\n\
+         machine: {}\n{table}\nbest: {}\n",
+        machine.one_line(),
+        best.map_or_else(
+            || "-".to_owned(),
+            |b| format!(
+                "{:.0} rounds/s with {} unicast and {} broadcast workers",
+                b.sustained.throughput_rps, b.config.unicast, b.config.broadcast
+            )
+        )
+    );
+    let report = json!({
+        "benchmark": "bacnet sc --max",
+        "machine": machine,
+        "curve": curve,
+    });
+    super::bench::print_table_and_report(&text, &report, json)
+}
+
 /// `main` restores the default SIGPIPE so that `buildwire ... | head` ends quietly; but a
 /// write to a WebSocket whose peer just closed (a node disconnecting at the end of a phase)
 /// raises SIGPIPE too, and must be an error on that connection, not the end of the run.
@@ -451,6 +533,16 @@ pub fn run(args: &ScBenchArgs) -> CommandResult {
     } else {
         None
     };
+    if args.max {
+        return run_max(
+            &runtime,
+            &config,
+            ours.as_ref(),
+            &progress,
+            &machine,
+            args.json,
+        );
+    }
     let profile = match &args.profile {
         Some(_) => Some(CpuProfile::start()?),
         None => None,
