@@ -153,6 +153,27 @@ impl Drop for NetnsLab {
     }
 }
 
+/// Moves the calling thread (only it: a network namespace is per thread) into the lab's
+/// namespace `namespace`, as `ip netns exec` would for a process. For a thread that serves
+/// one measurement and ends: it cannot come back.
+pub fn enter_on_this_thread(namespace: &str) -> Result<(), NetnsError> {
+    use std::os::fd::AsRawFd;
+    let path = format!("/run/netns/{namespace}");
+    let error = |detail: String| NetnsError {
+        command: format!("setns {path}"),
+        detail,
+    };
+    let file = std::fs::File::open(&path).map_err(|e| error(e.to_string()))?;
+    // SAFETY: setns only reads the descriptor, which `file` keeps open for the call; it
+    // changes this thread's network namespace and touches no memory of ours.
+    let rc = unsafe { libc::setns(file.as_raw_fd(), libc::CLONE_NEWNET) };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(error(std::io::Error::last_os_error().to_string()))
+    }
+}
+
 /// The broadcast address of `address`'s /24.
 pub fn broadcast_24(address: Ipv4Addr) -> Ipv4Addr {
     let [a, b, c, _] = address.octets();

@@ -220,6 +220,17 @@ fn every_scenario_runs_across_network_namespaces() {
         check(&report, scenario, &ops);
         let server = report["server"].as_str().unwrap_or_default();
         assert!(server.contains("network namespace 198.18."), "{server}");
+        // The raw UDP limit crossed the same veth link, into the first namespace.
+        let limit = &report["limit"];
+        let path = limit["path"].as_str().unwrap_or_default();
+        assert!(
+            path.starts_with("198.18.1.1 to 198.18.1.2 in network namespace"),
+            "{limit}"
+        );
+        assert!(
+            number(&report, &["limit", "throughput_rps"]) > 0.0,
+            "{limit}"
+        );
         if scenario == "router" {
             assert!(server.contains("via router 198.18.1.2:47808"), "{server}");
             let check = &report["warmup"]["operations"]["whoIsRouterToNetwork"];

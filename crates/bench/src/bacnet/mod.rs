@@ -276,6 +276,8 @@ pub struct LimitReport {
     pub latency_ms: Latency,
     /// Our answered throughput as a fraction of the limit.
     pub fraction_of_limit: f64,
+    /// Where the loop ran: `127.0.0.1`, or across the veth link to a namespace (`--netns`).
+    pub path: String,
 }
 
 /// What a run measured; JSON is a superset of bac-py's report.
@@ -723,6 +725,7 @@ pub async fn run_scenario(
             throughput_rps: 0.0,
             latency_ms: Latency::default(),
             fraction_of_limit: 0.0,
+            path: "127.0.0.1".to_owned(),
         }),
         histogram,
     })
@@ -806,6 +809,7 @@ pub fn resident_mib() -> Option<f64> {
 pub fn measure_limit(
     outcome: &mut BacnetOutcome,
     seconds: f64,
+    path: &crate::limit::UdpPath,
     progress: crate::limit::ProgressFn<'_>,
 ) -> Result<(), crate::limit::LimitError> {
     let Some(limit) = outcome.limit.as_mut() else {
@@ -819,7 +823,8 @@ pub fn measure_limit(
         duration: Duration::try_from_secs_f64(seconds).unwrap_or(Duration::from_secs(3)),
         placement: crate::placement::Placement::Free,
     };
-    let measured = crate::limit::run_udp_limit(&config, progress)?;
+    let measured = crate::limit::run_udp_limit_on(&config, path, progress)?;
+    limit.path = path.to_string();
     limit.throughput_rps = measured.measurement.throughput_rps;
     limit.latency_ms = measured.measurement.latency_ms.into();
     limit.fraction_of_limit = if limit.throughput_rps > 0.0 {

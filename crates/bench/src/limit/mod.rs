@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 pub use tcp::run_tcp_limit;
-pub use udp::run_udp_limit;
+pub use udp::{UdpPath, run_udp_limit, run_udp_limit_on};
 
 use crate::placement::Placement;
 use crate::report::Measurement;

@@ -1,6 +1,6 @@
 //! UDP request/response limit: one datagram out, one datagram back.
 
-use std::net::UdpSocket;
+use std::net::{Ipv4Addr, SocketAddr, UdpSocket};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -13,6 +13,42 @@ use crate::placement::Side;
 /// How long the client waits for a reply before it counts the request lost and resends.
 const LOSS_TIMEOUT: Duration = Duration::from_millis(200);
 
+/// Where the two ends of the UDP limit loop sit: both on 127.0.0.1 by default, or the
+/// server in a network namespace at the far end of a veth link (`--netns` benchmarks).
+#[derive(Clone, Debug)]
+pub struct UdpPath {
+    /// The client's address (in this namespace).
+    pub client: Ipv4Addr,
+    /// The server's address.
+    pub server: Ipv4Addr,
+    /// The namespace the server's thread enters first, when not this one.
+    pub server_namespace: Option<String>,
+}
+
+impl Default for UdpPath {
+    fn default() -> Self {
+        UdpPath {
+            client: Ipv4Addr::LOCALHOST,
+            server: Ipv4Addr::LOCALHOST,
+            server_namespace: None,
+        }
+    }
+}
+
+impl std::fmt::Display for UdpPath {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.server_namespace {
+            None if self.server == self.client => write!(f, "{}", self.server),
+            None => write!(f, "{} to {}", self.client, self.server),
+            Some(ns) => write!(
+                f,
+                "{} to {} in network namespace {ns}",
+                self.client, self.server
+            ),
+        }
+    }
+}
+
 /// Runs the UDP limit loop on 127.0.0.1 and returns what the client measured.
 ///
 /// Each of the `in_flight` slots carries its own sequence number in the first 8 bytes; the
@@ -21,16 +57,44 @@ pub fn run_udp_limit(
     config: &LimitConfig,
     progress: ProgressFn<'_>,
 ) -> Result<LimitOutcome, LimitError> {
-    config.validate(MAX_UDP_PAYLOAD)?;
-    let server = UdpSocket::bind("127.0.0.1:0")?;
-    server.set_read_timeout(Some(Duration::from_millis(50)))?;
-    let server_addr = server.local_addr()?;
-    let stop = Arc::new(AtomicBool::new(false));
+    run_udp_limit_on(config, &UdpPath::default(), progress)
+}
 
+/// [`run_udp_limit`] between the two addresses of `path`; the server thread enters the
+/// path's namespace (root only) before it binds.
+pub fn run_udp_limit_on(
+    config: &LimitConfig,
+    path: &UdpPath,
+    progress: ProgressFn<'_>,
+) -> Result<LimitOutcome, LimitError> {
+    config.validate(MAX_UDP_PAYLOAD)?;
+    let stop = Arc::new(AtomicBool::new(false));
     let server_stop = Arc::clone(&stop);
     let response_size = config.response_size;
     let placement = config.placement;
+    let (bound_tx, bound_rx) = std::sync::mpsc::channel::<Result<SocketAddr, String>>();
+    let (namespace, server_ip) = (path.server_namespace.clone(), path.server);
     let server_thread = std::thread::spawn(move || -> std::io::Result<()> {
+        let bound = (|| -> Result<UdpSocket, String> {
+            if let Some(ns) = &namespace {
+                crate::netns::enter_on_this_thread(ns).map_err(|e| e.to_string())?;
+            }
+            let server = UdpSocket::bind((server_ip, 0)).map_err(|e| e.to_string())?;
+            server
+                .set_read_timeout(Some(Duration::from_millis(50)))
+                .map_err(|e| e.to_string())?;
+            Ok(server)
+        })();
+        let server = match bound {
+            Ok(server) => {
+                let _ = bound_tx.send(server.local_addr().map_err(|e| e.to_string()));
+                server
+            }
+            Err(e) => {
+                let _ = bound_tx.send(Err(e));
+                return Ok(());
+            }
+        };
         placement.apply(Side::Server);
         let mut buf = vec![0u8; MAX_UDP_PAYLOAD];
         let mut response = vec![0x5au8; response_size];
@@ -52,7 +116,22 @@ pub fn run_udp_limit(
         Ok(())
     });
 
-    let result = udp_client(config, server_addr, progress);
+    let server_addr = match bound_rx.recv() {
+        Ok(Ok(addr)) => addr,
+        Ok(Err(e)) => {
+            let _ = server_thread.join();
+            return Err(LimitError::Config(format!(
+                "the UDP limit's server could not start at {path}: {e}"
+            )));
+        }
+        Err(_) => {
+            let _ = server_thread.join();
+            return Err(LimitError::Config(
+                "the UDP limit's server thread ended before it bound".into(),
+            ));
+        }
+    };
+    let result = udp_client(config, path.client, server_addr, progress);
     stop.store(true, Ordering::Relaxed);
     let served = server_thread
         .join()
@@ -63,11 +142,12 @@ pub fn run_udp_limit(
 
 fn udp_client(
     config: &LimitConfig,
-    server: std::net::SocketAddr,
+    client: Ipv4Addr,
+    server: SocketAddr,
     progress: ProgressFn<'_>,
 ) -> Result<LimitOutcome, LimitError> {
     config.placement.apply(Side::Client);
-    let socket = UdpSocket::bind("127.0.0.1:0")?;
+    let socket = UdpSocket::bind((client, 0))?;
     socket.connect(server)?;
     socket.set_read_timeout(Some(LOSS_TIMEOUT))?;
 

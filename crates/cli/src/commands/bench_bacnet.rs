@@ -9,7 +9,7 @@ use buildwire_bench::bacnet::peer::{self, StressProcess};
 use buildwire_bench::bacnet::{
     BacnetOutcome, BacnetRunConfig, ClientSide, Mix, Scenario, measure_limit, run_scenario,
 };
-use buildwire_bench::limit::Phase;
+use buildwire_bench::limit::{Phase, UdpPath};
 use buildwire_bench::netns::{End, NetnsLab, broadcast_24};
 use buildwire_bench::report::{CpuProfile, MachineInfo, write_throughput_and_cdf};
 use clap::{Args, Subcommand};
@@ -251,6 +251,9 @@ struct OwnProcesses {
     /// The namespaces of `--netns`, deleted after the processes in them stopped (fields
     /// drop in order).
     lab: Option<NetnsLab>,
+    /// Where the raw UDP limit runs: 127.0.0.1, or across the clients' veth link into the
+    /// first namespace with `--netns`, so that `limit` prices the same path.
+    limit_path: UdpPath,
 }
 
 /// Starts the scenario's server (and router) as processes and aims `config` at them.
@@ -268,6 +271,7 @@ fn start_processes(
                 server,
                 router: None,
                 lab: None,
+                limit_path: UdpPath::default(),
             })
         }
         Scenario::Router => {
@@ -280,6 +284,7 @@ fn start_processes(
                 server,
                 router: Some(router),
                 lab: None,
+                limit_path: UdpPath::default(),
             })
         }
     }
@@ -317,6 +322,11 @@ fn start_netns(scenario: Scenario, config: &mut BacnetRunConfig) -> Result<OwnPr
         check_ip: check,
         broadcast: broadcast_24(client),
     });
+    let mut limit_path = UdpPath {
+        client,
+        server: first,
+        server_namespace: Some(server_ns.clone()),
+    };
     let (server, router) = match scenario {
         Scenario::Bip | Scenario::Bbmd => {
             lab.link((End::Here, client), (End::In(&server_ns), first))
@@ -327,6 +337,8 @@ fn start_netns(scenario: Scenario, config: &mut BacnetRunConfig) -> Result<OwnPr
         }
         Scenario::Router => {
             let router_ns = lab.namespace("r").map_err(|e| e.to_string())?;
+            // The limit crosses the clients' link, to the router's namespace.
+            limit_path.server_namespace = Some(router_ns.clone());
             lab.link((End::Here, client), (End::In(&router_ns), first))
                 .map_err(|e| e.to_string())?;
             lab.add_address_here(client, check)
@@ -363,6 +375,7 @@ fn start_netns(scenario: Scenario, config: &mut BacnetRunConfig) -> Result<OwnPr
         server,
         router,
         lab: Some(lab),
+        limit_path,
     })
 }
 
@@ -446,8 +459,15 @@ fn compare(args: &CompareArgs) -> CommandResult {
         let mut config = run_config(Scenario::Bip, &args.run, args.run.pools);
         let outcome = match target.as_str() {
             // Ours with the limit, measured right after it with the same concurrency.
-            "buildwire" => run_once(&runtime, &config, args.run.limit_seconds, &progress, None)
-                .map_err(|e| e.to_string()),
+            "buildwire" => run_once(
+                &runtime,
+                &config,
+                args.run.limit_seconds,
+                &UdpPath::default(),
+                &progress,
+                None,
+            )
+            .map_err(|e| e.to_string()),
             name => {
                 let process = if name == "buildwire-process" {
                     start_own_process(0, false)
@@ -469,8 +489,15 @@ fn compare(args: &CompareArgs) -> CommandResult {
                         process.port,
                     ));
                     let probe = || process.executed();
-                    let mut outcome = run_once(&runtime, &config, 0.0, &progress, Some(&probe))
-                        .map_err(|e| e.to_string())?;
+                    let mut outcome = run_once(
+                        &runtime,
+                        &config,
+                        0.0,
+                        &UdpPath::default(),
+                        &progress,
+                        Some(&probe),
+                    )
+                    .map_err(|e| e.to_string())?;
                     outcome.server_resident_mib = process.resident_mib();
                     Ok(outcome)
                 })
@@ -652,6 +679,7 @@ fn run_once(
     runtime: &tokio::runtime::Runtime,
     config: &BacnetRunConfig,
     limit_seconds: f64,
+    limit_path: &UdpPath,
     progress: &ProgressLine,
     executed_probe: Option<&(dyn Fn() -> Option<u64> + Sync)>,
 ) -> Result<BacnetOutcome, Box<dyn std::error::Error>> {
@@ -675,7 +703,7 @@ fn run_once(
                 "udp limit {phase}: {secs:.0} s, {answered} replies"
             ));
         };
-        measure_limit(&mut outcome, limit_seconds, &limit_progress)?;
+        measure_limit(&mut outcome, limit_seconds, limit_path, &limit_progress)?;
     } else {
         outcome.limit = None;
     }
@@ -729,10 +757,15 @@ fn run(scenario: Scenario, args: &BacnetBenchArgs) -> CommandResult {
         Some(_) => Some(CpuProfile::start()?),
         None => None,
     };
+    let limit_path = own
+        .as_ref()
+        .map(|o| o.limit_path.clone())
+        .unwrap_or_default();
     let outcome = run_once(
         &runtime,
         &config,
         args.limit_seconds,
+        &limit_path,
         &progress,
         own.as_ref()
             .map(|_| &probe as &(dyn Fn() -> Option<u64> + Sync)),
@@ -833,7 +866,7 @@ fn run_max(
     let mut pools = args.pools.max(1);
     loop {
         let config = run_config(scenario, args, pools);
-        let outcome = run_once(runtime, &config, 0.0, progress, None)?;
+        let outcome = run_once(runtime, &config, 0.0, &UdpPath::default(), progress, None)?;
         let rising = curve.last().is_none_or(|prev| {
             outcome.sustained.throughput_rps > prev.sustained.throughput_rps * 1.05
         });
@@ -1009,7 +1042,8 @@ fn render(outcome: &BacnetOutcome, machine: &MachineInfo) -> String {
     };
     let limit = outcome.limit.as_ref().map_or_else(String::new, |l| {
         format!(
-            "\nlimit: {:.0} req/s; buildwire answered {:.1} % of it",
+            "\nlimit ({}): {:.0} req/s; buildwire answered {:.1} % of it",
+            l.path,
             l.throughput_rps,
             l.fraction_of_limit * 100.0
         )
