@@ -26,6 +26,7 @@ pub mod driver;
 pub mod encoding;
 pub mod inspect;
 pub mod secure_channel;
+pub mod security;
 pub mod server;
 pub mod services;
 pub mod transport;
