@@ -51,6 +51,22 @@ impl ClientIdentity {
             .flat_map(|endpoint| endpoint.user_identity_tokens.iter())
             .find(|policy| policy.token_type == wanted)
             .map(|policy| policy.policy_id.clone());
+        self.build(listed)
+    }
+
+    /// The identity token with the `policy_id` of the first matching UserTokenPolicy of
+    /// `endpoint` (the endpoint of a secured channel).
+    pub fn token_for_endpoint(&self, endpoint: Option<&EndpointDescription>) -> UserIdentityToken {
+        let wanted = self.token_type();
+        let listed = endpoint
+            .into_iter()
+            .flat_map(|endpoint| endpoint.user_identity_tokens.iter())
+            .find(|policy| policy.token_type == wanted)
+            .map(|policy| policy.policy_id.clone());
+        self.build(listed)
+    }
+
+    fn build(&self, listed: Option<UaString>) -> UserIdentityToken {
         match self {
             Self::Anonymous => UserIdentityToken::Anonymous(AnonymousIdentityToken {
                 policy_id: listed.unwrap_or_else(|| UaString::from(FALLBACK_ANONYMOUS_POLICY_ID)),

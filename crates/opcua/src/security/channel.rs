@@ -93,6 +93,16 @@ impl ChannelSecurity {
         self.mode
     }
 
+    /// Sets the mode (the server learns it from the OpenSecureChannel request it decrypted).
+    pub fn set_mode(&mut self, mode: MessageSecurityMode) {
+        if matches!(
+            mode,
+            MessageSecurityMode::Sign | MessageSecurityMode::SignAndEncrypt
+        ) {
+            self.mode = mode;
+        }
+    }
+
     /// The policy's algorithms.
     pub fn algorithms(&self) -> &PolicyAlgorithms {
         &self.algorithms
