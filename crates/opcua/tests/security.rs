@@ -175,6 +175,51 @@ mod security_tests {
     }
 
     #[tokio::test]
+    async fn x509_user_tokens_are_signed_and_checked_against_the_trust_list() {
+        let dir = temp_dir("x509");
+        let server_pki = Pki::open(dir.join("server")).unwrap();
+        let client_pki = Pki::open(dir.join("client")).unwrap();
+        let client = identity(&client_pki, "urn:buildwire:test:client");
+        let trusted_user = identity(&Pki::open(dir.join("alice")).unwrap(), "urn:user:alice");
+        let unknown_user = identity(&Pki::open(dir.join("mallory")).unwrap(), "urn:user:mallory");
+        for certificate in [&client.certificate, &trusted_user.certificate] {
+            server_pki
+                .store(CertificateList::Trusted, certificate)
+                .unwrap();
+        }
+        let server = start(server_config(
+            &server_pki,
+            server_pki.trust_list(false).unwrap(),
+        ))
+        .await;
+        for policy in SecurityPolicy::SECURED {
+            let mode = MessageSecurityMode::SignAndEncrypt;
+            let certificate = OpcuaClient::server_certificate(server.endpoint_url(), policy, mode)
+                .await
+                .unwrap();
+            let mut config = client_config(&server, &client, policy, mode, certificate.clone());
+            config.identity = ClientIdentity::X509(trusted_user.clone());
+            let mut session = OpcuaClient::connect_with(config).await.unwrap();
+            let read = session
+                .read(&[setpoint()], AttributeId::Value)
+                .await
+                .unwrap();
+            assert!(read[0].value.is_some());
+            session.close().await.unwrap();
+            let mut config = client_config(&server, &client, policy, mode, certificate);
+            config.identity = ClientIdentity::X509(unknown_user.clone());
+            let error = OpcuaClient::connect_with(config).await.unwrap_err();
+            assert_eq!(
+                error.status_code(),
+                StatusCode::BAD_IDENTITY_TOKEN_REJECTED,
+                "{error}"
+            );
+        }
+        server.shutdown().await;
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[tokio::test]
     async fn untrusted_client_certificate_is_rejected_and_stored() {
         let dir = temp_dir("untrusted");
         let server_pki = Pki::open(dir.join("server")).unwrap();

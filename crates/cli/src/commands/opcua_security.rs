@@ -103,6 +103,13 @@ pub struct ClientSecurityArgs {
     /// Trust the server's certificate without it being in trusted/ (tests and demos).
     #[arg(long)]
     pub trust_server: bool,
+    /// Log in with this user certificate (DER; an X509 identity token, secured policies
+    /// only); needs --user-key.
+    #[arg(long, value_name = "FILE", requires = "user_key")]
+    pub user_cert: Option<PathBuf>,
+    /// The private key of --user-cert (PKCS#8 DER, as `certs create` writes it).
+    #[arg(long, value_name = "FILE", requires = "user_cert")]
+    pub user_key: Option<PathBuf>,
 }
 
 impl ClientSecurityArgs {
@@ -111,12 +118,27 @@ impl ClientSecurityArgs {
     /// rejected/ and refused with the command that trusts it.
     pub async fn apply(&self, config: &mut ClientConfig) -> Result<(), BoxError> {
         if !self.policy.is_secured() {
-            if self.mode.is_some() {
-                return Err("--mode needs --security with a policy other than None".into());
+            if self.mode.is_some() || self.user_cert.is_some() {
+                return Err(
+                    "--mode and --user-cert need --security with a policy other than None".into(),
+                );
             }
             return Ok(());
         }
         let mode = self.mode.unwrap_or(ModeArg::Encrypt).mode();
+        if let (Some(cert), Some(key)) = (&self.user_cert, &self.user_key) {
+            let read = |path: &PathBuf| {
+                std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))
+            };
+            let certificate = Certificate::from_der(&read(cert)?)
+                .map_err(|e| format!("{}: {e}", cert.display()))?;
+            let private_key = buildwire_opcua::security::PrivateKey::from_pkcs8(&read(key)?)
+                .map_err(|e| format!("{}: {e}", key.display()))?;
+            config.identity = buildwire_opcua::client::ClientIdentity::X509(LocalIdentity {
+                certificate,
+                private_key: std::sync::Arc::new(private_key),
+            });
+        }
         let dir = self.pki.clone().unwrap_or_else(default_pki_dir);
         let (pki, identity) = own_identity(&dir)?;
         let server = OpcuaClient::server_certificate(&config.endpoint_url, self.policy, mode)

@@ -22,7 +22,9 @@ use bytes::BytesMut;
 
 use super::config::{ClientConfig, RENEW_AT_PERCENT};
 use super::request_table::{PendingRequest, RequestPurpose, RequestTable};
-use super::security::{client_signature, secure_user_token, verify_server_signature};
+use super::security::{
+    client_signature, secure_user_token, user_token_signature, verify_server_signature,
+};
 use crate::encoding::{BinaryEncodable, ByteString, DateTime, LocalizedText, NodeId, UaString};
 use crate::secure_channel::{
     AssembledMessage, AssemblerRole, AssemblyEvent, AsymmetricSecurityHeader, MessageAssembler,
@@ -1066,24 +1068,27 @@ impl ClientConnection {
             self.config.identity.token(&self.server_endpoints)
         };
         let mut client_signature_data = Default::default();
+        let mut user_signature = Default::default();
         if self.security.is_some() {
-            let signed = client_signature(security, &self.session_nonces.1).and_then(|signature| {
-                secure_user_token(
-                    security,
-                    &self.server_endpoints,
-                    &self.session_nonces.1,
-                    &mut token,
-                )
-                .map(|()| signature)
+            let nonce = &self.session_nonces.1;
+            let endpoints = &self.server_endpoints;
+            let signed = client_signature(security, nonce).and_then(|signature| {
+                secure_user_token(security, endpoints, nonce, &mut token)?;
+                let user = user_token_signature(security, endpoints, nonce, &self.config.identity)?;
+                Ok((signature, user))
             });
             match signed {
-                Ok(signature) => client_signature_data = signature,
+                Ok((signature, user)) => {
+                    client_signature_data = signature;
+                    user_signature = user;
+                }
                 Err(status) => return self.fail(status, "ActivateSession could not be signed"),
             }
         }
         let request = ActivateSessionRequest {
             client_signature: client_signature_data,
             user_identity_token: token.to_extension_object(),
+            user_token_signature: user_signature,
             ..ActivateSessionRequest::default()
         };
         self.internal_request(now, request.into(), RequestPurpose::ActivateSession);

@@ -90,6 +90,49 @@ pub fn client_signature(
     .map_err(|error| error.status_code())
 }
 
+/// The userTokenSignature of an X509 identity: the user's key over the server certificate and
+/// nonce, under the policy of the endpoint's X.509 token policy (or the channel's).
+pub fn user_token_signature(
+    security: &ClientSecurity,
+    endpoints: &[EndpointDescription],
+    server_nonce: &[u8],
+    identity: &crate::client::ClientIdentity,
+) -> Result<SignatureData, StatusCode> {
+    let crate::client::ClientIdentity::X509(user) = identity else {
+        return Ok(SignatureData::default());
+    };
+    let policy = token_policy(security, endpoints, UserTokenType::Certificate)?;
+    let server = security
+        .server_certificate
+        .as_ref()
+        .ok_or(StatusCode::BAD_CERTIFICATE_INVALID)?;
+    sign_certificate_and_nonce(policy, &user.private_key, server.der(), server_nonce)
+        .map_err(|error| error.status_code())
+}
+
+/// The security policy of the endpoint's user token policy of `token_type`, or the channel's
+/// when it names none.
+fn token_policy(
+    security: &ClientSecurity,
+    endpoints: &[EndpointDescription],
+    token_type: UserTokenType,
+) -> Result<SecurityPolicy, StatusCode> {
+    let uri = security
+        .matching_endpoint(endpoints)
+        .and_then(|endpoint| {
+            endpoint
+                .user_identity_tokens
+                .iter()
+                .find(|policy| policy.token_type == token_type)
+        })
+        .and_then(|policy| policy.security_policy_uri.as_str().map(str::to_owned))
+        .filter(|uri| !uri.is_empty());
+    match uri {
+        Some(uri) => SecurityPolicy::from_uri(&uri).ok_or(StatusCode::BAD_SECURITY_POLICY_REJECTED),
+        None => Ok(security.policy),
+    }
+}
+
 /// Encrypts the password of a UserName token in place when the user token policy (or, when
 /// it names none, the channel) has a security policy other than None.
 pub fn secure_user_token(

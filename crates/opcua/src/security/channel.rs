@@ -18,7 +18,8 @@ use super::crypto::{PrivateKey, SymmetricKeys};
 use super::policy::{MessageSecurityMode, PolicyAlgorithms, SecurityPolicy};
 use crate::types::StatusCode;
 
-/// Our application instance certificate and its private key.
+/// Our application instance certificate and its private key (or a user's certificate and
+/// key for an X509 identity token). Two are equal when their certificates are.
 #[derive(Clone, Debug)]
 pub struct LocalIdentity {
     /// The certificate sent to peers.
@@ -26,6 +27,14 @@ pub struct LocalIdentity {
     /// Its private key.
     pub private_key: Arc<PrivateKey>,
 }
+
+impl PartialEq for LocalIdentity {
+    fn eq(&self, other: &Self) -> bool {
+        self.certificate == other.certificate
+    }
+}
+
+impl Eq for LocalIdentity {}
 
 #[derive(Clone, Debug)]
 struct TokenKeys {
