@@ -249,3 +249,40 @@ def test_untrusted_client_certificate_is_rejected_then_trusted(
         assert json.loads(done.stdout)["setpoint"] == 0.0
     finally:
         stop(process)
+
+
+def test_python_client_on_a_secured_channel(
+    buildwire_cmd: list[str], asyncua_secure_server: str, tmp_path: Path
+) -> None:
+    """The asyncio Client with security= against the asyncua server, then against ours."""
+    import asyncio
+
+    from buildwire import opcua
+
+    async def read(endpoint: str, pki: Path, **extra: object) -> list[object]:
+        client = await opcua.Client.connect(
+            endpoint,
+            security="Aes128_Sha256_RsaOaep",
+            mode="sign",
+            pki=str(pki),
+            **extra,  # type: ignore[arg-type]
+        )
+        try:
+            return await client.read("ns=1;s=Setpoint")
+        finally:
+            await client.close()
+
+    pki = tmp_path / "python"
+    with pytest.raises(RuntimeError, match="BadCertificateUntrusted"):
+        asyncio.run(read(asyncua_secure_server, pki))
+    assert list((pki / "rejected").glob("*.der")), "the server's certificate lands in rejected/"
+    assert asyncio.run(read(asyncua_secure_server, pki, trust_server=True)) == [21.5]
+
+    process, endpoint = serve(buildwire_cmd, tmp_path / "server", "--auto-trust")
+    try:
+        values = asyncio.run(
+            read(endpoint, pki, trust_server=True, user="alice", password="s3cret")
+        )
+        assert values == [0.0]
+    finally:
+        stop(process)

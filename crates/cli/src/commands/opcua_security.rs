@@ -4,9 +4,9 @@
 
 use std::path::PathBuf;
 
-use buildwire_opcua::client::{ClientConfig, ClientSecurity};
-use buildwire_opcua::driver::OpcuaClient;
-use buildwire_opcua::security::pki::{CertificateList, Pki, unix_now};
+use buildwire_opcua::client::ClientConfig;
+use buildwire_opcua::driver::security::{SecureClientOptions, secure_client_config, x509_identity};
+use buildwire_opcua::security::pki::{CertificateList, Pki};
 use buildwire_opcua::security::{Certificate, LocalIdentity, MessageSecurityMode, SecurityPolicy};
 use buildwire_opcua::server::ServerSecurity;
 use clap::{Args, Subcommand, ValueEnum};
@@ -125,51 +125,19 @@ impl ClientSecurityArgs {
             }
             return Ok(());
         }
-        let mode = self.mode.unwrap_or(ModeArg::Encrypt).mode();
         if let (Some(cert), Some(key)) = (&self.user_cert, &self.user_key) {
-            let read = |path: &PathBuf| {
-                std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))
-            };
-            let certificate = Certificate::from_der(&read(cert)?)
-                .map_err(|e| format!("{}: {e}", cert.display()))?;
-            let private_key = buildwire_opcua::security::PrivateKey::from_pkcs8(&read(key)?)
-                .map_err(|e| format!("{}: {e}", key.display()))?;
-            config.identity = buildwire_opcua::client::ClientIdentity::X509(LocalIdentity {
-                certificate,
-                private_key: std::sync::Arc::new(private_key),
-            });
+            config.identity = x509_identity(cert, key)?;
         }
         let dir = self.pki.clone().unwrap_or_else(default_pki_dir);
-        let (pki, identity) = own_identity(&dir)?;
-        let server = OpcuaClient::server_certificate(&config.endpoint_url, self.policy, mode)
-            .await
-            .map_err(|e| format!("cannot get the server's certificate: {e}"))?;
-        let trust = pki.trust_list(self.trust_server)?;
-        if let Err(status) = trust.validate(&server, self.policy, unix_now(), None) {
-            let thumbprint = server.thumbprint_hex();
-            if status == buildwire_opcua::StatusCode::BAD_CERTIFICATE_UNTRUSTED {
-                pki.reject_certificate(server.der())?;
-                return Err(format!(
-                    "the server's certificate {thumbprint} ({}) is not trusted; it was stored in {}; trust it with `buildwire opcua certs trust {thumbprint} --pki {}` or pass --trust-server",
-                    server.subject(),
-                    dir.join("rejected").display(),
-                    dir.display()
-                )
-                .into());
-            }
-            return Err(
-                format!("the server's certificate {thumbprint} is refused: {status}").into(),
-            );
-        }
-        if let Some(uri) = identity.certificate.application_uri() {
-            config.application_uri = uri.to_owned();
-        }
-        config.security = ClientSecurity {
+        let options = SecureClientOptions {
             policy: self.policy,
-            mode,
-            identity: Some(identity),
-            server_certificate: Some(server),
+            mode: self.mode.unwrap_or(ModeArg::Encrypt).mode(),
+            pki_dir: &dir,
+            application_uri: &default_application_uri(),
+            hosts: &default_hosts(),
+            trust_server: self.trust_server,
         };
+        secure_client_config(config, &options).await?;
         Ok(())
     }
 }

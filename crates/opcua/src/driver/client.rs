@@ -64,7 +64,7 @@ pub enum ClientError {
 }
 
 impl ClientError {
-    fn status(status: StatusCode, context: impl Into<String>) -> Self {
+    pub(crate) fn status(status: StatusCode, context: impl Into<String>) -> Self {
         Self::Status {
             status,
             context: context.into(),
