@@ -286,3 +286,21 @@ def test_python_client_on_a_secured_channel(
         assert values == [0.0]
     finally:
         stop(process)
+
+
+@pytest.mark.parametrize(("policy", "mode"), [("Aes256_Sha256_RsaPss", "encrypt")])
+def test_asyncua_renews_its_token_on_our_server(
+    peer_python: Path,  # noqa: F811
+    our_secure_server: str,
+    asyncua_identity: dict,
+    policy: str,
+    mode: str,
+) -> None:
+    """asyncua renews the 10 s token twice (OPN Renew, new keys) and reads after each."""
+    done = asyncua_client(
+        peer_python, our_secure_server, policy, mode, asyncua_identity, "--renewals", "2"
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    out = json.loads(done.stdout)
+    assert out["tokens"] == [1, 2, 3]
+    assert out["setpoint"] == 0.0

@@ -6,6 +6,11 @@ and prints the result as JSON. Errors print ``{"error": ...}`` and exit 1.
 
 Usage: python asyncua_secure_client.py ENDPOINT POLICY sign|encrypt CERT.der KEY.der
        APPLICATION_URI [--user NAME --password PASSWORD] [--write VALUE]
+       [--renewals N]
+
+With ``--renewals N`` the client asks for a 10 s token lifetime (the shortest our server
+grants), waits until asyncua renewed the token N times (at 75 % of the lifetime each) and
+reads again after each renewal; it reports the token ids it saw.
 """
 
 from __future__ import annotations
@@ -37,14 +42,28 @@ async def main(args: argparse.Namespace) -> dict:
         client.set_user(args.user)
         client.set_password(args.password)
     await client.set_security(POLICIES[args.policy], args.cert, args.key, mode=MODES[args.mode])
+    if args.renewals:
+        client.secure_channel_timeout = 10_000
+    tokens: list[int] = []
     async with client:
         node = client.get_node("ns=1;s=Setpoint")
         if args.write is not None:
             await node.write_value(ua.DataValue(ua.Variant(args.write, ua.VariantType.Double)))
         value = await node.read_value()
+        channel = client.uaclient.protocol._connection
+        tokens.append(channel.security_token.TokenId)
+        # Bounded wait: each renewal is due 7.5 s after the previous one.
+        for _ in range(args.renewals * 40):
+            if len(tokens) > args.renewals:
+                break
+            await asyncio.sleep(0.25)
+            token = channel.security_token.TokenId
+            if token != tokens[-1]:
+                value = await node.read_value()
+                tokens.append(token)
         policy_uri = client.security_policy.URI
         mode = client.security_policy.Mode
-    return {"setpoint": value, "policy_uri": policy_uri, "mode": mode.name}
+    return {"setpoint": value, "policy_uri": policy_uri, "mode": mode.name, "tokens": tokens}
 
 
 if __name__ == "__main__":
@@ -55,6 +74,7 @@ if __name__ == "__main__":
     parser.add_argument("--user")
     parser.add_argument("--password")
     parser.add_argument("--write", type=float)
+    parser.add_argument("--renewals", type=int, default=0)
     arguments = parser.parse_args()
     try:
         print(json.dumps(asyncio.run(main(arguments))))
