@@ -819,6 +819,14 @@ impl ClientConnection {
                 }
                 match &self.security {
                     Some(security) => {
+                        let ours = security.local().certificate.thumbprint();
+                        if header.receiver_certificate_thumbprint.as_bytes() != Some(&ours[..]) {
+                            return Err(Rejection {
+                                status: StatusCode::BAD_SECURITY_CHECKS_FAILED,
+                                reason: "the OPN response is not for our certificate".into(),
+                                rejected_certificate: None,
+                            });
+                        }
                         if header.sender_certificate.as_bytes() != Some(security.remote().der()) {
                             return Err(Rejection {
                                 status: StatusCode::BAD_SECURITY_CHECKS_FAILED,
