@@ -147,7 +147,15 @@ class OpcuaServerHandle:
     async def stop(self) -> None: ...
 
 async def opcua_connect(
-    endpoint: str, user: str | None = None, password: str | None = None
+    endpoint: str,
+    user: str | None = None,
+    password: str | None = None,
+    security: str | None = None,
+    mode: str | None = None,
+    pki: str | None = None,
+    trust_server: bool = False,
+    user_cert: str | None = None,
+    user_key: str | None = None,
 ) -> OpcuaClientHandle: ...
 async def opcua_serve(bind: str) -> OpcuaServerHandle: ...
 

@@ -50,7 +50,7 @@ def status_name(code: int) -> str | None:
 
 
 class Client:
-    """An asyncio OPC UA client session (SecurityPolicy None). Create it with :meth:`connect`.
+    """An asyncio OPC UA client session. Create it with :meth:`connect`.
 
     NodeIds are text: ``"i=2258"``, ``"ns=1;i=5000"``, ``"ns=2;s=Name"``. Bad status codes
     raise :class:`RuntimeError` naming the code.
@@ -61,10 +61,50 @@ class Client:
 
     @classmethod
     async def connect(
-        cls, endpoint: str, user: str | None = None, password: str | None = None
+        cls,
+        endpoint: str,
+        user: str | None = None,
+        password: str | None = None,
+        *,
+        security: str | None = None,
+        mode: str = "encrypt",
+        pki: str | None = None,
+        trust_server: bool = False,
+        user_cert: str | None = None,
+        user_key: str | None = None,
     ) -> Client:
-        """Connect to ``opc.tcp://host:port`` and activate a session (anonymous by default)."""
-        return cls(await _native.opcua_connect(endpoint, user, password))
+        """Connect to ``opc.tcp://host:port`` and activate a session (anonymous by default).
+
+        With ``security`` (``"Basic256Sha256"``, ``"Aes128_Sha256_RsaOaep"`` or
+        ``"Aes256_Sha256_RsaPss"``) the channel is signed (``mode="sign"``) or signed and
+        encrypted (``mode="encrypt"``) with our certificate in ``pki`` (created on first use).
+        The server's certificate must be in ``pki/trusted`` (an unknown one is stored in
+        ``pki/rejected`` and refused) unless ``trust_server=True``. The password is encrypted
+        with the server's certificate. ``user_cert``/``user_key`` (DER files) log in with an
+        X.509 user certificate instead.
+
+        Example::
+
+            client = await Client.connect(
+                "opc.tcp://127.0.0.1:4840",
+                "alice",
+                "secret",
+                security="Aes256_Sha256_RsaPss",
+                pki="/var/lib/myapp/pki",
+            )
+        """
+        handle = await _native.opcua_connect(
+            endpoint,
+            user,
+            password,
+            security,
+            mode if security else None,
+            pki,
+            trust_server,
+            user_cert,
+            user_key,
+        )
+        return cls(handle)
 
     async def browse(self, node_id: str = "i=85") -> list[dict[str, Any]]:
         """Forward hierarchical references of a node (default: the Objects folder)."""

@@ -5,6 +5,8 @@
 //! - [`transport`]: UA TCP connection protocol (OPC 10000-6 §7.1): headers, Hello/Acknowledge
 //!   negotiation and a frame decoder for partial reads.
 //! - [`secure_channel`]: security, sequence headers for SecurityPolicy None (OPC 10000-6 §6.7).
+//! - [`security`]: the secured policies: keys, chunk signing and encryption, certificates,
+//!   trust list and the PKI store (OPC 10000-6 §6.7, OPC 10000-7).
 //!
 //! Nothing here opens sockets, sleeps or reads the clock.
 //!
@@ -26,6 +28,7 @@ pub mod driver;
 pub mod encoding;
 pub mod inspect;
 pub mod secure_channel;
+pub mod security;
 pub mod server;
 pub mod services;
 pub mod transport;

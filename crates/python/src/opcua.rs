@@ -43,26 +43,74 @@ pub struct OpcuaClientHandle {
     inner: Arc<Mutex<Option<OpcuaClient>>>,
 }
 
-/// Connects to `endpoint` (`opc.tcp://host:port`) and activates a session.
+/// Connects to `endpoint` (`opc.tcp://host:port`) and activates a session; with `security`
+/// (a policy name) over a secured channel using the certificates in `pki`.
 #[pyfunction]
-#[pyo3(signature = (endpoint, user=None, password=None))]
+#[pyo3(signature = (endpoint, user=None, password=None, security=None, mode=None, pki=None, trust_server=false, user_cert=None, user_key=None))]
+#[allow(clippy::too_many_arguments)]
 pub fn opcua_connect(
     py: Python<'_>,
     endpoint: String,
     user: Option<String>,
     password: Option<String>,
+    security: Option<String>,
+    mode: Option<String>,
+    pki: Option<std::path::PathBuf>,
+    trust_server: bool,
+    user_cert: Option<std::path::PathBuf>,
+    user_key: Option<std::path::PathBuf>,
 ) -> PyResult<Bound<'_, PyAny>> {
-    let identity = match user {
+    use buildwire_opcua::security::{MessageSecurityMode, SecurityPolicy};
+    let mut identity = match user {
         Some(user_name) => ClientIdentity::UserName {
             user_name,
             password: password.unwrap_or_default(),
         },
         None => ClientIdentity::Anonymous,
     };
+    let policy = match &security {
+        Some(name) => SecurityPolicy::from_name(name).ok_or_else(|| {
+            PyValueError::new_err(format!(
+                "unknown security policy `{name}`: use Basic256Sha256, Aes128_Sha256_RsaOaep or Aes256_Sha256_RsaPss"
+            ))
+        })?,
+        None => SecurityPolicy::None,
+    };
+    let mode = match mode.as_deref() {
+        None | Some("encrypt") => MessageSecurityMode::SignAndEncrypt,
+        Some("sign") => MessageSecurityMode::Sign,
+        Some(other) => {
+            return Err(PyValueError::new_err(format!(
+                "mode `{other}` is neither \"sign\" nor \"encrypt\""
+            )));
+        }
+    };
+    if policy.is_secured() && pki.is_none() {
+        return Err(PyValueError::new_err(
+            "a secured connection needs pki=DIR (our certificate is created there on first use)",
+        ));
+    }
+    if let (Some(cert), Some(key)) = (&user_cert, &user_key) {
+        identity = buildwire_opcua::driver::security::x509_identity(cert, key).map_err(failed)?;
+    }
     future_into_py(py, async move {
-        let client = OpcuaClient::connect(&endpoint, identity)
-            .await
-            .map_err(failed)?;
+        let mut config = buildwire_opcua::client::ClientConfig::new(&endpoint);
+        config.identity = identity;
+        if let (true, Some(pki)) = (policy.is_secured(), &pki) {
+            let hosts = ["localhost".to_owned(), "127.0.0.1".to_owned()];
+            let options = buildwire_opcua::driver::security::SecureClientOptions {
+                policy,
+                mode,
+                pki_dir: pki,
+                application_uri: "urn:buildwire:opcua:python",
+                hosts: &hosts,
+                trust_server,
+            };
+            buildwire_opcua::driver::security::secure_client_config(&mut config, &options)
+                .await
+                .map_err(failed)?;
+        }
+        let client = OpcuaClient::connect_with(config).await.map_err(failed)?;
         Ok(OpcuaClientHandle {
             inner: Arc::new(Mutex::new(Some(client))),
         })

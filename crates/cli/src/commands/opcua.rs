@@ -3,8 +3,8 @@
 
 use std::io::Write as _;
 
-use buildwire_opcua::client::ClientIdentity;
 use buildwire_opcua::client::value_text::{parse_argument, parse_value, value_to_json};
+use buildwire_opcua::client::{ClientConfig, ClientIdentity};
 use buildwire_opcua::driver::{OpcuaClient, OpcuaServer};
 use buildwire_opcua::encoding::{NodeId, QualifiedName, Variant};
 use buildwire_opcua::inspect::dissect_stream;
@@ -16,6 +16,7 @@ use clap::{Args, Subcommand, ValueEnum};
 use serde_json::{Value, json};
 
 use super::CommandResult;
+use super::opcua_security::{CertsArgs, ClientSecurityArgs, ServeSecurityArgs, certs};
 use crate::hex_input::read_hex_argument;
 
 #[derive(Debug, Subcommand)]
@@ -30,11 +31,24 @@ pub enum OpcuaCommand {
         buildwire opcua status 0x80070000\n  \
         buildwire opcua status BadTcpMessageTooLarge")]
     Status(StatusArgs),
-    /// Run our OPC UA server (SecurityPolicy None) until Ctrl-C; prints its endpoint.
+    /// Run our OPC UA server until Ctrl-C; prints its endpoint. SecurityPolicy None unless
+    /// --security names secured policies (then the certificate in --pki is used, created on
+    /// first run, and client certificates must be in trusted/).
     #[command(after_help = "Examples:\n  \
         buildwire opcua serve --bench-methods\n  \
-        buildwire opcua serve --bind 127.0.0.1:48400 --user alice:secret")]
+        buildwire opcua serve --bind 127.0.0.1:48400 --user alice:secret\n  \
+        buildwire opcua serve --security Basic256Sha256,Aes256_Sha256_RsaPss --mode encrypt\n\n\
+        A refused client certificate is stored in PKI/rejected/; trust it with\n  \
+        buildwire opcua certs trust THUMBPRINT\nand restart the server.")]
     Serve(ServeArgs),
+    /// Manage the certificates: our own (create, show) and the peers' (list, trust, reject,
+    /// remove).
+    #[command(after_help = "Examples:\n  \
+        buildwire opcua certs create --application-uri urn:plant:gateway --host gw.local\n  \
+        buildwire opcua certs list --json\n  \
+        buildwire opcua certs trust 3f2a9c1d   # a rejected certificate, by thumbprint prefix\n  \
+        buildwire opcua certs trust peer.der --pki /etc/buildwire/pki")]
+    Certs(CertsArgs),
     /// Browse the hierarchical references of a node (default: the Objects folder, i=85).
     #[command(
         after_help = "Example:\n  buildwire opcua browse opc.tcp://127.0.0.1:4840 ns=1;i=5000 --json"
@@ -86,6 +100,8 @@ pub struct ServeArgs {
     /// The tokio runtime (current-thread measured faster for the 1 KiB getData loop).
     #[arg(long, value_enum, default_value_t = RuntimeKind::CurrentThread)]
     runtime: RuntimeKind,
+    #[command(flatten)]
+    security: ServeSecurityArgs,
 }
 
 /// Options shared by the client commands.
@@ -93,9 +109,15 @@ pub struct ServeArgs {
 pub struct ClientArgs {
     /// The server, `opc.tcp://HOST:PORT[/PATH]`.
     endpoint: String,
-    /// Log in as NAME:PASSWORD instead of anonymously.
+    /// Log in as NAME:PASSWORD (or NAME with --password) instead of anonymously; under a
+    /// secured policy the password is encrypted with the server's certificate.
     #[arg(long, value_name = "NAME:PASSWORD")]
     user: Option<String>,
+    /// The password for --user NAME.
+    #[arg(long, requires = "user")]
+    password: Option<String>,
+    #[command(flatten)]
+    security: ClientSecurityArgs,
 }
 
 #[derive(Debug, Args)]
@@ -180,6 +202,7 @@ pub fn execute(cmd: OpcuaCommand) -> CommandResult {
         OpcuaCommand::Decode(args) => decode(args),
         OpcuaCommand::Status(args) => status(args),
         OpcuaCommand::Serve(args) => serve(args),
+        OpcuaCommand::Certs(args) => certs(args),
         OpcuaCommand::Browse(args) => client_runtime()?.block_on(browse(args)),
         OpcuaCommand::Read(args) => client_runtime()?.block_on(read(args)),
         OpcuaCommand::Write(args) => client_runtime()?.block_on(write(args)),
@@ -208,7 +231,10 @@ fn split_user(text: &str) -> Result<(String, String), Box<dyn std::error::Error>
 async fn connect(args: &ClientArgs) -> Result<OpcuaClient, Box<dyn std::error::Error>> {
     let identity = match &args.user {
         Some(user) => {
-            let (user_name, password) = split_user(user)?;
+            let (user_name, password) = match &args.password {
+                Some(password) => (user.clone(), password.clone()),
+                None => split_user(user)?,
+            };
             ClientIdentity::UserName {
                 user_name,
                 password,
@@ -216,7 +242,10 @@ async fn connect(args: &ClientArgs) -> Result<OpcuaClient, Box<dyn std::error::E
         }
         None => ClientIdentity::Anonymous,
     };
-    OpcuaClient::connect(&args.endpoint, identity)
+    let mut config = ClientConfig::new(&args.endpoint);
+    config.identity = identity;
+    args.security.apply(&mut config).await?;
+    OpcuaClient::connect_with(config)
         .await
         .map_err(|e| format!("cannot connect to {}: {e}", args.endpoint).into())
 }
@@ -233,6 +262,7 @@ fn serve(args: ServeArgs) -> CommandResult {
         })
         .collect::<Result<Vec<_>, _>>()?;
     let _ = args.bench_methods;
+    let (security, application_uri) = args.security.server_security()?;
     let runtime = match args.runtime {
         RuntimeKind::CurrentThread => tokio::runtime::Builder::new_current_thread()
             .enable_all()
@@ -246,6 +276,9 @@ fn serve(args: ServeArgs) -> CommandResult {
             endpoint_url: String::new(),
             users,
             allow_anonymous: !args.no_anonymous,
+            application_uri: application_uri
+                .unwrap_or_else(|| ServerConfig::default().application_uri),
+            security,
             ..ServerConfig::default()
         };
         let server = OpcuaServer::start(&args.bind, config, |server| {
@@ -261,6 +294,22 @@ fn serve(args: ServeArgs) -> CommandResult {
         })
         .await?;
         println!("listening on {}", server.endpoint_url());
+        server.with_server(|server| {
+            let security = &server.config.security;
+            let endpoints: Vec<String> = security
+                .endpoints
+                .iter()
+                .map(|(policy, mode)| format!("{policy}/{mode:?}"))
+                .collect();
+            println!("endpoints: {}", endpoints.join(", "));
+            if let Some(identity) = &security.identity {
+                println!(
+                    "certificate {} ({})",
+                    identity.certificate.thumbprint_hex(),
+                    identity.certificate.application_uri().unwrap_or("-")
+                );
+            }
+        });
         std::io::stdout().flush()?;
         // Runs until the process is interrupted (Ctrl-C ends it with the default handler).
         std::future::pending::<()>().await;

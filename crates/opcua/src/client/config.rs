@@ -49,6 +49,11 @@ pub struct ClientConfig {
     pub session_name: String,
     /// Our application URI.
     pub application_uri: String,
+    /// Security policy, mode and certificates of the channel (default: None).
+    pub security: super::security::ClientSecurity,
+    /// Open the channel only, without a session: for GetEndpoints and FindServers (the
+    /// connection becomes active once the channel is open).
+    pub discovery_only: bool,
 }
 
 impl ClientConfig {
@@ -76,6 +81,8 @@ impl ClientConfig {
             connect_timeout: DEFAULT_CONNECT_TIMEOUT,
             session_name: "buildwire client".into(),
             application_uri: "urn:buildwire:opcua:client".into(),
+            security: super::security::ClientSecurity::default(),
+            discovery_only: false,
         }
     }
 }

@@ -22,13 +22,21 @@ use bytes::BytesMut;
 
 use super::config::{ClientConfig, RENEW_AT_PERCENT};
 use super::request_table::{PendingRequest, RequestPurpose, RequestTable};
+use super::security::{
+    client_signature, secure_user_token, user_token_signature, verify_server_signature,
+};
 use crate::encoding::{BinaryEncodable, ByteString, DateTime, LocalizedText, NodeId, UaString};
 use crate::secure_channel::{
     AssembledMessage, AssemblerRole, AssemblyEvent, AsymmetricSecurityHeader, MessageAssembler,
     SecureChannelChunk, SecurityHeader,
 };
+use crate::security::ChannelSecurity;
 use crate::server::channel_state::{ReceiveSequence, SendSequence};
 use crate::server::outgoing::{OutgoingBody, OutgoingMessage};
+use crate::server::security::{
+    Rejection, asymmetric_header, frame_bytes, header_policy, limit_body, open_symmetric,
+    plain_frame, write_secured_chunk,
+};
 use crate::services::{
     ActivateSessionRequest, ApplicationDescription, ApplicationType, CloseSecureChannelRequest,
     CloseSessionRequest, CreateSessionRequest, EndpointDescription, MessageSecurityMode,
@@ -175,6 +183,12 @@ pub struct ClientConnection {
     next_request_id: u32,
     connect_deadline: Instant,
     nonce_state: u64,
+    /// The channel's security (None under SecurityPolicy None).
+    security: Option<ChannelSecurity>,
+    /// The nonce of the OpenSecureChannel request in flight.
+    channel_nonce: Vec<u8>,
+    /// The nonce of CreateSession (the server signs it) and the server's latest nonce.
+    session_nonces: (Vec<u8>, Vec<u8>),
 }
 
 /// The RequestHeader inside any request.
@@ -227,8 +241,16 @@ impl ClientConnection {
             next_request_id: 1,
             connect_deadline: now + config.connect_timeout,
             nonce_state: (start_time.ticks().unsigned_abs() ^ 0x9E37_79B9_7F4A_7C15).max(1),
+            security: None,
+            channel_nonce: Vec::new(),
+            session_nonces: (Vec::new(), Vec::new()),
             config,
         }
+    }
+
+    /// The channel's security, once it is open under a policy other than None.
+    pub fn security(&self) -> Option<&ChannelSecurity> {
+        self.security.as_ref()
     }
 
     /// The configuration.
@@ -323,7 +345,7 @@ impl ClientConnection {
     /// Closes gracefully: CloseSession (when a session is active), then CloseSecureChannel.
     pub fn close(&mut self, now: Instant) {
         match self.phase {
-            Phase::Active => {
+            Phase::Active if !self.config.discovery_only => {
                 let request = CloseSessionRequest {
                     request_header: RequestHeader::default(),
                     delete_subscriptions: true,
@@ -396,7 +418,18 @@ impl ClientConnection {
             return false;
         };
         let sequence_number = self.send_sequence.next_number();
-        let written = message.write_next_chunk(chunk_size, sequence_number, out);
+        let written = match &self.security {
+            Some(security) => {
+                match write_secured_chunk(security, message, chunk_size, sequence_number, out) {
+                    Ok(written) => written,
+                    Err(error) => {
+                        self.fail(error.status_code(), &error.to_string());
+                        return false;
+                    }
+                }
+            }
+            None => message.write_next_chunk(chunk_size, sequence_number, out),
+        };
         if message.is_done() {
             self.outgoing.pop_front();
         }
@@ -580,7 +613,17 @@ impl ClientConnection {
         let (channel_id, security_header) = match (message_type, channel) {
             (MessageType::OpenSecureChannel, channel) => (
                 channel.map_or(0, |c| c.id),
-                AsymmetricSecurityHeader::none().to_bytes(),
+                match &self.security {
+                    Some(security) => AsymmetricSecurityHeader {
+                        security_policy_uri: security.policy().uri().into(),
+                        sender_certificate: ByteString::from(security.local().certificate.der()),
+                        receiver_certificate_thumbprint: ByteString::from(
+                            security.remote().thumbprint().as_slice(),
+                        ),
+                    },
+                    None => AsymmetricSecurityHeader::none(),
+                }
+                .to_bytes(),
             ),
             (_, Some(channel)) => (channel.id, channel.token_id.to_bytes()),
             (_, None) => return Err(SendError::Closed(StatusCode::BAD_SECURE_CHANNEL_CLOSED)),
@@ -600,13 +643,16 @@ impl ClientConnection {
                 limit,
             });
         }
-        let message = OutgoingMessage::new(
+        let mut message = OutgoingMessage::new(
             message_type,
             channel_id,
             security_header,
             request_id,
             OutgoingBody::owned(body),
         );
+        if let Some(security) = &self.security {
+            limit_body(security, &mut message, limits.send_buffer_size as usize);
+        }
         let chunks = message.chunk_count(limits.send_buffer_size as usize);
         if limits.max_send_chunk_count != 0 && chunks > limits.max_send_chunk_count as usize {
             return Err(SendError::RequestTooLarge {
@@ -701,16 +747,47 @@ impl ClientConnection {
             ),
         });
         self.phase = Phase::OpeningChannel;
+        if self.config.security.is_secured() {
+            let security = &self.config.security;
+            let created = match (&security.identity, &security.server_certificate) {
+                (Some(identity), Some(server)) => ChannelSecurity::new(
+                    security.policy,
+                    security.mode,
+                    identity.clone(),
+                    server.clone(),
+                ),
+                _ => Err(StatusCode::BAD_CERTIFICATE_INVALID),
+            };
+            match created {
+                Ok(channel_security) => self.security = Some(channel_security),
+                Err(status) => {
+                    return self.fail(
+                        status,
+                        "a secured channel needs our certificate and key, the server's certificate and mode sign or encrypt",
+                    );
+                }
+            }
+        }
         self.open_channel(now, SecurityTokenRequestType::Issue);
     }
 
     fn open_channel(&mut self, now: Instant, request_type: SecurityTokenRequestType) {
+        self.channel_nonce = match self.security.as_ref().map(|s| s.algorithms().nonce_length) {
+            Some(length) => match crate::security::crypto::random_bytes(length) {
+                Ok(nonce) => nonce,
+                Err(error) => return self.fail(error.status_code(), &error.to_string()),
+            },
+            None => Vec::new(),
+        };
         let request = OpenSecureChannelRequest {
             request_header: RequestHeader::default(),
             client_protocol_version: PROTOCOL_VERSION,
             request_type,
-            security_mode: MessageSecurityMode::None,
-            client_nonce: ByteString::from(Vec::new()),
+            security_mode: self
+                .security
+                .as_ref()
+                .map_or(MessageSecurityMode::None, ChannelSecurity::mode),
+            client_nonce: ByteString::from(self.channel_nonce.clone()),
             requested_lifetime: self.config.token_lifetime_ms,
         };
         let purpose = match request_type {
@@ -727,19 +804,66 @@ impl ClientConnection {
         }
     }
 
+    /// Checks and decrypts a received chunk under the channel's security.
+    fn open_secured(&mut self, frame: &Frame) -> Result<Frame, Rejection> {
+        let policy = self.config.security.policy;
+        match (&self.security, frame.header.message_type) {
+            (_, MessageType::OpenSecureChannel) => {
+                let (header, header_end) = asymmetric_header(frame)?;
+                if header_policy(&header)? != policy {
+                    return Err(Rejection {
+                        status: StatusCode::BAD_SECURITY_POLICY_REJECTED,
+                        reason: format!("the server answered with another policy than {policy}"),
+                        rejected_certificate: None,
+                    });
+                }
+                match &self.security {
+                    Some(security) => {
+                        let ours = security.local().certificate.thumbprint();
+                        if header.receiver_certificate_thumbprint.as_bytes() != Some(&ours[..]) {
+                            return Err(Rejection {
+                                status: StatusCode::BAD_SECURITY_CHECKS_FAILED,
+                                reason: "the OPN response is not for our certificate".into(),
+                                rejected_certificate: None,
+                            });
+                        }
+                        if header.sender_certificate.as_bytes() != Some(security.remote().der()) {
+                            return Err(Rejection {
+                                status: StatusCode::BAD_SECURITY_CHECKS_FAILED,
+                                reason: "the server signed with another certificate".into(),
+                                rejected_certificate: None,
+                            });
+                        }
+                        plain_frame(security.unsecure_asymmetric(&frame_bytes(frame), header_end)?)
+                    }
+                    None => Ok(frame.clone()),
+                }
+            }
+            (Some(security), _) => {
+                let plain = open_symmetric(security, frame)?;
+                // The server uses the newest token: the previous keys can go.
+                if let (Some(channel), Some(security)) = (self.channel, self.security.as_mut())
+                    && frame.body.get(4..8) == Some(&channel.token_id.to_le_bytes()[..])
+                {
+                    security.drop_tokens_except(channel.token_id);
+                }
+                Ok(plain)
+            }
+            (None, _) => Ok(frame.clone()),
+        }
+    }
+
     fn handle_chunk(&mut self, now: Instant, frame: &Frame) {
-        let chunk = match SecureChannelChunk::from_frame(frame) {
+        let frame = match self.open_secured(frame) {
+            Ok(frame) => frame,
+            Err(rejection) => return self.fail(rejection.status, &rejection.reason),
+        };
+        let chunk = match SecureChannelChunk::from_frame(&frame) {
             Ok(chunk) => chunk,
             Err(error) => return self.fail(error.status_code(), &error.to_string()),
         };
         let known_channel = self.channel.map(|c| c.id);
         match (&chunk.security_header, known_channel) {
-            (SecurityHeader::Asymmetric(header), _) if !header.is_policy_none() => {
-                return self.fail(
-                    StatusCode::BAD_SECURITY_POLICY_REJECTED,
-                    "the server answered with a SecurityPolicy other than None",
-                );
-            }
             (SecurityHeader::Symmetric(_), None) => {
                 return self.fail(
                     StatusCode::BAD_TCP_SECURE_CHANNEL_UNKNOWN,
@@ -825,11 +949,53 @@ impl ClientConnection {
                     renew_at: now + Duration::from_millis(renew_after),
                     renewing: false,
                 });
+                if let Some(security) = self.security.as_mut() {
+                    let server_nonce = open.server_nonce.as_bytes().unwrap_or_default();
+                    if server_nonce.len() != security.algorithms().nonce_length {
+                        return self.fail(
+                            StatusCode::BAD_NONCE_INVALID,
+                            "the server nonce has the wrong length",
+                        );
+                    }
+                    security.install_token(token.token_id, &self.channel_nonce, server_nonce, true);
+                }
                 if request.purpose == RequestPurpose::OpenChannel {
-                    self.create_session(now);
+                    if self.config.discovery_only {
+                        self.phase = Phase::Active;
+                        self.events.push_back(ClientEvent::SessionActivated);
+                        self.flush_waiting(now);
+                    } else {
+                        self.create_session(now);
+                    }
                 }
             }
             (RequestPurpose::CreateSession, ServiceResponse::CreateSession(created)) => {
+                if self.security.is_some() {
+                    let expected = self
+                        .config
+                        .security
+                        .server_certificate
+                        .as_ref()
+                        .map(|c| c.der());
+                    let sent = created.server_certificate.as_bytes();
+                    // The certificate may come as a chain: ours must lead it.
+                    if !matches!((expected, sent), (Some(e), Some(s)) if s.starts_with(e)) {
+                        return self.fail(
+                            StatusCode::BAD_CERTIFICATE_INVALID,
+                            "CreateSession returned another server certificate than the endpoint's",
+                        );
+                    }
+                    if let Err(status) = verify_server_signature(
+                        &self.config.security,
+                        &self.session_nonces.0,
+                        &created.server_signature,
+                    ) {
+                        return self
+                            .fail(status, "the server's CreateSession signature is invalid");
+                    }
+                }
+                self.session_nonces.1 =
+                    created.server_nonce.as_bytes().unwrap_or_default().to_vec();
                 self.authentication_token = created.authentication_token;
                 self.server_endpoints = created.server_endpoints;
                 self.max_request_message_size = created.max_request_message_size as usize;
@@ -865,7 +1031,18 @@ impl ClientConnection {
 
     fn create_session(&mut self, now: Instant) {
         self.phase = Phase::CreatingSession;
-        let nonce = self.nonce();
+        let nonce = match self.security {
+            Some(_) => match crate::security::crypto::random_bytes(CLIENT_NONCE_LENGTH) {
+                Ok(nonce) => nonce,
+                Err(error) => return self.fail(error.status_code(), &error.to_string()),
+            },
+            None => self.nonce(),
+        };
+        self.session_nonces.0 = nonce.clone();
+        let client_certificate = match &self.security {
+            Some(security) => ByteString::from(security.local().certificate.der()),
+            None => ByteString::NULL,
+        };
         let request = CreateSessionRequest {
             request_header: RequestHeader::default(),
             client_description: ApplicationDescription {
@@ -881,7 +1058,7 @@ impl ClientConnection {
             endpoint_url: UaString::from(self.config.endpoint_url.as_str()),
             session_name: UaString::from(self.config.session_name.as_str()),
             client_nonce: ByteString::from(nonce),
-            client_certificate: ByteString::NULL,
+            client_certificate,
             requested_session_timeout: self.config.session_timeout_ms,
             max_response_message_size: self.config.connection_limits.max_message_size,
         };
@@ -890,9 +1067,36 @@ impl ClientConnection {
 
     fn activate_session(&mut self, now: Instant) {
         self.phase = Phase::ActivatingSession;
-        let token = self.config.identity.token(&self.server_endpoints);
+        let security = &self.config.security;
+        let mut token = if self.security.is_some() {
+            self.config
+                .identity
+                .token_for_endpoint(security.matching_endpoint(&self.server_endpoints))
+        } else {
+            self.config.identity.token(&self.server_endpoints)
+        };
+        let mut client_signature_data = Default::default();
+        let mut user_signature = Default::default();
+        if self.security.is_some() {
+            let nonce = &self.session_nonces.1;
+            let endpoints = &self.server_endpoints;
+            let signed = client_signature(security, nonce).and_then(|signature| {
+                secure_user_token(security, endpoints, nonce, &mut token)?;
+                let user = user_token_signature(security, endpoints, nonce, &self.config.identity)?;
+                Ok((signature, user))
+            });
+            match signed {
+                Ok((signature, user)) => {
+                    client_signature_data = signature;
+                    user_signature = user;
+                }
+                Err(status) => return self.fail(status, "ActivateSession could not be signed"),
+            }
+        }
         let request = ActivateSessionRequest {
+            client_signature: client_signature_data,
             user_identity_token: token.to_extension_object(),
+            user_token_signature: user_signature,
             ..ActivateSessionRequest::default()
         };
         self.internal_request(now, request.into(), RequestPurpose::ActivateSession);

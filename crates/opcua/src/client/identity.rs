@@ -6,11 +6,13 @@ use crate::encoding::{ByteString, UaString};
 use crate::secure_channel::SECURITY_POLICY_NONE_URI;
 use crate::services::{
     AnonymousIdentityToken, EndpointDescription, MessageSecurityMode, UserIdentityToken,
-    UserNameIdentityToken, UserTokenType,
+    UserNameIdentityToken, UserTokenType, X509IdentityToken,
 };
 
 /// Policy id used when the server lists no anonymous policy on a None endpoint.
 pub const FALLBACK_ANONYMOUS_POLICY_ID: &str = "anonymous";
+/// Policy id used when the server lists no X.509 policy on the endpoint.
+pub const FALLBACK_X509_POLICY_ID: &str = "x509";
 /// Policy id used when the server lists no user name policy on a None endpoint.
 pub const FALLBACK_USER_NAME_POLICY_ID: &str = "username";
 
@@ -20,13 +22,17 @@ pub enum ClientIdentity {
     /// No user.
     #[default]
     Anonymous,
-    /// A user name and a password (sent in plain text: SecurityPolicy None only).
+    /// A user name and a password (in plain text under SecurityPolicy None, encrypted with
+    /// the server's certificate on a secured endpoint).
     UserName {
         /// The user name.
         user_name: String,
         /// The password.
         password: String,
     },
+    /// A user certificate and its key (X509IdentityToken; secured endpoints only): the
+    /// userTokenSignature proves possession of the key.
+    X509(crate::security::LocalIdentity),
 }
 
 impl ClientIdentity {
@@ -35,6 +41,7 @@ impl ClientIdentity {
         match self {
             Self::Anonymous => UserTokenType::Anonymous,
             Self::UserName { .. } => UserTokenType::UserName,
+            Self::X509(_) => UserTokenType::Certificate,
         }
     }
 
@@ -51,6 +58,22 @@ impl ClientIdentity {
             .flat_map(|endpoint| endpoint.user_identity_tokens.iter())
             .find(|policy| policy.token_type == wanted)
             .map(|policy| policy.policy_id.clone());
+        self.build(listed)
+    }
+
+    /// The identity token with the `policy_id` of the first matching UserTokenPolicy of
+    /// `endpoint` (the endpoint of a secured channel).
+    pub fn token_for_endpoint(&self, endpoint: Option<&EndpointDescription>) -> UserIdentityToken {
+        let wanted = self.token_type();
+        let listed = endpoint
+            .into_iter()
+            .flat_map(|endpoint| endpoint.user_identity_tokens.iter())
+            .find(|policy| policy.token_type == wanted)
+            .map(|policy| policy.policy_id.clone());
+        self.build(listed)
+    }
+
+    fn build(&self, listed: Option<UaString>) -> UserIdentityToken {
         match self {
             Self::Anonymous => UserIdentityToken::Anonymous(AnonymousIdentityToken {
                 policy_id: listed.unwrap_or_else(|| UaString::from(FALLBACK_ANONYMOUS_POLICY_ID)),
@@ -63,6 +86,10 @@ impl ClientIdentity {
                 user_name: UaString::from(user_name.as_str()),
                 password: ByteString::from(password.as_bytes().to_vec()),
                 encryption_algorithm: UaString::NULL,
+            }),
+            Self::X509(user) => UserIdentityToken::X509(X509IdentityToken {
+                policy_id: listed.unwrap_or_else(|| UaString::from(FALLBACK_X509_POLICY_ID)),
+                certificate_data: ByteString::from(user.certificate.der()),
             }),
         }
     }

@@ -25,9 +25,11 @@ pub mod connection;
 pub mod identity;
 pub mod node_id_text;
 pub mod request_table;
+pub mod security;
 pub mod value_text;
 
 pub use config::ClientConfig;
 pub use connection::{ClientConnection, ClientEvent, ClientState, SendError};
 pub use identity::ClientIdentity;
 pub use node_id_text::NodeIdParseError;
+pub use security::ClientSecurity;

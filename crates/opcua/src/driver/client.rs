@@ -15,8 +15,11 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 use super::server::{sleep_until, wall_clock_now};
-use crate::client::{ClientConfig, ClientConnection, ClientEvent, ClientIdentity, SendError};
+use crate::client::{
+    ClientConfig, ClientConnection, ClientEvent, ClientIdentity, ClientSecurity, SendError,
+};
 use crate::encoding::{ByteString, DataValue, ExpandedNodeId, NodeId, QualifiedName, Variant};
+use crate::security::{Certificate, MessageSecurityMode, SecurityPolicy};
 use crate::services::BINARY_ENCODING_IDS;
 use crate::services::view::{browse_result_mask, node_class_mask};
 use crate::services::well_known_nodes as ids;
@@ -61,7 +64,7 @@ pub enum ClientError {
 }
 
 impl ClientError {
-    fn status(status: StatusCode, context: impl Into<String>) -> Self {
+    pub(crate) fn status(status: StatusCode, context: impl Into<String>) -> Self {
         Self::Status {
             status,
             context: context.into(),
@@ -171,6 +174,61 @@ impl OpcuaClient {
             activated = client.step().await?;
         }
         Ok(client)
+    }
+
+    /// The endpoints of the server at `endpoint_url`, asked over a SecurityPolicy None
+    /// channel without a session (servers answer discovery services on such a channel even
+    /// when they offer no None endpoint).
+    pub async fn discover_endpoints(
+        endpoint_url: &str,
+    ) -> Result<Vec<EndpointDescription>, ClientError> {
+        let mut config = ClientConfig::new(endpoint_url);
+        config.discovery_only = true;
+        let mut client = Self::connect_with(config).await?;
+        let endpoints = client.get_endpoints().await;
+        let _ = client.close().await;
+        endpoints
+    }
+
+    /// The certificate of the server's endpoint with `policy` and `mode`, from GetEndpoints.
+    /// Check it against a trust list before connecting with it.
+    pub async fn server_certificate(
+        endpoint_url: &str,
+        policy: SecurityPolicy,
+        mode: MessageSecurityMode,
+    ) -> Result<Certificate, ClientError> {
+        let endpoints = Self::discover_endpoints(endpoint_url).await?;
+        let wanted = ClientSecurity {
+            policy,
+            mode,
+            ..ClientSecurity::default()
+        };
+        let Some(endpoint) = wanted.matching_endpoint(&endpoints).cloned() else {
+            let offered: Vec<String> = endpoints
+                .iter()
+                .map(|e| {
+                    let uri = e.security_policy_uri.as_str().unwrap_or_default();
+                    let name = SecurityPolicy::from_uri(uri)
+                        .map_or_else(|| uri.to_owned(), |p| p.name().to_owned());
+                    format!("{name}/{:?}", e.security_mode)
+                })
+                .collect();
+            return Err(ClientError::status(
+                StatusCode::BAD_SECURITY_POLICY_REJECTED,
+                format!(
+                    "the server offers no {policy} endpoint with mode {mode:?}; it offers {}: choose one with --security and --mode",
+                    offered.join(", ")
+                ),
+            ));
+        };
+        Certificate::from_der(endpoint.server_certificate.as_bytes().unwrap_or_default()).map_err(
+            |error| {
+                ClientError::status(
+                    StatusCode::BAD_CERTIFICATE_INVALID,
+                    format!("the server's certificate: {error}"),
+                )
+            },
+        )
     }
 
     /// The underlying connection (negotiated limits, endpoints...).

@@ -6,6 +6,7 @@
 //!   get_endpoints over one session.
 
 pub mod client;
+pub mod security;
 pub mod server;
 
 pub use client::{ClientError, OpcuaClient};

@@ -215,7 +215,11 @@ async fn serve_connection(
         tokio::select! {
             read = socket.read_buf(connection.read_buffer()) => match read {
                 Ok(0) | Err(_) => return,
-                Ok(_) => connection.handle_received(&mut lock(&server), Instant::now()),
+                Ok(_) => {
+                    let mut server = lock(&server);
+                    connection.handle_received(&mut server, Instant::now());
+                    store_rejected(&server, connection.take_rejected_certificates());
+                }
             },
             () = sleep_until(deadline) => connection.handle_timeout(Instant::now()),
             _ = shutdown.changed() => return,
@@ -224,6 +228,17 @@ async fn serve_connection(
 }
 
 /// Sleeps until `deadline`, forever when there is none.
+/// Writes refused client certificates to the PKI's `rejected/` folder (when one is set), so
+/// an operator can trust them with `buildwire opcua certs trust`.
+fn store_rejected(server: &Server, certificates: Vec<Vec<u8>>) {
+    if let Some(pki) = &server.config.security.pki {
+        for der in certificates {
+            // A certificate that cannot be stored was still refused; nothing else to do.
+            let _ = pki.reject_certificate(&der);
+        }
+    }
+}
+
 pub(crate) async fn sleep_until(deadline: Option<Instant>) {
     match deadline {
         Some(deadline) => tokio::time::sleep_until(deadline.into()).await,

@@ -122,6 +122,8 @@ pub struct ServerConfig {
     /// Wall-clock time (UTC) at the `Instant` the server was created with: CurrentTime is
     /// this plus the time elapsed since.
     pub start_time: DateTime,
+    /// Security endpoints, certificate and trust list (default: SecurityPolicy None only).
+    pub security: super::security::ServerSecurity,
 }
 
 impl Default for ServerConfig {
@@ -145,6 +147,7 @@ impl Default for ServerConfig {
             max_sessions_per_connection: 10,
             max_connections: 256,
             start_time: DateTime::MIN,
+            security: super::security::ServerSecurity::default(),
         }
     }
 }

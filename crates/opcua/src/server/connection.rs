@@ -24,6 +24,9 @@ use super::channel_state::{ChannelState, ReceiveSequence, SendSequence};
 use super::discovery_services::{find_servers, get_endpoints};
 use super::method_services::{call_one, encode_call_response};
 use super::outgoing::{OutgoingBody, OutgoingMessage};
+use super::security::{
+    Rejection, limit_body, open_server_opn, open_symmetric, unix_seconds, write_secured_chunk,
+};
 use super::server_state::Server;
 use super::session_services::{activate_session, activated_session, close_session, create_session};
 use super::view_services::{browse_next_one, browse_references, page_result, translate_path};
@@ -32,6 +35,7 @@ use crate::secure_channel::{
     AssembledMessage, AssemblerRole, AssemblyEvent, AsymmetricSecurityHeader, MessageAssembler,
     SecureChannelChunk, SecurityHeader,
 };
+use crate::security::{ChannelSecurity, SecurityPolicy};
 use crate::services::{
     BrowseNextResponse, BrowseResponse, BrowseResult, CallRequest, MessageSecurityMode,
     OpenSecureChannelResponse, ReadResponse, RequestHeader, ResponseHeader,
@@ -80,6 +84,14 @@ pub struct ServerConnection {
     final_error: Option<Vec<u8>>,
     close_reason: Option<CloseReason>,
     decoding_limits: DecodingLimits,
+    /// The channel's security (None under SecurityPolicy None).
+    security: Option<ChannelSecurity>,
+    /// The security of the OPN being handled, until its response is queued.
+    pending_security: Option<ChannelSecurity>,
+    /// Client certificates refused as untrusted, for the driver to store in `rejected/`.
+    rejected_certificates: Vec<Vec<u8>>,
+    /// A SecurityPolicy None channel on a server without a None endpoint: discovery only.
+    discovery_only: bool,
 }
 
 /// Checks the number of operations of a request: Bad_NothingToDo for none,
@@ -109,7 +121,22 @@ impl ServerConnection {
             final_error: None,
             close_reason: None,
             decoding_limits: DecodingLimits::default(),
+            security: None,
+            pending_security: None,
+            rejected_certificates: Vec::new(),
+            discovery_only: false,
         }
+    }
+
+    /// The channel's security policy and mode, once a channel is open.
+    pub fn security(&self) -> Option<&ChannelSecurity> {
+        self.security.as_ref()
+    }
+
+    /// Client certificates refused as untrusted since the last call (DER), for the driver to
+    /// store in the PKI's `rejected/` folder.
+    pub fn take_rejected_certificates(&mut self) -> Vec<Vec<u8>> {
+        std::mem::take(&mut self.rejected_certificates)
     }
 
     /// True once the connection is closed (drain [`poll_transmit`](Self::poll_transmit) first).
@@ -217,8 +244,31 @@ impl ServerConnection {
             };
         };
         let sequence_number = self.send_sequence.next_number();
-        let written = message.write_next_chunk(chunk_size, sequence_number, out);
+        let secured = match message.message_type() {
+            MessageType::OpenSecureChannel => {
+                self.pending_security.as_ref().or(self.security.as_ref())
+            }
+            _ => self.security.as_ref(),
+        };
+        let written = match secured {
+            Some(security) => {
+                match write_secured_chunk(security, message, chunk_size, sequence_number, out) {
+                    Ok(written) => written,
+                    Err(error) => {
+                        self.outgoing.clear();
+                        self.fail(error.status_code(), &error.to_string());
+                        return self.write_next(out);
+                    }
+                }
+            }
+            None => message.write_next_chunk(chunk_size, sequence_number, out),
+        };
         if message.is_done() {
+            if message.message_type() == MessageType::OpenSecureChannel
+                && let Some(security) = self.pending_security.take()
+            {
+                self.security = Some(security);
+            }
             self.outgoing.pop_front();
         }
         written || self.write_next(out)
@@ -261,7 +311,15 @@ impl ServerConnection {
             self.handle_hello(server, frame);
             return;
         }
-        let chunk = match SecureChannelChunk::from_frame(frame) {
+        let frame = match self.open_secured(server, now, frame) {
+            Ok(frame) => frame,
+            Err(rejection) => {
+                self.rejected_certificates
+                    .extend(rejection.rejected_certificate);
+                return self.fail(rejection.status, &rejection.reason);
+            }
+        };
+        let chunk = match SecureChannelChunk::from_frame(&frame) {
             Ok(chunk) => chunk,
             Err(error) => return self.fail(error.status_code(), &error.to_string()),
         };
@@ -275,6 +333,40 @@ impl ServerConnection {
             Ok(Some(AssemblyEvent::Message(message))) => self.handle_message(server, now, message),
             Ok(Some(AssemblyEvent::Aborted { .. }) | None) => {}
             Err(error) => self.fail(error.status_code(), &error.to_string()),
+        }
+    }
+
+    /// Checks signature and decrypts a received chunk under the channel's security (or the
+    /// policy its OPN names); chunks under SecurityPolicy None pass unchanged.
+    fn open_secured(
+        &mut self,
+        server: &Server,
+        now: Instant,
+        frame: &Frame,
+    ) -> Result<Frame, Rejection> {
+        match frame.header.message_type {
+            MessageType::OpenSecureChannel => {
+                let now_unix = unix_seconds(server.wall_clock(now));
+                let (plain, security) = open_server_opn(
+                    &server.config.security,
+                    self.security.as_ref(),
+                    frame,
+                    now_unix,
+                )?;
+                if self.channel.is_some() && self.security.is_none() && security.is_some() {
+                    return Err(Rejection {
+                        status: StatusCode::BAD_SECURITY_POLICY_REJECTED,
+                        reason: "a renewal must keep the channel's security policy".into(),
+                        rejected_certificate: None,
+                    });
+                }
+                self.pending_security = security;
+                Ok(plain)
+            }
+            _ => match &self.security {
+                Some(security) => open_symmetric(security, frame),
+                None => Ok(frame.clone()),
+            },
         }
     }
 
@@ -313,13 +405,8 @@ impl ServerConnection {
         now: Instant,
     ) -> Result<(), (StatusCode, &'static str)> {
         match (&chunk.security_header, self.channel.as_mut()) {
-            (SecurityHeader::Asymmetric(header), channel) => {
-                if !header.is_policy_none() {
-                    return Err((
-                        StatusCode::BAD_SECURITY_POLICY_REJECTED,
-                        "only SecurityPolicy None is supported",
-                    ));
-                }
+            (SecurityHeader::Asymmetric(_), channel) => {
+                // The policy was checked by open_secured.
                 if let Some(channel) = channel
                     && channel.channel_id() != chunk.secure_channel_id
                 {
@@ -345,6 +432,12 @@ impl ServerConnection {
                 channel
                     .accept_token(header.token_id, now)
                     .map_err(|status| (status, "unknown or expired security token"))?;
+                // Once the client uses the newest token the previous keys go too.
+                if channel.response_token_id() == channel.current_token_id()
+                    && let Some(security) = self.security.as_mut()
+                {
+                    security.drop_tokens_except(channel.current_token_id());
+                }
             }
         }
         self.receive_sequence
@@ -374,12 +467,45 @@ impl ServerConnection {
                 }
                 Err(error) => return self.fail(error.status_code(), &error.to_string()),
             };
-        if request.security_mode != MessageSecurityMode::None {
+        let policy = self
+            .pending_security
+            .as_ref()
+            .map_or(SecurityPolicy::None, ChannelSecurity::policy);
+        let discovery_only = policy == SecurityPolicy::None
+            && request.security_mode == MessageSecurityMode::None
+            && !server.config.security.offers(policy, request.security_mode);
+        if (!server.config.security.offers(policy, request.security_mode) && !discovery_only)
+            || (self.security.is_some()
+                && self.security.as_ref().map(ChannelSecurity::mode) != Some(request.security_mode))
+        {
             return self.fail(
                 StatusCode::BAD_SECURITY_MODE_REJECTED,
-                "only MessageSecurityMode None is supported",
+                &format!(
+                    "this server offers no {policy} endpoint with mode {:?}",
+                    request.security_mode
+                ),
             );
         }
+        self.discovery_only = discovery_only;
+        let client_nonce = request.client_nonce.as_bytes().unwrap_or_default().to_vec();
+        let server_nonce = match policy.algorithms() {
+            Some(algorithms) => {
+                if client_nonce.len() != algorithms.nonce_length {
+                    return self.fail(
+                        StatusCode::BAD_NONCE_INVALID,
+                        &format!(
+                            "the client nonce must have {} bytes",
+                            algorithms.nonce_length
+                        ),
+                    );
+                }
+                match crate::security::crypto::random_bytes(algorithms.nonce_length) {
+                    Ok(nonce) => nonce,
+                    Err(error) => return self.fail(error.status_code(), &error.to_string()),
+                }
+            }
+            None => Vec::new(),
+        };
         let wall_now = server.wall_clock(now);
         let token = match (request.request_type, self.channel.as_mut()) {
             (SecurityTokenRequestType::Issue, None) => {
@@ -406,6 +532,20 @@ impl ServerConnection {
             }
         };
         let channel_id = token.channel_id;
+        if let Some(security) = self.pending_security.as_mut() {
+            security.set_mode(request.security_mode);
+            security.install_token(token.token_id, &client_nonce, &server_nonce, false);
+        }
+        let security_header = match &self.pending_security {
+            Some(security) => AsymmetricSecurityHeader {
+                security_policy_uri: security.policy().uri().into(),
+                sender_certificate: ByteString::from(security.local().certificate.der()),
+                receiver_certificate_thumbprint: ByteString::from(
+                    security.remote().thumbprint().as_slice(),
+                ),
+            },
+            None => AsymmetricSecurityHeader::none(),
+        };
         let response = ServiceResponse::from(OpenSecureChannelResponse {
             response_header: ResponseHeader::answering(
                 &request.request_header,
@@ -414,15 +554,23 @@ impl ServerConnection {
             ),
             server_protocol_version: PROTOCOL_VERSION,
             security_token: token,
-            server_nonce: ByteString::from(Vec::new()),
+            server_nonce: ByteString::from(server_nonce),
         });
-        self.outgoing.push_back(OutgoingMessage::new(
+        let mut outgoing = OutgoingMessage::new(
             MessageType::OpenSecureChannel,
             channel_id,
-            AsymmetricSecurityHeader::none().to_bytes(),
+            security_header.to_bytes(),
             message.request_id,
             OutgoingBody::owned(response.encode_message()),
-        ));
+        );
+        if let (Some(security), Some(established)) = (&self.pending_security, &self.established) {
+            limit_body(
+                security,
+                &mut outgoing,
+                established.limits.send_buffer_size as usize,
+            );
+        }
+        self.outgoing.push_back(outgoing);
     }
 
     fn handle_service(&mut self, server: &mut Server, now: Instant, message: &AssembledMessage) {
@@ -438,8 +586,25 @@ impl ServerConnection {
                 }
             };
         let header = request.request_header().clone();
+        if self.discovery_only
+            && !matches!(
+                request,
+                ServiceRequest::GetEndpoints(_) | ServiceRequest::FindServers(_)
+            )
+        {
+            // The channel is unsecured and the server offers no None endpoint.
+            let fault = fault(&header, StatusCode::BAD_SECURITY_POLICY_REJECTED, wall_now);
+            return self.enqueue_response(message.request_id, fault, wall_now, &header);
+        }
         let reply = match self.channel_id() {
-            Some(channel_id) => dispatch(server, channel_id, now, request, wall_now),
+            Some(channel_id) => dispatch(
+                server,
+                channel_id,
+                now,
+                request,
+                wall_now,
+                self.security.as_ref(),
+            ),
             None => Err(StatusCode::BAD_SECURE_CHANNEL_ID_INVALID),
         };
         let body = reply.unwrap_or_else(|status| fault(&header, status, wall_now));
@@ -461,26 +626,34 @@ impl ServerConnection {
         let limits = established.limits;
         let token = channel.response_token_id().to_bytes();
         let channel_id = channel.channel_id();
-        let message = OutgoingMessage::new(
+        let mut message = OutgoingMessage::new(
             MessageType::Message,
             channel_id,
             token.clone(),
             request_id,
             body,
         );
+        let chunk_size = limits.send_buffer_size as usize;
+        if let Some(security) = &self.security {
+            limit_body(security, &mut message, chunk_size);
+        }
         let too_large = (limits.max_send_message_size != 0
             && message.body_len() > limits.max_send_message_size as usize)
             || (limits.max_send_chunk_count != 0
                 && message.chunk_count(limits.send_buffer_size as usize)
                     > limits.max_send_chunk_count as usize);
         let message = if too_large {
-            OutgoingMessage::new(
+            let mut message = OutgoingMessage::new(
                 MessageType::Message,
                 channel_id,
                 token,
                 request_id,
                 fault(header, StatusCode::BAD_RESPONSE_TOO_LARGE, wall_now),
-            )
+            );
+            if let Some(security) = &self.security {
+                limit_body(security, &mut message, chunk_size);
+            }
+            message
         } else {
             message
         };
@@ -509,6 +682,7 @@ fn dispatch(
     now: Instant,
     request: ServiceRequest,
     wall_now: DateTime,
+    security: Option<&ChannelSecurity>,
 ) -> Result<OutgoingBody, StatusCode> {
     let ok = |header: &RequestHeader| ResponseHeader::answering(header, StatusCode::GOOD, wall_now);
     let limits = server.config.operation_limits;
@@ -525,6 +699,7 @@ fn dispatch(
             channel_id,
             now,
             ok(&request.request_header),
+            security,
         )?
         .into(),
         ServiceRequest::ActivateSession(request) => activate_session(
@@ -533,6 +708,7 @@ fn dispatch(
             channel_id,
             now,
             ok(&request.request_header),
+            security,
         )?
         .into(),
         ServiceRequest::CloseSession(request) => close_session(

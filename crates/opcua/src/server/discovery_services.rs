@@ -3,7 +3,6 @@
 
 use super::server_state::Server;
 use crate::encoding::{ByteString, LocalizedText, UaString};
-use crate::secure_channel::SECURITY_POLICY_NONE_URI;
 use crate::services::{
     ApplicationDescription, ApplicationType, EndpointDescription, FindServersRequest,
     FindServersResponse, GetEndpointsRequest, GetEndpointsResponse, MessageSecurityMode,
@@ -52,18 +51,60 @@ pub fn user_token_policies(server: &Server) -> Vec<UserTokenPolicy> {
     policies
 }
 
-/// The server's endpoints.
+/// PolicyId of the X.509 user certificate token policy (secured endpoints).
+pub const X509_POLICY_ID: &str = "x509";
+
+/// The server's endpoints: one per configured policy × mode, with the server certificate.
+/// On a secured endpoint the UserName policy names the endpoint's security policy (the
+/// password is encrypted with it) and an X.509 user token policy is offered.
 pub fn endpoints(server: &Server) -> Vec<EndpointDescription> {
-    vec![EndpointDescription {
-        endpoint_url: UaString::from(server.config.endpoint_url.as_str()),
-        server: application_description(server),
-        server_certificate: ByteString::NULL,
-        security_mode: MessageSecurityMode::None,
-        security_policy_uri: UaString::from(SECURITY_POLICY_NONE_URI),
-        user_identity_tokens: user_token_policies(server),
-        transport_profile_uri: UaString::from(UA_TCP_BINARY_PROFILE_URI),
-        security_level: 0,
-    }]
+    let security = &server.config.security;
+    let certificate = security
+        .identity
+        .as_ref()
+        .map_or(ByteString::NULL, |identity| {
+            ByteString::from(identity.certificate.der())
+        });
+    security
+        .endpoints
+        .iter()
+        .map(|&(policy, mode)| {
+            let mut tokens = user_token_policies(server);
+            if policy.is_secured() {
+                for token in &mut tokens {
+                    if token.token_type == UserTokenType::UserName {
+                        token.security_policy_uri = UaString::from(policy.uri());
+                    }
+                }
+                tokens.push(UserTokenPolicy {
+                    policy_id: UaString::from(X509_POLICY_ID),
+                    token_type: UserTokenType::Certificate,
+                    issued_token_type: UaString::NULL,
+                    issuer_endpoint_url: UaString::NULL,
+                    security_policy_uri: UaString::from(policy.uri()),
+                });
+            }
+            EndpointDescription {
+                endpoint_url: UaString::from(server.config.endpoint_url.as_str()),
+                server: application_description(server),
+                server_certificate: if policy.is_secured() || !certificate.is_null() {
+                    certificate.clone()
+                } else {
+                    ByteString::NULL
+                },
+                security_mode: mode,
+                security_policy_uri: UaString::from(policy.uri()),
+                user_identity_tokens: tokens,
+                transport_profile_uri: UaString::from(UA_TCP_BINARY_PROFILE_URI),
+                // Higher for stronger: Sign < SignAndEncrypt, and by policy order.
+                security_level: match mode {
+                    MessageSecurityMode::SignAndEncrypt => 10 + policy as u8,
+                    MessageSecurityMode::Sign => 5 + policy as u8,
+                    _ => 0,
+                },
+            }
+        })
+        .collect()
 }
 
 /// GetEndpoints: every endpoint, unless the profile filter excludes UA TCP binary.

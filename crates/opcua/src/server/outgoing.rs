@@ -81,6 +81,8 @@ pub struct OutgoingMessage {
     segment: usize,
     offset: usize,
     remaining: usize,
+    /// Most body bytes per chunk when a security policy needs room for padding and signature.
+    body_limit: Option<usize>,
 }
 
 impl OutgoingMessage {
@@ -102,7 +104,29 @@ impl OutgoingMessage {
             segment: 0,
             offset: 0,
             remaining,
+            body_limit: None,
         }
+    }
+
+    /// Limits the body bytes per chunk (signed or encrypted chunks grow by padding and
+    /// signature; see [`crate::security::ChannelSecurity`]).
+    pub fn set_body_limit(&mut self, limit: usize) {
+        self.body_limit = Some(limit.max(1));
+    }
+
+    /// The message type (OPN, MSG, CLO).
+    pub fn message_type(&self) -> MessageType {
+        self.message_type
+    }
+
+    /// Bytes from the message header to the end of the security header.
+    pub fn security_header_end(&self) -> usize {
+        HEADER_LENGTH + 4 + self.security_header.len()
+    }
+
+    fn per_chunk(&self, max_chunk_size: usize) -> usize {
+        let plain = max_chunk_size.saturating_sub(self.overhead()).max(1);
+        self.body_limit.map_or(plain, |limit| limit.min(plain))
     }
 
     /// Bytes of chunk overhead (message header, channel id, security and sequence headers).
@@ -112,7 +136,7 @@ impl OutgoingMessage {
 
     /// Number of chunks needed with chunks of at most `max_chunk_size` bytes.
     pub fn chunk_count(&self, max_chunk_size: usize) -> usize {
-        let per_chunk = max_chunk_size.saturating_sub(self.overhead()).max(1);
+        let per_chunk = self.per_chunk(max_chunk_size);
         self.body.len().div_ceil(per_chunk).max(1)
     }
 
@@ -137,7 +161,7 @@ impl OutgoingMessage {
         if self.is_done() {
             return false;
         }
-        let per_chunk = max_chunk_size.saturating_sub(self.overhead()).max(1);
+        let per_chunk = self.per_chunk(max_chunk_size);
         let take = self.remaining.min(per_chunk);
         let is_final = take == self.remaining;
         let size = self.overhead() + take;

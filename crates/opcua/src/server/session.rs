@@ -40,6 +40,9 @@ pub struct Session {
     pub continuation_points: HashMap<Vec<u8>, BrowseContinuation>,
     /// Source of continuation point ids.
     pub next_continuation_id: u64,
+    /// The last server nonce sent (CreateSession, ActivateSession): the client signs it and
+    /// encrypted user secrets end with it.
+    pub server_nonce: Vec<u8>,
 }
 
 /// All sessions of the server, keyed by authentication token.

@@ -5,10 +5,17 @@ use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use super::config::SESSION_TIMEOUT_RANGE_MS;
-use super::discovery_services::{ANONYMOUS_POLICY_ID, USER_NAME_POLICY_ID, endpoints};
+use super::discovery_services::{
+    ANONYMOUS_POLICY_ID, USER_NAME_POLICY_ID, X509_POLICY_ID, endpoints,
+};
+use super::security::unix_seconds;
 use super::server_state::Server;
 use super::session::Session;
 use crate::encoding::{ByteString, NodeId};
+use crate::security::identity::{
+    decrypt_user_password, sign_certificate_and_nonce, verify_certificate_and_nonce,
+};
+use crate::security::{Certificate, ChannelSecurity};
 use crate::services::{
     ActivateSessionRequest, ActivateSessionResponse, CloseSessionRequest, CloseSessionResponse,
     CreateSessionRequest, CreateSessionResponse, RequestHeader, ResponseHeader, SignatureData,
@@ -35,14 +42,58 @@ pub fn activated_session<'a>(
     Ok(session)
 }
 
-/// CreateSession: Bad_TooManySessions past the server or per-connection cap.
+/// A nonce for a session: from the system's secure generator on a secured channel.
+fn session_nonce(
+    server: &mut Server,
+    security: Option<&ChannelSecurity>,
+) -> Result<Vec<u8>, StatusCode> {
+    match security {
+        Some(_) => crate::security::crypto::random_bytes(NONCE_LENGTH).map_err(|e| e.status_code()),
+        None => Ok(server.random_bytes(NONCE_LENGTH)),
+    }
+}
+
+/// CreateSession: Bad_TooManySessions past the server or per-connection cap. On a secured
+/// channel the client certificate must be the channel's and carry the client's application
+/// URI, and the response carries our certificate and our signature over the client's
+/// certificate and nonce (OPC 10000-4 §5.6.2).
 pub fn create_session(
     server: &mut Server,
     request: &CreateSessionRequest,
     channel_id: u32,
     now: Instant,
     header: ResponseHeader,
+    security: Option<&ChannelSecurity>,
 ) -> Result<CreateSessionResponse, StatusCode> {
+    let mut server_signature = SignatureData::default();
+    let mut server_certificate = ByteString::NULL;
+    if let Some(security) = security {
+        let sent = request.client_certificate.as_bytes().unwrap_or_default();
+        let certificate =
+            Certificate::from_der(sent).map_err(|_| StatusCode::BAD_CERTIFICATE_INVALID)?;
+        if &certificate != security.remote() {
+            return Err(StatusCode::BAD_CERTIFICATE_INVALID);
+        }
+        let now_unix = unix_seconds(server.wall_clock(now));
+        certificate.check(
+            security.policy(),
+            now_unix,
+            request.client_description.application_uri.as_str(),
+        )?;
+        let client_nonce = request.client_nonce.as_bytes().unwrap_or_default();
+        if client_nonce.len() < NONCE_LENGTH {
+            return Err(StatusCode::BAD_NONCE_INVALID);
+        }
+        let local = security.local();
+        server_signature = sign_certificate_and_nonce(
+            security.policy(),
+            &local.private_key,
+            certificate.der(),
+            client_nonce,
+        )
+        .map_err(|e| e.status_code())?;
+        server_certificate = ByteString::from(local.certificate.der());
+    }
     server.sessions.expire(now);
     if server.sessions.len() >= server.config.max_sessions
         || server.sessions.count_on_channel(channel_id) >= server.config.max_sessions_per_connection
@@ -58,7 +109,8 @@ pub fn create_session(
     let timeout = Duration::from_millis(timeout_ms as u64);
     let session_id = server.allocate_session_id();
     let authentication_token = NodeId::opaque(1, server.random_bytes(NONCE_LENGTH));
-    let server_nonce = ByteString::from(server.random_bytes(NONCE_LENGTH));
+    let nonce = session_nonce(server, security)?;
+    let server_nonce = ByteString::from(nonce.clone());
     server.sessions.insert(Session {
         session_id: session_id.clone(),
         authentication_token: authentication_token.clone(),
@@ -70,6 +122,7 @@ pub fn create_session(
         deadline: now + timeout,
         continuation_points: HashMap::new(),
         next_continuation_id: 1,
+        server_nonce: nonce,
     });
     Ok(CreateSessionResponse {
         response_header: header,
@@ -77,17 +130,23 @@ pub fn create_session(
         authentication_token,
         revised_session_timeout: timeout_ms,
         server_nonce,
-        server_certificate: ByteString::NULL,
+        server_certificate,
         server_endpoints: endpoints(server),
         server_software_certificates: Vec::new(),
-        server_signature: SignatureData::default(),
+        server_signature,
         max_request_message_size: server.config.connection_limits.max_message_size,
     })
 }
 
 /// Checks an identity token against the endpoint's policies and the user list; returns the
 /// user name (None for anonymous).
-fn authenticate(server: &Server, token: &UserIdentityToken) -> Result<Option<String>, StatusCode> {
+fn authenticate(
+    server: &Server,
+    token: &UserIdentityToken,
+    secured: Option<(&ChannelSecurity, &[u8])>,
+    request: &ActivateSessionRequest,
+    now_unix: i64,
+) -> Result<Option<String>, StatusCode> {
     match token {
         UserIdentityToken::Anonymous(anonymous) => {
             let policy = anonymous.policy_id.as_str();
@@ -104,12 +163,26 @@ fn authenticate(server: &Server, token: &UserIdentityToken) -> Result<Option<Str
             if user.policy_id.as_str() != Some(USER_NAME_POLICY_ID) {
                 return Err(StatusCode::BAD_IDENTITY_TOKEN_INVALID);
             }
-            if !user.encryption_algorithm.is_null() {
+            let sent = user.password.as_bytes().unwrap_or_default();
+            let decrypted;
+            let password = match (secured, user.encryption_algorithm.as_str()) {
                 // Under SecurityPolicy None the password travels in plain text.
-                return Err(StatusCode::BAD_IDENTITY_TOKEN_INVALID);
-            }
+                (None, None) => sent,
+                (None, Some(_)) => return Err(StatusCode::BAD_IDENTITY_TOKEN_INVALID),
+                // On a secured endpoint the UserName policy names the channel's policy, so
+                // the secret is encrypted with it (OPC 10000-4 §7.41.2.3, `legacy` format).
+                (Some((security, nonce)), algorithm) => {
+                    decrypted = decrypt_user_password(
+                        security.policy(),
+                        &security.local().private_key,
+                        algorithm,
+                        nonce,
+                        sent,
+                    )?;
+                    &decrypted[..]
+                }
+            };
             let name = user.user_name.as_str().unwrap_or_default();
-            let password = user.password.as_bytes().unwrap_or_default();
             let known = server.config.users.iter().any(|account| {
                 account.user_name == name && account.password.as_bytes() == password
             });
@@ -119,19 +192,48 @@ fn authenticate(server: &Server, token: &UserIdentityToken) -> Result<Option<Str
                 Err(StatusCode::BAD_USER_ACCESS_DENIED)
             }
         }
-        UserIdentityToken::X509(_) | UserIdentityToken::Issued(_) => {
-            Err(StatusCode::BAD_IDENTITY_TOKEN_INVALID)
+        UserIdentityToken::X509(x509) => {
+            let Some((security, nonce)) = secured else {
+                return Err(StatusCode::BAD_IDENTITY_TOKEN_INVALID);
+            };
+            if x509.policy_id.as_str() != Some(X509_POLICY_ID) {
+                return Err(StatusCode::BAD_IDENTITY_TOKEN_INVALID);
+            }
+            let certificate =
+                Certificate::from_der(x509.certificate_data.as_bytes().unwrap_or_default())
+                    .map_err(|_| StatusCode::BAD_IDENTITY_TOKEN_INVALID)?;
+            // The user's key proves possession: a signature over our certificate and nonce.
+            verify_certificate_and_nonce(
+                security.policy(),
+                &certificate,
+                security.local().certificate.der(),
+                nonce,
+                &request.user_token_signature,
+                StatusCode::BAD_USER_SIGNATURE_INVALID,
+            )?;
+            // A user certificate is accepted when it is in the trust list.
+            server
+                .config
+                .security
+                .trust
+                .validate(&certificate, security.policy(), now_unix, None)
+                .map_err(|_| StatusCode::BAD_IDENTITY_TOKEN_REJECTED)?;
+            Ok(Some(certificate.subject().to_owned()))
         }
+        UserIdentityToken::Issued(_) => Err(StatusCode::BAD_IDENTITY_TOKEN_INVALID),
     }
 }
 
-/// ActivateSession: authenticates the identity token and activates the session.
+/// ActivateSession: on a secured channel checks the client signature (over our certificate
+/// and the last nonce we sent), then authenticates the identity token and activates the
+/// session.
 pub fn activate_session(
     server: &mut Server,
     request: &ActivateSessionRequest,
     channel_id: u32,
     now: Instant,
     header: ResponseHeader,
+    security: Option<&ChannelSecurity>,
 ) -> Result<ActivateSessionResponse, StatusCode> {
     let token = UserIdentityToken::from_extension_object(&request.user_identity_token)
         .map_err(|_| StatusCode::BAD_IDENTITY_TOKEN_INVALID)?
@@ -139,18 +241,36 @@ pub fn activate_session(
     let auth_token = &request.request_header.authentication_token;
     // The session must exist (and may not move channels unless activated before) before the
     // identity is looked at.
-    let (activated, bound_to) = {
+    let (activated, bound_to, last_nonce) = {
         let session = server.sessions.find_any(auth_token, now)?;
-        (session.activated, session.channel_id)
+        (
+            session.activated,
+            session.channel_id,
+            session.server_nonce.clone(),
+        )
     };
     if bound_to != channel_id && !activated {
         return Err(StatusCode::BAD_SECURE_CHANNEL_ID_INVALID);
     }
-    let user = authenticate(server, &token)?;
-    let server_nonce = ByteString::from(server.random_bytes(NONCE_LENGTH));
+    if let Some(security) = security {
+        verify_certificate_and_nonce(
+            security.policy(),
+            security.remote(),
+            security.local().certificate.der(),
+            &last_nonce,
+            &request.client_signature,
+            StatusCode::BAD_APPLICATION_SIGNATURE_INVALID,
+        )?;
+    }
+    let now_unix = unix_seconds(server.wall_clock(now));
+    let secured = security.map(|security| (security, last_nonce.as_slice()));
+    let user = authenticate(server, &token, secured, request, now_unix)?;
+    let nonce = session_nonce(server, security)?;
+    let server_nonce = ByteString::from(nonce.clone());
     let session = server.sessions.rebind(auth_token, channel_id, now)?;
     session.activated = true;
     session.user = user;
+    session.server_nonce = nonce;
     Ok(ActivateSessionResponse {
         response_header: header,
         server_nonce,

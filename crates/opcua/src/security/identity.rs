@@ -1,0 +1,183 @@
+//! Identity token secrets and session signatures (OPC 10000-4 §5.6.2, §5.6.3, §7.41):
+//!
+//! - the `legacy` encrypted secret of a UserName token: length (UInt32, of password plus
+//!   nonce), password, server nonce, encrypted with the server certificate's key under the
+//!   asymmetric encryption of the user token policy's security policy;
+//! - the client and user token signatures of ActivateSession and the server signature of
+//!   CreateSession: the asymmetric signature over a certificate followed by a nonce.
+
+use super::certificate::Certificate;
+use super::crypto::{CryptoError, PrivateKey};
+use super::policy::SecurityPolicy;
+use crate::encoding::{ByteString, UaString};
+use crate::services::SignatureData;
+use crate::types::StatusCode;
+
+/// Longest password accepted inside an encrypted secret, in bytes.
+pub const MAX_SECRET_LENGTH: usize = 64 * 1024;
+
+/// Encrypts `password` for the server: returns the secret and the algorithm URI to put in
+/// the UserNameIdentityToken.
+pub fn encrypt_user_password(
+    policy: SecurityPolicy,
+    server_certificate: &Certificate,
+    server_nonce: &[u8],
+    password: &[u8],
+) -> Result<(Vec<u8>, &'static str), CryptoError> {
+    let algorithms = policy
+        .algorithms()
+        .ok_or(CryptoError::Encrypt("SecurityPolicy None does not encrypt"))?;
+    let length = u32::try_from(password.len() + server_nonce.len())
+        .map_err(|_| CryptoError::Encrypt("password too long"))?;
+    let mut plain = Vec::with_capacity(4 + password.len() + server_nonce.len());
+    plain.extend_from_slice(&length.to_le_bytes());
+    plain.extend_from_slice(password);
+    plain.extend_from_slice(server_nonce);
+    let secret = server_certificate
+        .public_key()
+        .encrypt(algorithms.asymmetric_encryption, &plain)?;
+    Ok((secret, algorithms.asymmetric_encryption.uri()))
+}
+
+/// Decrypts a `legacy` secret with the server key and checks the trailing server nonce:
+/// Bad_IdentityTokenInvalid for a malformed secret or a wrong algorithm, Bad_NonceInvalid for
+/// a stale nonce. Returns the password.
+pub fn decrypt_user_password(
+    policy: SecurityPolicy,
+    server_key: &PrivateKey,
+    algorithm_uri: Option<&str>,
+    server_nonce: &[u8],
+    secret: &[u8],
+) -> Result<Vec<u8>, StatusCode> {
+    let algorithms = policy
+        .algorithms()
+        .ok_or(StatusCode::BAD_IDENTITY_TOKEN_INVALID)?;
+    if algorithm_uri != Some(algorithms.asymmetric_encryption.uri()) {
+        return Err(StatusCode::BAD_IDENTITY_TOKEN_INVALID);
+    }
+    let plain = server_key
+        .decrypt(algorithms.asymmetric_encryption, secret)
+        .map_err(|_| StatusCode::BAD_IDENTITY_TOKEN_INVALID)?;
+    let length_bytes = plain
+        .get(..4)
+        .ok_or(StatusCode::BAD_IDENTITY_TOKEN_INVALID)?;
+    let length = u32::from_le_bytes([
+        length_bytes[0],
+        length_bytes[1],
+        length_bytes[2],
+        length_bytes[3],
+    ]) as usize;
+    if length > MAX_SECRET_LENGTH || plain.len() != 4 + length || length < server_nonce.len() {
+        return Err(StatusCode::BAD_IDENTITY_TOKEN_INVALID);
+    }
+    let (password, nonce) = plain[4..].split_at(length - server_nonce.len());
+    if nonce != server_nonce {
+        return Err(StatusCode::BAD_NONCE_INVALID);
+    }
+    Ok(password.to_vec())
+}
+
+/// The signature over `certificate` followed by `nonce` with our key under `policy`.
+pub fn sign_certificate_and_nonce(
+    policy: SecurityPolicy,
+    key: &PrivateKey,
+    certificate: &[u8],
+    nonce: &[u8],
+) -> Result<SignatureData, CryptoError> {
+    let Some(algorithms) = policy.algorithms() else {
+        return Ok(SignatureData::default());
+    };
+    let mut data = Vec::with_capacity(certificate.len() + nonce.len());
+    data.extend_from_slice(certificate);
+    data.extend_from_slice(nonce);
+    let signature = key.sign(algorithms.asymmetric_signature, &data)?;
+    Ok(SignatureData {
+        algorithm: UaString::from(algorithms.asymmetric_signature.uri()),
+        signature: ByteString::from(signature),
+    })
+}
+
+/// Checks a signature over `certificate` followed by `nonce` made with `signer`'s key under
+/// `policy`; `failure` is the StatusCode for a bad one.
+pub fn verify_certificate_and_nonce(
+    policy: SecurityPolicy,
+    signer: &Certificate,
+    certificate: &[u8],
+    nonce: &[u8],
+    signature: &SignatureData,
+    failure: StatusCode,
+) -> Result<(), StatusCode> {
+    let Some(algorithms) = policy.algorithms() else {
+        return Ok(());
+    };
+    if signature.algorithm.as_str() != Some(algorithms.asymmetric_signature.uri()) {
+        return Err(failure);
+    }
+    let bytes = signature.signature.as_bytes().unwrap_or_default();
+    let mut data = Vec::with_capacity(certificate.len() + nonce.len());
+    data.extend_from_slice(certificate);
+    data.extend_from_slice(nonce);
+    signer
+        .public_key()
+        .verify(algorithms.asymmetric_signature, &data, bytes)
+        .map_err(|_| failure)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn password_secret_round_trip_and_nonce_check() {
+        let key = PrivateKey::generate().unwrap();
+        let certificate =
+            Certificate::create_self_signed(&key, "urn:s", "s", &[], 1_800_000_000, 30).unwrap();
+        for policy in SecurityPolicy::SECURED {
+            let nonce = [7u8; 32];
+            let (secret, uri) =
+                encrypt_user_password(policy, &certificate, &nonce, b"hunter2").unwrap();
+            assert_eq!(secret.len(), 256);
+            assert_eq!(
+                decrypt_user_password(policy, &key, Some(uri), &nonce, &secret).unwrap(),
+                b"hunter2"
+            );
+            assert_eq!(
+                decrypt_user_password(policy, &key, Some(uri), &[8u8; 32], &secret),
+                Err(StatusCode::BAD_NONCE_INVALID)
+            );
+            assert_eq!(
+                decrypt_user_password(policy, &key, None, &nonce, &secret),
+                Err(StatusCode::BAD_IDENTITY_TOKEN_INVALID)
+            );
+            assert_eq!(
+                decrypt_user_password(policy, &key, Some(uri), &nonce, &secret[1..]),
+                Err(StatusCode::BAD_IDENTITY_TOKEN_INVALID)
+            );
+            let signature =
+                sign_certificate_and_nonce(policy, &key, certificate.der(), &nonce).unwrap();
+            let failure = StatusCode::BAD_APPLICATION_SIGNATURE_INVALID;
+            assert_eq!(
+                verify_certificate_and_nonce(
+                    policy,
+                    &certificate,
+                    certificate.der(),
+                    &nonce,
+                    &signature,
+                    failure
+                ),
+                Ok(())
+            );
+            assert_eq!(
+                verify_certificate_and_nonce(
+                    policy,
+                    &certificate,
+                    certificate.der(),
+                    &[0; 32],
+                    &signature,
+                    failure
+                ),
+                Err(failure)
+            );
+        }
+    }
+}
