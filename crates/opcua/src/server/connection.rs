@@ -662,6 +662,20 @@ fn dispatch(
             .into()
         }
         ServiceRequest::Call(request) => return call(server, channel_id, now, &request, ok),
+        request @ (ServiceRequest::CreateSubscription(_)
+        | ServiceRequest::ModifySubscription(_)
+        | ServiceRequest::SetPublishingMode(_)
+        | ServiceRequest::Publish(_)
+        | ServiceRequest::Republish(_)
+        | ServiceRequest::TransferSubscriptions(_)
+        | ServiceRequest::DeleteSubscriptions(_)
+        | ServiceRequest::CreateMonitoredItems(_)
+        | ServiceRequest::ModifyMonitoredItems(_)
+        | ServiceRequest::SetMonitoringMode(_)
+        | ServiceRequest::DeleteMonitoredItems(_)) => {
+            let _ = request;
+            return Err(StatusCode::BAD_SERVICE_UNSUPPORTED);
+        }
         ServiceRequest::OpenSecureChannel(_) | ServiceRequest::CloseSecureChannel(_) => {
             return Err(StatusCode::BAD_SERVICE_UNSUPPORTED);
         }
