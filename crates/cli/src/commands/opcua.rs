@@ -8,6 +8,7 @@ use buildwire_opcua::client::value_text::{parse_argument, parse_value, value_to_
 use buildwire_opcua::driver::{OpcuaClient, OpcuaServer};
 use buildwire_opcua::encoding::{NodeId, QualifiedName, Variant};
 use buildwire_opcua::inspect::dissect_stream;
+use buildwire_opcua::server::subscriptions::services::add_eu_range;
 use buildwire_opcua::server::{ServerConfig, UserAccount};
 use buildwire_opcua::services::AttributeId;
 use buildwire_opcua::services::well_known_nodes as ids;
@@ -250,14 +251,17 @@ fn serve(args: ServeArgs) -> CommandResult {
         };
         let server = OpcuaServer::start(&args.bind, config, |server| {
             // A writable Double for clients to try writes on.
+            let setpoint = NodeId::string(1, "Setpoint");
             server.address_space.add_variable(
                 &ids::OBJECTS_FOLDER,
-                NodeId::string(1, "Setpoint"),
+                setpoint.clone(),
                 QualifiedName::new(1, "Setpoint"),
                 Variant::Double(0.0),
                 NodeId::numeric(0, 11),
                 true,
-            )
+            )?;
+            // An analog item: its EURange (0..100) makes percent deadbands possible.
+            add_eu_range(&mut server.address_space, &setpoint, 0.0, 100.0)
         })
         .await?;
         println!("listening on {}", server.endpoint_url());

@@ -195,11 +195,22 @@ async fn refuse_connection(mut socket: TcpStream, max_connections: usize) {
 /// and shared payload slices in one `writev`), so a getData payload is copied only by the
 /// kernel.
 async fn serve_connection(
-    mut socket: TcpStream,
+    socket: TcpStream,
     server: SharedServer,
-    mut shutdown: watch::Receiver<bool>,
+    shutdown: watch::Receiver<bool>,
 ) {
     let mut connection = ServerConnection::new(&lock(&server));
+    run_connection(socket, &server, &mut connection, shutdown).await;
+    // Publish requests waiting on this channel go; its subscriptions stay for the session.
+    connection.release(&mut lock(&server));
+}
+
+async fn run_connection(
+    mut socket: TcpStream,
+    server: &SharedServer,
+    connection: &mut ServerConnection,
+    mut shutdown: watch::Receiver<bool>,
+) {
     let mut transmit = TransmitBuffer::new();
     loop {
         while connection.transmit_buffered(&mut transmit, SERVER_WRITE_BATCH) > 0 {
@@ -215,9 +226,11 @@ async fn serve_connection(
         tokio::select! {
             read = socket.read_buf(connection.read_buffer()) => match read {
                 Ok(0) | Err(_) => return,
-                Ok(_) => connection.handle_received(&mut lock(&server), Instant::now()),
+                Ok(_) => connection.handle_received(&mut lock(server), Instant::now()),
             },
-            () = sleep_until(deadline) => connection.handle_timeout(Instant::now()),
+            () = sleep_until(deadline) => {
+                connection.handle_timeout_with(&mut lock(server), Instant::now());
+            }
             _ = shutdown.changed() => return,
         }
     }
