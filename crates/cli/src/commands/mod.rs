@@ -13,6 +13,7 @@ mod haystack;
 mod haystack_client;
 mod haystack_serve;
 mod opcua;
+mod opcua_subscribe;
 
 use clap::{Parser, Subcommand};
 

@@ -56,6 +56,13 @@ pub enum OpcuaCommand {
         after_help = "Example:\n  buildwire opcua call opc.tcp://127.0.0.1:4840 'ns=1;i=5000' 'ns=1;i=6000' uint32:1"
     )]
     Call(CallArgs),
+    /// Subscribe to the Value of nodes and print every change until Ctrl-C (or --duration);
+    /// the subscription is deleted on the way out.
+    #[command(after_help = "Examples:\n  \
+        buildwire opcua subscribe opc.tcp://127.0.0.1:4840 'ns=1;s=Setpoint' --json\n  \
+        buildwire opcua subscribe opc.tcp://127.0.0.1:4840 'ns=1;s=Setpoint' --interval 100 \
+        --queue 10 --deadband abs:0.5 --duration 30")]
+    Subscribe(super::opcua_subscribe::SubscribeArgs),
 }
 
 /// Which tokio runtime `serve` runs on.
@@ -91,7 +98,7 @@ pub struct ServeArgs {
 
 /// Options shared by the client commands.
 #[derive(Debug, Args)]
-pub struct ClientArgs {
+pub(super) struct ClientArgs {
     /// The server, `opc.tcp://HOST:PORT[/PATH]`.
     endpoint: String,
     /// Log in as NAME:PASSWORD instead of anonymously.
@@ -185,6 +192,9 @@ pub fn execute(cmd: OpcuaCommand) -> CommandResult {
         OpcuaCommand::Read(args) => client_runtime()?.block_on(read(args)),
         OpcuaCommand::Write(args) => client_runtime()?.block_on(write(args)),
         OpcuaCommand::Call(args) => client_runtime()?.block_on(call(args)),
+        OpcuaCommand::Subscribe(args) => {
+            client_runtime()?.block_on(super::opcua_subscribe::subscribe(args))
+        }
     }
 }
 
@@ -194,7 +204,7 @@ fn client_runtime() -> Result<tokio::runtime::Runtime, Box<dyn std::error::Error
         .build()?)
 }
 
-fn parse_node(text: &str) -> Result<NodeId, Box<dyn std::error::Error>> {
+pub(super) fn parse_node(text: &str) -> Result<NodeId, Box<dyn std::error::Error>> {
     text.parse::<NodeId>()
         .map_err(|e| format!("`{text}`: {e} (forms: i=2258, ns=1;i=5000, ns=2;s=Name)").into())
 }
@@ -206,7 +216,7 @@ fn split_user(text: &str) -> Result<(String, String), Box<dyn std::error::Error>
     Ok((name.to_owned(), password.to_owned()))
 }
 
-async fn connect(args: &ClientArgs) -> Result<OpcuaClient, Box<dyn std::error::Error>> {
+pub(super) async fn connect(args: &ClientArgs) -> Result<OpcuaClient, Box<dyn std::error::Error>> {
     let identity = match &args.user {
         Some(user) => {
             let (user_name, password) = split_user(user)?;
@@ -324,7 +334,7 @@ fn attribute_by_name(name: &str) -> Result<AttributeId, Box<dyn std::error::Erro
         })
 }
 
-fn data_value_json(node: &str, value: &DataValue) -> Value {
+pub(super) fn data_value_json(node: &str, value: &DataValue) -> Value {
     let status = value.status.unwrap_or(StatusCode::GOOD);
     json!({
         "node": node,
