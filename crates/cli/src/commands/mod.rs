@@ -14,6 +14,7 @@ mod haystack_client;
 mod haystack_serve;
 mod opcua;
 mod opcua_security;
+mod opcua_subscribe;
 
 use clap::{Parser, Subcommand};
 

@@ -8,6 +8,7 @@ use buildwire_opcua::client::{ClientConfig, ClientIdentity};
 use buildwire_opcua::driver::{OpcuaClient, OpcuaServer};
 use buildwire_opcua::encoding::{NodeId, QualifiedName, Variant};
 use buildwire_opcua::inspect::dissect_stream;
+use buildwire_opcua::server::subscriptions::services::add_eu_range;
 use buildwire_opcua::server::{ServerConfig, UserAccount};
 use buildwire_opcua::services::AttributeId;
 use buildwire_opcua::services::well_known_nodes as ids;
@@ -69,6 +70,13 @@ pub enum OpcuaCommand {
         after_help = "Example:\n  buildwire opcua call opc.tcp://127.0.0.1:4840 'ns=1;i=5000' 'ns=1;i=6000' uint32:1"
     )]
     Call(CallArgs),
+    /// Subscribe to the Value of nodes and print every change until Ctrl-C (or --duration);
+    /// the subscription is deleted on the way out.
+    #[command(after_help = "Examples:\n  \
+        buildwire opcua subscribe opc.tcp://127.0.0.1:4840 'ns=1;s=Setpoint' --json\n  \
+        buildwire opcua subscribe opc.tcp://127.0.0.1:4840 'ns=1;s=Setpoint' --interval 100 \
+        --queue 10 --deadband abs:0.5 --duration 30")]
+    Subscribe(super::opcua_subscribe::SubscribeArgs),
 }
 
 /// Which tokio runtime `serve` runs on.
@@ -106,7 +114,7 @@ pub struct ServeArgs {
 
 /// Options shared by the client commands.
 #[derive(Debug, Args)]
-pub struct ClientArgs {
+pub(super) struct ClientArgs {
     /// The server, `opc.tcp://HOST:PORT[/PATH]`.
     endpoint: String,
     /// Log in as NAME:PASSWORD (or NAME with --password) instead of anonymously; under a
@@ -207,6 +215,9 @@ pub fn execute(cmd: OpcuaCommand) -> CommandResult {
         OpcuaCommand::Read(args) => client_runtime()?.block_on(read(args)),
         OpcuaCommand::Write(args) => client_runtime()?.block_on(write(args)),
         OpcuaCommand::Call(args) => client_runtime()?.block_on(call(args)),
+        OpcuaCommand::Subscribe(args) => {
+            client_runtime()?.block_on(super::opcua_subscribe::subscribe(args))
+        }
     }
 }
 
@@ -216,7 +227,7 @@ fn client_runtime() -> Result<tokio::runtime::Runtime, Box<dyn std::error::Error
         .build()?)
 }
 
-fn parse_node(text: &str) -> Result<NodeId, Box<dyn std::error::Error>> {
+pub(super) fn parse_node(text: &str) -> Result<NodeId, Box<dyn std::error::Error>> {
     text.parse::<NodeId>()
         .map_err(|e| format!("`{text}`: {e} (forms: i=2258, ns=1;i=5000, ns=2;s=Name)").into())
 }
@@ -228,7 +239,7 @@ fn split_user(text: &str) -> Result<(String, String), Box<dyn std::error::Error>
     Ok((name.to_owned(), password.to_owned()))
 }
 
-async fn connect(args: &ClientArgs) -> Result<OpcuaClient, Box<dyn std::error::Error>> {
+pub(super) async fn connect(args: &ClientArgs) -> Result<OpcuaClient, Box<dyn std::error::Error>> {
     let identity = match &args.user {
         Some(user) => {
             let (user_name, password) = match &args.password {
@@ -283,14 +294,17 @@ fn serve(args: ServeArgs) -> CommandResult {
         };
         let server = OpcuaServer::start(&args.bind, config, |server| {
             // A writable Double for clients to try writes on.
+            let setpoint = NodeId::string(1, "Setpoint");
             server.address_space.add_variable(
                 &ids::OBJECTS_FOLDER,
-                NodeId::string(1, "Setpoint"),
+                setpoint.clone(),
                 QualifiedName::new(1, "Setpoint"),
                 Variant::Double(0.0),
                 NodeId::numeric(0, 11),
                 true,
-            )
+            )?;
+            // An analog item: its EURange (0..100) makes percent deadbands possible.
+            add_eu_range(&mut server.address_space, &setpoint, 0.0, 100.0)
         })
         .await?;
         println!("listening on {}", server.endpoint_url());
@@ -369,7 +383,7 @@ fn attribute_by_name(name: &str) -> Result<AttributeId, Box<dyn std::error::Erro
         })
 }
 
-fn data_value_json(node: &str, value: &DataValue) -> Value {
+pub(super) fn data_value_json(node: &str, value: &DataValue) -> Value {
     let status = value.status.unwrap_or(StatusCode::GOOD);
     json!({
         "node": node,

@@ -193,21 +193,7 @@ pub struct ClientConnection {
 
 /// The RequestHeader inside any request.
 fn request_header_mut(request: &mut ServiceRequest) -> &mut RequestHeader {
-    match request {
-        ServiceRequest::FindServers(r) => &mut r.request_header,
-        ServiceRequest::GetEndpoints(r) => &mut r.request_header,
-        ServiceRequest::OpenSecureChannel(r) => &mut r.request_header,
-        ServiceRequest::CloseSecureChannel(r) => &mut r.request_header,
-        ServiceRequest::CreateSession(r) => &mut r.request_header,
-        ServiceRequest::ActivateSession(r) => &mut r.request_header,
-        ServiceRequest::CloseSession(r) => &mut r.request_header,
-        ServiceRequest::Browse(r) => &mut r.request_header,
-        ServiceRequest::BrowseNext(r) => &mut r.request_header,
-        ServiceRequest::TranslateBrowsePathsToNodeIds(r) => &mut r.request_header,
-        ServiceRequest::Read(r) => &mut r.request_header,
-        ServiceRequest::Write(r) => &mut r.request_header,
-        ServiceRequest::Call(r) => &mut r.request_header,
-    }
+    request.header_mut()
 }
 
 fn millis(duration: Duration) -> u32 {

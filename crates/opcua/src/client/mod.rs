@@ -1,6 +1,6 @@
 //! The sans-IO OPC UA client core, bottom to top: the text form of NodeIds
 //! ([`node_id_text`]), who a session runs as ([`identity`]), the [`config`], the table of
-//! outstanding requests ([`request_table`]), typed text and JSON for values at the edge
+//! outstanding requests ([`request_table`]), the client side of [`subscriptions`], typed text and JSON for values at the edge
 //! ([`value_text`]) and the per-connection state machine
 //! [`ClientConnection`] ([`connection`]), the mirror of the server's `ServerConnection`.
 //!
@@ -26,6 +26,7 @@ pub mod identity;
 pub mod node_id_text;
 pub mod request_table;
 pub mod security;
+pub mod subscriptions;
 pub mod value_text;
 
 pub use config::ClientConfig;

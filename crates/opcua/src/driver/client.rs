@@ -7,6 +7,8 @@
 //! Every failure is a [`ClientError`] that carries a StatusCode (Bad_Timeout, the server's
 //! ServiceFault or ERR status, Bad_CommunicationError for socket errors...).
 
+mod subscriptions;
+
 use std::collections::HashMap;
 use std::io;
 use std::time::Instant;
@@ -37,6 +39,8 @@ use crate::types::StatusCode;
 pub const CLIENT_WRITE_BATCH: usize = 4 * 1024 * 1024;
 /// Default TCP port of `opc.tcp` URLs.
 pub const DEFAULT_OPC_TCP_PORT: u16 = 4840;
+
+pub use subscriptions::{DEFAULT_PUBLISH_REQUESTS, single_result};
 /// Most BrowseNext rounds one `browse` follows.
 pub const MAX_BROWSE_NEXT_ROUNDS: usize = 1000;
 /// `HierarchicalReferences` (i=33), followed by `browse` and `translate`.
@@ -128,6 +132,8 @@ pub struct OpcuaClient {
     transmit: TransmitBuffer,
     completed: HashMap<u32, Result<ServiceResponse, StatusCode>>,
     closed: Option<(StatusCode, String)>,
+    /// Subscriptions, outstanding Publish requests and undelivered notifications.
+    subs: subscriptions::SubscriptionDriver,
 }
 
 impl OpcuaClient {
@@ -162,6 +168,7 @@ impl OpcuaClient {
             transmit: TransmitBuffer::new(),
             completed: HashMap::new(),
             closed: None,
+            subs: subscriptions::SubscriptionDriver::default(),
         };
         let mut activated = false;
         while !activated {

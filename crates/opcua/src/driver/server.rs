@@ -195,11 +195,22 @@ async fn refuse_connection(mut socket: TcpStream, max_connections: usize) {
 /// and shared payload slices in one `writev`), so a getData payload is copied only by the
 /// kernel.
 async fn serve_connection(
-    mut socket: TcpStream,
+    socket: TcpStream,
     server: SharedServer,
-    mut shutdown: watch::Receiver<bool>,
+    shutdown: watch::Receiver<bool>,
 ) {
     let mut connection = ServerConnection::new(&lock(&server));
+    run_connection(socket, &server, &mut connection, shutdown).await;
+    // Publish requests waiting on this channel go; its subscriptions stay for the session.
+    connection.release(&mut lock(&server));
+}
+
+async fn run_connection(
+    mut socket: TcpStream,
+    server: &SharedServer,
+    connection: &mut ServerConnection,
+    mut shutdown: watch::Receiver<bool>,
+) {
     let mut transmit = TransmitBuffer::new();
     loop {
         while connection.transmit_buffered(&mut transmit, SERVER_WRITE_BATCH) > 0 {
@@ -216,18 +227,19 @@ async fn serve_connection(
             read = socket.read_buf(connection.read_buffer()) => match read {
                 Ok(0) | Err(_) => return,
                 Ok(_) => {
-                    let mut server = lock(&server);
+                    let mut server = lock(server);
                     connection.handle_received(&mut server, Instant::now());
                     store_rejected(&server, connection.take_rejected_certificates());
                 }
             },
-            () = sleep_until(deadline) => connection.handle_timeout(Instant::now()),
+            () = sleep_until(deadline) => {
+                connection.handle_timeout_with(&mut lock(server), Instant::now());
+            }
             _ = shutdown.changed() => return,
         }
     }
 }
 
-/// Sleeps until `deadline`, forever when there is none.
 /// Writes refused client certificates to the PKI's `rejected/` folder (when one is set), so
 /// an operator can trust them with `buildwire opcua certs trust`.
 fn store_rejected(server: &Server, certificates: Vec<Vec<u8>>) {
@@ -239,6 +251,7 @@ fn store_rejected(server: &Server, certificates: Vec<Vec<u8>>) {
     }
 }
 
+/// Sleeps until `deadline`, forever when there is none.
 pub(crate) async fn sleep_until(deadline: Option<Instant>) {
     match deadline {
         Some(deadline) => tokio::time::sleep_until(deadline.into()).await,

@@ -1,6 +1,7 @@
 //! `ServerConfig`: everything a deployment chooses about the server (identity, endpoint, user
 //! accounts, connection and operation limits), with defaults suited to the benchmarks.
 
+use super::subscriptions::SubscriptionLimits;
 use crate::encoding::DateTime;
 use crate::transport::ConnectionLimits;
 
@@ -112,6 +113,8 @@ pub struct ServerConfig {
     pub connection_limits: ConnectionLimits,
     /// Operation limits.
     pub operation_limits: OperationLimits,
+    /// Bounds on subscriptions, monitored items and Publish requests.
+    pub subscription_limits: SubscriptionLimits,
     /// Most sessions on the whole server.
     pub max_sessions: usize,
     /// Most sessions created through one connection.
@@ -143,6 +146,7 @@ impl Default for ServerConfig {
                 ..ConnectionLimits::default()
             },
             operation_limits: OperationLimits::default(),
+            subscription_limits: SubscriptionLimits::default(),
             max_sessions: 100,
             max_sessions_per_connection: 10,
             max_connections: 256,

@@ -29,6 +29,8 @@ use super::security::{
 };
 use super::server_state::Server;
 use super::session_services::{activate_session, activated_session, close_session, create_session};
+use super::subscriptions::TickScope;
+use super::subscriptions::services::handle as subscription_service;
 use super::view_services::{browse_next_one, browse_references, page_result, translate_path};
 use crate::encoding::{BinaryEncodable, ByteString, DateTime, DecodingLimits, NodeId, Reader};
 use crate::secure_channel::{
@@ -92,6 +94,8 @@ pub struct ServerConnection {
     rejected_certificates: Vec<Vec<u8>>,
     /// A SecurityPolicy None channel on a server without a None endpoint: discovery only.
     discovery_only: bool,
+    /// When this channel's subscriptions need a tick (see `handle_timeout_with`).
+    subscription_deadline: Option<Instant>,
 }
 
 /// Checks the number of operations of a request: Bad_NothingToDo for none,
@@ -125,6 +129,7 @@ impl ServerConnection {
             pending_security: None,
             rejected_certificates: Vec::new(),
             discovery_only: false,
+            subscription_deadline: None,
         }
     }
 
@@ -198,6 +203,57 @@ impl ServerConnection {
         {
             server.sessions.drop_unactivated_on_channel(channel_id);
         }
+        self.sync_subscriptions(server, now);
+    }
+
+    /// Moves the Publish responses ready for this channel into the send queue and notes when
+    /// its subscriptions need the next tick.
+    fn sync_subscriptions(&mut self, server: &mut Server, now: Instant) {
+        let Some(channel_id) = self.channel_id() else {
+            return;
+        };
+        if self.is_closed() {
+            server.subscriptions.release_channel(channel_id);
+            self.subscription_deadline = None;
+            return;
+        }
+        let ready = server.subscriptions.take_outbox(channel_id);
+        if !ready.is_empty() {
+            let wall_now = server.wall_clock(now);
+            for response in ready {
+                self.enqueue_response(
+                    response.request_id,
+                    OutgoingBody::owned(response.body),
+                    wall_now,
+                    &response.request_header,
+                );
+            }
+        }
+        self.subscription_deadline = server
+            .subscriptions
+            .next_deadline_for_channel(channel_id, now);
+    }
+
+    /// As [`handle_timeout`](Self::handle_timeout), and also samples and publishes this
+    /// channel's subscriptions (drivers with subscriptions call this one).
+    pub fn handle_timeout_with(&mut self, server: &mut Server, now: Instant) {
+        self.handle_timeout(now);
+        if let Some(channel_id) = self.channel_id()
+            && !self.is_closed()
+        {
+            server.tick_subscriptions(TickScope::Channel(channel_id), now);
+        }
+        self.sync_subscriptions(server, now);
+    }
+
+    /// Tells the server this connection is gone (the driver calls it once the socket
+    /// closed): Publish requests waiting on the channel are dropped and its sessions'
+    /// subscriptions run on without a channel until their session is used again.
+    pub fn release(&mut self, server: &mut Server) {
+        if let Some(channel_id) = self.channel_id() {
+            server.subscriptions.release_channel(channel_id);
+        }
+        self.subscription_deadline = None;
     }
 
     /// The next chunk or connection message to write, if any.
@@ -274,13 +330,18 @@ impl ServerConnection {
         written || self.write_next(out)
     }
 
-    /// When [`handle_timeout`](Self::handle_timeout) must be called: the expiry of the
-    /// channel's security token.
+    /// When [`handle_timeout`](Self::handle_timeout) (or
+    /// [`handle_timeout_with`](Self::handle_timeout_with)) must be called: the expiry of the
+    /// channel's security token or the next tick of its subscriptions.
     pub fn poll_timeout(&self) -> Option<Instant> {
         if self.is_closed() {
             return None;
         }
-        self.channel.as_ref().map(ChannelState::expires_at)
+        let token = self.channel.as_ref().map(ChannelState::expires_at);
+        match (token, self.subscription_deadline) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     /// Closes the channel if its token expired without renewal.
@@ -597,6 +658,14 @@ impl ServerConnection {
             return self.enqueue_response(message.request_id, fault, wall_now, &header);
         }
         let reply = match self.channel_id() {
+            Some(channel_id) if is_subscription_service(&request) => {
+                // A queued Publish is answered later, through the channel's outbox.
+                match subscription_service(server, channel_id, message.request_id, now, request) {
+                    Ok(Some(response)) => Ok(OutgoingBody::owned(response.encode_message())),
+                    Ok(None) => return,
+                    Err(status) => Err(status),
+                }
+            }
             Some(channel_id) => dispatch(
                 server,
                 channel_id,
@@ -661,6 +730,24 @@ impl ServerConnection {
     }
 }
 
+/// True for the services of the Subscription and MonitoredItem service sets.
+fn is_subscription_service(request: &ServiceRequest) -> bool {
+    matches!(
+        request,
+        ServiceRequest::CreateSubscription(_)
+            | ServiceRequest::ModifySubscription(_)
+            | ServiceRequest::SetPublishingMode(_)
+            | ServiceRequest::Publish(_)
+            | ServiceRequest::Republish(_)
+            | ServiceRequest::TransferSubscriptions(_)
+            | ServiceRequest::DeleteSubscriptions(_)
+            | ServiceRequest::CreateMonitoredItems(_)
+            | ServiceRequest::ModifyMonitoredItems(_)
+            | ServiceRequest::SetMonitoringMode(_)
+            | ServiceRequest::DeleteMonitoredItems(_)
+    )
+}
+
 /// The RequestHeader of an undecodable request, if its first fields are readable.
 fn read_request_header(body: &[u8]) -> Option<RequestHeader> {
     let mut reader = Reader::new(body);
@@ -711,14 +798,28 @@ fn dispatch(
             security,
         )?
         .into(),
-        ServiceRequest::CloseSession(request) => close_session(
-            server,
-            &request,
-            channel_id,
-            now,
-            ok(&request.request_header),
-        )?
-        .into(),
+        ServiceRequest::CloseSession(request) => {
+            let session_id = request
+                .delete_subscriptions
+                .then(|| {
+                    server
+                        .sessions
+                        .find_any(&request.request_header.authentication_token, now)
+                })
+                .and_then(Result::ok)
+                .map(|session| session.session_id.clone());
+            let response = close_session(
+                server,
+                &request,
+                channel_id,
+                now,
+                ok(&request.request_header),
+            )?;
+            if let Some(session_id) = session_id {
+                server.subscriptions.delete_session(&session_id);
+            }
+            response.into()
+        }
         ServiceRequest::Read(request) => {
             activated_session(server, &request.request_header, channel_id, now)?;
             check_count(request.nodes_to_read.len(), limits.max_nodes_per_read)?;
@@ -749,13 +850,20 @@ fn dispatch(
         ServiceRequest::Write(request) => {
             activated_session(server, &request.request_header, channel_id, now)?;
             check_count(request.nodes_to_write.len(), limits.max_nodes_per_write)?;
+            let results: Vec<StatusCode> = request
+                .nodes_to_write
+                .iter()
+                .map(|item| write_one(server, item, now))
+                .collect();
+            // Written values reach monitored items at once, not at the next sample.
+            for (item, status) in request.nodes_to_write.iter().zip(&results) {
+                if status.is_good() {
+                    server.value_written(&item.node_id, now);
+                }
+            }
             WriteResponse {
                 response_header: ok(&request.request_header),
-                results: request
-                    .nodes_to_write
-                    .iter()
-                    .map(|item| write_one(server, item, now))
-                    .collect(),
+                results,
                 diagnostic_infos: Vec::new(),
             }
             .into()
@@ -838,6 +946,21 @@ fn dispatch(
             .into()
         }
         ServiceRequest::Call(request) => return call(server, channel_id, now, &request, ok),
+        request @ (ServiceRequest::CreateSubscription(_)
+        | ServiceRequest::ModifySubscription(_)
+        | ServiceRequest::SetPublishingMode(_)
+        | ServiceRequest::Publish(_)
+        | ServiceRequest::Republish(_)
+        | ServiceRequest::TransferSubscriptions(_)
+        | ServiceRequest::DeleteSubscriptions(_)
+        | ServiceRequest::CreateMonitoredItems(_)
+        | ServiceRequest::ModifyMonitoredItems(_)
+        | ServiceRequest::SetMonitoringMode(_)
+        | ServiceRequest::DeleteMonitoredItems(_)) => {
+            // Handled by `subscription_service` before dispatch.
+            let _ = request;
+            return Err(StatusCode::BAD_SERVICE_UNSUPPORTED);
+        }
         ServiceRequest::OpenSecureChannel(_) | ServiceRequest::CloseSecureChannel(_) => {
             return Err(StatusCode::BAD_SERVICE_UNSUPPORTED);
         }

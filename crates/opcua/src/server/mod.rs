@@ -3,7 +3,7 @@
 //! ([`server_state`]: configuration, nodes, [`session`]s), one secure channel's
 //! [`channel_state`], the service handlers ([`discovery_services`], [`session_services`],
 //! [`view_services`], [`attribute_services`], [`method_services`]), response chunking
-//! ([`outgoing`]) and the per-connection state machine [`ServerConnection`] ([`connection`]).
+//! ([`outgoing`]), the [`subscriptions`] engine and the per-connection state machine [`ServerConnection`] ([`connection`]).
 //!
 //! Sharing: connections do not own the server; each call that needs it takes `&mut Server`.
 //! A driver therefore keeps the `Server` in one task (the one that owns the sockets' byte
@@ -39,6 +39,7 @@ pub mod security;
 pub mod server_state;
 pub mod session;
 pub mod session_services;
+pub mod subscriptions;
 pub mod view_services;
 
 pub use address_space::{AddressSpace, MethodArgument, MethodCallback, MethodHandler};
@@ -46,3 +47,4 @@ pub use config::{BuildInfo, OperationLimits, ServerConfig, UserAccount};
 pub use connection::{CloseReason, ServerConnection};
 pub use security::ServerSecurity;
 pub use server_state::Server;
+pub use subscriptions::SubscriptionLimits;

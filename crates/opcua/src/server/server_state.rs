@@ -11,6 +11,7 @@ use super::bench_methods::{ThroughputBuffer, add_throughput_nodes};
 use super::config::ServerConfig;
 use super::namespace_zero;
 use super::session::SessionTable;
+use super::subscriptions::{SubscriptionEngine, TickScope};
 use crate::encoding::{DateTime, NodeId, Variant};
 use crate::services::well_known_nodes as ids;
 
@@ -28,6 +29,8 @@ pub struct Server {
     pub sessions: SessionTable,
     /// The payload of the throughput benchmark.
     pub throughput: ThroughputBuffer,
+    /// Subscriptions and monitored items of all sessions.
+    pub subscriptions: SubscriptionEngine,
     epoch: Instant,
     next_channel_id: u32,
     next_session_number: u32,
@@ -46,6 +49,7 @@ impl Server {
             address_space,
             sessions: SessionTable::default(),
             throughput: ThroughputBuffer::default(),
+            subscriptions: SubscriptionEngine::default(),
             epoch: now,
             next_channel_id: 1,
             next_session_number: 1,
@@ -117,14 +121,21 @@ impl Server {
         out
     }
 
-    /// The earliest session deadline, for the driver's timer.
+    /// The earliest session deadline or publishing cycle of a subscription whose session
+    /// has no open channel, for the driver's timer.
     pub fn poll_timeout(&self) -> Option<Instant> {
-        self.sessions.next_deadline()
+        let orphans = self.subscriptions.next_orphan_deadline();
+        match (self.sessions.next_deadline(), orphans) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
-    /// Drops the sessions that timed out by `now`.
+    /// Drops the sessions that timed out by `now` and runs the lifetimes of subscriptions
+    /// no connection drives.
     pub fn handle_timeout(&mut self, now: Instant) {
         self.sessions.expire(now);
+        self.tick_subscriptions(TickScope::Orphans, now);
     }
 }
 

@@ -80,6 +80,13 @@ macro_rules! service_message_enum {
                 }
             }
 
+            /// The common header of the message, mutably.
+            pub fn header_mut(&mut self) -> &mut $header_type {
+                match self {
+                    $( Self::$variant(message) => &mut message.$header_field, )+
+                }
+            }
+
             /// Appends the type NodeId and the body to `buf`.
             pub fn encode_message_into(&self, buf: &mut Vec<u8>) {
                 use $crate::encoding::BinaryEncodable;

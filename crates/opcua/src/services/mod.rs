@@ -8,6 +8,10 @@
 //! - [`view`]: Browse, BrowseNext, TranslateBrowsePathsToNodeIds.
 //! - [`attribute`]: Read, Write, attribute ids.
 //! - [`method`]: the Call service.
+//! - [`monitored_item`]: CreateMonitoredItems, ModifyMonitoredItems, SetMonitoringMode,
+//!   DeleteMonitoredItems and the DataChangeFilter.
+//! - [`subscription`]: the Subscription service set, Publish / Republish and the
+//!   NotificationMessage bodies.
 //! - [`message`]: [`ServiceRequest`] / [`ServiceResponse`], a message body's type NodeId and
 //!   dispatch, generated from the single encoding-id table below.
 //! - [`well_known_nodes`]: namespace-0 NodeIds a server needs.
@@ -38,8 +42,10 @@ pub mod discovery;
 pub mod header;
 pub mod message;
 pub mod method;
+pub mod monitored_item;
 pub mod secure_channel;
 pub mod session;
+pub mod subscription;
 pub mod view;
 pub mod well_known_nodes;
 
@@ -55,6 +61,13 @@ pub use discovery::{
 pub use header::{RequestHeader, ResponseHeader, ServiceFault};
 pub use message::ServiceDecodeError;
 pub use method::{CallMethodRequest, CallMethodResult, CallRequest, CallResponse};
+pub use monitored_item::{
+    CreateMonitoredItemsRequest, CreateMonitoredItemsResponse, DataChangeFilter, DataChangeTrigger,
+    DeleteMonitoredItemsRequest, DeleteMonitoredItemsResponse, ModifyMonitoredItemsRequest,
+    ModifyMonitoredItemsResponse, MonitoredItemCreateRequest, MonitoredItemCreateResult,
+    MonitoredItemModifyRequest, MonitoredItemModifyResult, MonitoringFilter, MonitoringMode,
+    MonitoringParameters, SetMonitoringModeRequest, SetMonitoringModeResponse, deadband_type,
+};
 pub use secure_channel::{
     ChannelSecurityToken, CloseSecureChannelRequest, CloseSecureChannelResponse,
     OpenSecureChannelRequest, OpenSecureChannelResponse, SecurityTokenRequestType,
@@ -66,6 +79,14 @@ pub use session::{
     X509IdentityToken,
 };
 pub use structure_codec::BinaryEncodingId;
+pub use subscription::{
+    CreateSubscriptionRequest, CreateSubscriptionResponse, DataChangeNotification,
+    DeleteSubscriptionsRequest, DeleteSubscriptionsResponse, ModifySubscriptionRequest,
+    ModifySubscriptionResponse, MonitoredItemNotification, NotificationData, NotificationMessage,
+    PublishRequest, PublishResponse, RepublishRequest, RepublishResponse, SetPublishingModeRequest,
+    SetPublishingModeResponse, StatusChangeNotification, SubscriptionAcknowledgement,
+    TransferResult, TransferSubscriptionsRequest, TransferSubscriptionsResponse,
+};
 pub use view::{
     BrowseDescription, BrowseDirection, BrowseNextRequest, BrowseNextResponse, BrowsePath,
     BrowsePathResult, BrowsePathTarget, BrowseRequest, BrowseResponse, BrowseResult, NodeClass,
@@ -123,6 +144,17 @@ binary_encoding_table! {
         Read(ReadRequest) = 631,
         Write(WriteRequest) = 673,
         Call(CallRequest) = 712,
+        CreateMonitoredItems(CreateMonitoredItemsRequest) = 751,
+        ModifyMonitoredItems(ModifyMonitoredItemsRequest) = 763,
+        SetMonitoringMode(SetMonitoringModeRequest) = 769,
+        DeleteMonitoredItems(DeleteMonitoredItemsRequest) = 781,
+        CreateSubscription(CreateSubscriptionRequest) = 787,
+        ModifySubscription(ModifySubscriptionRequest) = 793,
+        SetPublishingMode(SetPublishingModeRequest) = 799,
+        Publish(PublishRequest) = 826,
+        Republish(RepublishRequest) = 832,
+        TransferSubscriptions(TransferSubscriptionsRequest) = 841,
+        DeleteSubscriptions(DeleteSubscriptionsRequest) = 847,
     }
     responses {
         ServiceFault(ServiceFault) = 397,
@@ -139,6 +171,17 @@ binary_encoding_table! {
         Read(ReadResponse) = 634,
         Write(WriteResponse) = 676,
         Call(CallResponse) = 715,
+        CreateMonitoredItems(CreateMonitoredItemsResponse) = 754,
+        ModifyMonitoredItems(ModifyMonitoredItemsResponse) = 766,
+        SetMonitoringMode(SetMonitoringModeResponse) = 772,
+        DeleteMonitoredItems(DeleteMonitoredItemsResponse) = 784,
+        CreateSubscription(CreateSubscriptionResponse) = 790,
+        ModifySubscription(ModifySubscriptionResponse) = 796,
+        SetPublishingMode(SetPublishingModeResponse) = 802,
+        Publish(PublishResponse) = 829,
+        Republish(RepublishResponse) = 835,
+        TransferSubscriptions(TransferSubscriptionsResponse) = 844,
+        DeleteSubscriptions(DeleteSubscriptionsResponse) = 850,
     }
     structures {
         AnonymousIdentityToken = 321,
@@ -146,6 +189,11 @@ binary_encoding_table! {
         X509IdentityToken = 327,
         RequestHeader = 391,
         ResponseHeader = 394,
+        DataChangeFilter = 724,
+        NotificationMessage = 805,
+        MonitoredItemNotification = 808,
+        DataChangeNotification = 811,
+        StatusChangeNotification = 820,
         IssuedIdentityToken = 940,
     }
 }
@@ -165,18 +213,18 @@ mod tests {
         for (name, id) in BINARY_ENCODING_IDS {
             assert!(seen.insert(*id), "{name} repeats {id}");
         }
-        assert_eq!(BINARY_ENCODING_IDS.len(), 13 + 14 + 6);
+        assert_eq!(BINARY_ENCODING_IDS.len(), 24 + 25 + 11);
     }
 
     #[test]
     fn unknown_type_is_service_unsupported() {
-        // i=826 is PublishRequest_Encoding_DefaultBinary, not decoded (yet) by this stack.
-        let bytes = [0x01, 0x00, 0x3A, 0x03, 0xAA];
+        // i=775 is SetTriggeringRequest_Encoding_DefaultBinary, not decoded by this stack.
+        let bytes = [0x01, 0x00, 0x07, 0x03, 0xAA];
         let error = ServiceRequest::decode_message(&bytes).unwrap_err();
         assert_eq!(
             error,
             ServiceDecodeError::UnsupportedType {
-                type_id: NodeId::numeric(0, 826)
+                type_id: NodeId::numeric(0, 775)
             }
         );
         assert_eq!(error.status_code(), StatusCode::BAD_SERVICE_UNSUPPORTED);
