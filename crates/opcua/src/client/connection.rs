@@ -246,7 +246,8 @@ impl ClientConnection {
     /// A connection that re-activates `session` on its new channel instead of creating one
     /// (OPC 10000-4 §5.6.3.1); when the server answers that the session is gone
     /// ([`session_is_gone`]) a new session is created, and when re-activation fails for another
-    /// reason the old session is closed (it might still exist) before a new one is created.
+    /// reason the old session is asked to close (it might still exist) before a new one is
+    /// created.
     pub fn resume(
         config: ClientConfig,
         now: Instant,
@@ -924,8 +925,9 @@ impl ClientConnection {
             RequestPurpose::ActivateSession if self.resume.is_some() => {
                 self.resume = None;
                 if !session_is_gone(status) {
-                    // The old session might still exist: close it rather than leave it to
-                    // time out beside the new one.
+                    // The old session might still exist: ask to close it rather than leave it
+                    // to time out beside the new one. A server that binds the session to its
+                    // old channel refuses (OPC 10000-4 §5.6.4); then it times out there.
                     let request = CloseSessionRequest {
                         request_header: RequestHeader::default(),
                         delete_subscriptions: true,
