@@ -699,11 +699,29 @@ mod server_tests {
         // Per connection: 2.
         let response = client.response(request.clone());
         assert_eq!(fault_status(&response), StatusCode::BAD_TOO_MANY_SESSIONS);
-        // Per server: 3 (the first two are activated so they survive the reconnect).
+        // Per server: 3. The second session is activated (it survives the reconnect); the
+        // first never is.
         client.activate(anonymous());
         client.reconnect();
         client.connect();
         client.create_session();
+        client.activate(anonymous());
+        // At the cap the oldest never-activated session makes room (OPC 10000-4 §5.6.2.1) ...
+        let first = client.server.sessions.oldest_unactivated().unwrap();
+        client.create_session();
+        assert_eq!(client.server.sessions.len(), 3);
+        assert_eq!(
+            client.server.sessions.find_any(&first, client.now).err(),
+            Some(StatusCode::BAD_SESSION_ID_INVALID)
+        );
+        client.activate(anonymous());
+        // ... and once every session is activated, the cap holds.
+        client.reconnect();
+        client.connect();
+        let request = CreateSessionRequest {
+            request_header: client.header(),
+            ..request
+        };
         let response = client.response(request);
         assert_eq!(fault_status(&response), StatusCode::BAD_TOO_MANY_SESSIONS);
     }

@@ -146,6 +146,16 @@ impl SessionTable {
         before - self.sessions.len()
     }
 
+    /// The authentication token of the session that was never activated and was used
+    /// longest ago (its deadline minus its timeout), if any.
+    pub fn oldest_unactivated(&self) -> Option<NodeId> {
+        self.sessions
+            .iter()
+            .filter(|(_, s)| !s.activated)
+            .min_by_key(|(_, s)| s.deadline.checked_sub(s.timeout).unwrap_or(s.deadline))
+            .map(|(token, _)| token.clone())
+    }
+
     /// Removes the sessions that were never activated on a closed channel.
     pub fn drop_unactivated_on_channel(&mut self, channel_id: u32) {
         self.sessions

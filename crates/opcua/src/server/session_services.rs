@@ -35,7 +35,8 @@ pub fn activated_session<'a>(
     Ok(session)
 }
 
-/// CreateSession: Bad_TooManySessions past the server or per-connection cap.
+/// CreateSession: Bad_TooManySessions past the per-connection cap, or past the server's cap
+/// when every session is activated (otherwise the oldest never-activated one makes room).
 pub fn create_session(
     server: &mut Server,
     request: &CreateSessionRequest,
@@ -44,10 +45,21 @@ pub fn create_session(
     header: ResponseHeader,
 ) -> Result<CreateSessionResponse, StatusCode> {
     server.sessions.expire(now);
-    if server.sessions.len() >= server.config.max_sessions
-        || server.sessions.count_on_channel(channel_id) >= server.config.max_sessions_per_connection
-    {
+    if server.sessions.count_on_channel(channel_id) >= server.config.max_sessions_per_connection {
         return Err(StatusCode::BAD_TOO_MANY_SESSIONS);
+    }
+    if server.sessions.len() >= server.config.max_sessions {
+        // "To protect against misbehaving Clients and denial of service attacks, the Server
+        // shall close the oldest Session that is not activated before reaching the maximum
+        // number of supported Sessions" (OPC 10000-4 §5.6.2.1): a storm of sessions that are
+        // created and never activated cannot lock out well-behaved clients. Activated
+        // sessions are never evicted; with only those, the answer is Bad_TooManySessions.
+        match server.sessions.oldest_unactivated() {
+            Some(token) => {
+                server.sessions.remove(&token);
+            }
+            None => return Err(StatusCode::BAD_TOO_MANY_SESSIONS),
+        }
     }
     let requested = request.requested_session_timeout;
     let timeout_ms = if requested.is_finite() && requested > 0.0 {
