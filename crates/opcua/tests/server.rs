@@ -699,11 +699,29 @@ mod server_tests {
         // Per connection: 2.
         let response = client.response(request.clone());
         assert_eq!(fault_status(&response), StatusCode::BAD_TOO_MANY_SESSIONS);
-        // Per server: 3 (the first two are activated so they survive the reconnect).
+        // Per server: 3. The second session is activated (it survives the reconnect); the
+        // first never is.
         client.activate(anonymous());
         client.reconnect();
         client.connect();
         client.create_session();
+        client.activate(anonymous());
+        // At the cap the oldest never-activated session makes room (OPC 10000-4 §5.6.2.1) ...
+        let first = client.server.sessions.oldest_unactivated().unwrap();
+        client.create_session();
+        assert_eq!(client.server.sessions.len(), 3);
+        assert_eq!(
+            client.server.sessions.find_any(&first, client.now).err(),
+            Some(StatusCode::BAD_SESSION_ID_INVALID)
+        );
+        client.activate(anonymous());
+        // ... and once every session is activated, the cap holds.
+        client.reconnect();
+        client.connect();
+        let request = CreateSessionRequest {
+            request_header: client.header(),
+            ..request
+        };
         let response = client.response(request);
         assert_eq!(fault_status(&response), StatusCode::BAD_TOO_MANY_SESSIONS);
     }
@@ -1392,12 +1410,12 @@ mod server_tests {
     fn unknown_service_is_a_fault() {
         let mut client = Client::new();
         client.connect();
-        // i=826 is PublishRequest, not served: the body is a RequestHeader then nothing useful.
         let header = RequestHeader {
             request_handle: 77,
             ..RequestHeader::default()
         };
-        let mut body = vec![0x01, 0x00, 0x3A, 0x03];
+        // QueryFirstRequest (i=615): the Query service set is not implemented.
+        let mut body = vec![0x01, 0x00, 0x67, 0x02];
         buildwire_opcua::BinaryEncodable::encode(&header, &mut body);
         let chunk = SecureChannelChunk {
             message_type: MessageType::Message,

@@ -154,8 +154,8 @@ fn browse_and_read_requests_dispatch() {
 
 #[test]
 fn service_fault_answers_unsupported_request() {
-    // i=826 is PublishRequest, which this stack does not decode yet.
-    let error = ServiceRequest::decode_message(&[0x01, 0x00, 0x3A, 0x03]).unwrap_err();
+    // i=615 is QueryFirstRequest: the Query service set is not implemented.
+    let error = ServiceRequest::decode_message(&[0x01, 0x00, 0x67, 0x02]).unwrap_err();
     assert_eq!(error.status_code(), StatusCode::BAD_SERVICE_UNSUPPORTED);
     let fault = ServiceResponse::ServiceFault(ServiceFault {
         response_header: ResponseHeader {

@@ -14,6 +14,11 @@
 //! [`close`](ClientConnection::close) sends CloseSession, then CloseSecureChannel.
 //!
 //! Requests sent before the session is active wait and go out once it is.
+//!
+//! [`resume`](ClientConnection::resume) starts a connection that takes over an existing
+//! session after a reconnect: ActivateSession with the old authentication token on the new
+//! channel, and CreateSession only when the server says the session is gone (see
+//! [`reconnect`](super::reconnect)).
 
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
@@ -21,6 +26,7 @@ use std::time::{Duration, Instant};
 use bytes::BytesMut;
 
 use super::config::{ClientConfig, RENEW_AT_PERCENT};
+use super::reconnect::{ResumeSession, SessionOutcome, session_is_gone};
 use super::request_table::{PendingRequest, RequestPurpose, RequestTable};
 use super::security::{
     client_signature, secure_user_token, user_token_signature, verify_server_signature,
@@ -170,6 +176,9 @@ pub struct ClientConnection {
     phase: Phase,
     channel: Option<Channel>,
     authentication_token: NodeId,
+    session_id: NodeId,
+    resume: Option<ResumeSession>,
+    outcome: Option<SessionOutcome>,
     server_endpoints: Vec<EndpointDescription>,
     max_request_message_size: usize,
     receive_sequence: ReceiveSequence,
@@ -215,6 +224,9 @@ impl ClientConnection {
             phase: Phase::AwaitingAcknowledge,
             channel: None,
             authentication_token: NodeId::default(),
+            session_id: NodeId::default(),
+            resume: None,
+            outcome: None,
             server_endpoints: Vec::new(),
             max_request_message_size: 0,
             receive_sequence: ReceiveSequence::default(),
@@ -237,6 +249,43 @@ impl ClientConnection {
     /// The channel's security, once it is open under a policy other than None.
     pub fn security(&self) -> Option<&ChannelSecurity> {
         self.security.as_ref()
+    }
+
+    /// A connection that re-activates `session` on its new channel instead of creating one
+    /// (OPC 10000-4 §5.6.3.1); when the server answers that the session is gone
+    /// ([`session_is_gone`]) a new session is created, and when re-activation fails for another
+    /// reason the old session is asked to close (it might still exist) before a new one is
+    /// created.
+    pub fn resume(
+        config: ClientConfig,
+        now: Instant,
+        start_time: DateTime,
+        session: ResumeSession,
+    ) -> Self {
+        let mut connection = Self::new(config, now, start_time);
+        connection.resume = Some(session);
+        connection
+    }
+
+    /// How the active session was reached (None until it is active).
+    pub fn session_outcome(&self) -> Option<SessionOutcome> {
+        self.outcome
+    }
+
+    /// The session id from CreateSession (or the resumed session's).
+    pub fn session_id(&self) -> &NodeId {
+        &self.session_id
+    }
+
+    /// What a later connection needs to re-activate this session, once it was created.
+    pub fn resume_session(&self) -> Option<ResumeSession> {
+        (!self.authentication_token.is_null()).then(|| ResumeSession {
+            session_id: self.session_id.clone(),
+            authentication_token: self.authentication_token.clone(),
+            server_endpoints: self.server_endpoints.clone(),
+            max_request_message_size: self.max_request_message_size,
+            server_nonce: self.session_nonces.1.clone(),
+        })
     }
 
     /// The configuration.
@@ -951,7 +1000,17 @@ impl ClientConnection {
                         self.events.push_back(ClientEvent::SessionActivated);
                         self.flush_waiting(now);
                     } else {
-                        self.create_session(now);
+                        match self.resume.clone() {
+                            Some(session) => {
+                                self.session_id = session.session_id;
+                                self.authentication_token = session.authentication_token;
+                                self.server_endpoints = session.server_endpoints;
+                                self.max_request_message_size = session.max_request_message_size;
+                                self.session_nonces.1 = session.server_nonce;
+                                self.activate_session(now);
+                            }
+                            None => self.create_session(now),
+                        }
                     }
                 }
             }
@@ -983,11 +1042,25 @@ impl ClientConnection {
                 self.session_nonces.1 =
                     created.server_nonce.as_bytes().unwrap_or_default().to_vec();
                 self.authentication_token = created.authentication_token;
+                self.session_id = created.session_id;
                 self.server_endpoints = created.server_endpoints;
                 self.max_request_message_size = created.max_request_message_size as usize;
                 self.activate_session(now);
             }
-            (RequestPurpose::ActivateSession, ServiceResponse::ActivateSession(_)) => {
+            (RequestPurpose::ActivateSession, ServiceResponse::ActivateSession(activated)) => {
+                // The nonce the next ActivateSession (a re-activation on a new channel) signs
+                // with (OPC 10000-4 §5.6.3.2: each ActivateSession response carries a new one).
+                if let Some(nonce) = activated.server_nonce.as_bytes()
+                    && !nonce.is_empty()
+                {
+                    self.session_nonces.1 = nonce.to_vec();
+                }
+                self.outcome = Some(match (&self.resume, self.outcome) {
+                    (Some(_), _) => SessionOutcome::Reactivated,
+                    (None, Some(SessionOutcome::Recreated)) => SessionOutcome::Recreated,
+                    (None, _) => SessionOutcome::Created,
+                });
+                self.resume = None;
                 self.phase = Phase::Active;
                 self.events.push_back(ClientEvent::SessionActivated);
                 self.flush_waiting(now);
@@ -995,6 +1068,7 @@ impl ClientConnection {
             (RequestPurpose::CloseSession, ServiceResponse::CloseSession(_)) => {
                 self.close_channel(now);
             }
+            (RequestPurpose::CloseStaleSession, _) => {}
             (_, _) => self.request_failed(now, request, StatusCode::BAD_UNKNOWN_RESPONSE),
         }
     }
@@ -1008,6 +1082,27 @@ impl ClientConnection {
                 status,
             }),
             RequestPurpose::CloseSession => self.close_channel(now),
+            RequestPurpose::CloseStaleSession => {}
+            RequestPurpose::ActivateSession if self.resume.is_some() => {
+                self.resume = None;
+                if !session_is_gone(status) {
+                    // The old session might still exist: ask to close it rather than leave it
+                    // to time out beside the new one. A server that binds the session to its
+                    // old channel refuses (OPC 10000-4 §5.6.4); then it times out there.
+                    let request = CloseSessionRequest {
+                        request_header: RequestHeader::default(),
+                        delete_subscriptions: true,
+                    };
+                    self.internal_request(now, request.into(), RequestPurpose::CloseStaleSession);
+                    if self.is_closed() {
+                        return;
+                    }
+                }
+                self.authentication_token = NodeId::default();
+                self.session_id = NodeId::default();
+                self.outcome = Some(SessionOutcome::Recreated);
+                self.create_session(now);
+            }
             RequestPurpose::OpenChannel => self.fail(status, "OpenSecureChannel failed"),
             RequestPurpose::RenewChannel => self.fail(status, "renewing the channel failed"),
             RequestPurpose::CreateSession => self.fail(status, "CreateSession failed"),

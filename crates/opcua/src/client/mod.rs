@@ -24,6 +24,7 @@ pub mod config;
 pub mod connection;
 pub mod identity;
 pub mod node_id_text;
+pub mod reconnect;
 pub mod request_table;
 pub mod security;
 pub mod subscriptions;

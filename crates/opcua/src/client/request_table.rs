@@ -21,6 +21,9 @@ pub enum RequestPurpose {
     ActivateSession,
     /// CloseSession during [`close`](super::ClientConnection::close).
     CloseSession,
+    /// CloseSession of a session that could not be re-activated after a reconnect and might
+    /// still exist on the server; its answer is ignored.
+    CloseStaleSession,
     /// A request of the application.
     Application,
 }

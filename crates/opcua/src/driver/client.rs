@@ -17,6 +17,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 use super::server::{sleep_until, wall_clock_now};
+use crate::client::reconnect::ResumeSession;
 use crate::client::{
     ClientConfig, ClientConnection, ClientEvent, ClientIdentity, ClientSecurity, SendError,
 };
@@ -134,6 +135,7 @@ pub struct OpcuaClient {
     closed: Option<(StatusCode, String)>,
     /// Subscriptions, outstanding Publish requests and undelivered notifications.
     subs: subscriptions::SubscriptionDriver,
+    operation_limits: Option<super::batch::ServerOperationLimits>,
 }
 
 impl OpcuaClient {
@@ -150,6 +152,16 @@ impl OpcuaClient {
 
     /// Connects with an explicit configuration.
     pub async fn connect_with(config: ClientConfig) -> Result<Self, ClientError> {
+        Self::connect_resuming(config, None).await
+    }
+
+    /// Connects and, given `resume`, re-activates that session on the new channel instead of
+    /// creating one (a new session only if the server says it is gone); see
+    /// [`ReconnectingClient`](super::reconnect::ReconnectingClient).
+    pub async fn connect_resuming(
+        config: ClientConfig,
+        resume: Option<ResumeSession>,
+    ) -> Result<Self, ClientError> {
         let address = socket_address(&config.endpoint_url)?;
         let timeout = config.connect_timeout;
         let socket = tokio::time::timeout(timeout, TcpStream::connect(&address))
@@ -161,7 +173,12 @@ impl OpcuaClient {
         socket
             .set_nodelay(true)
             .map_err(|error| ClientError::io("setting TCP_NODELAY", error))?;
-        let connection = ClientConnection::new(config, Instant::now(), wall_clock_now());
+        let connection = match resume {
+            Some(session) => {
+                ClientConnection::resume(config, Instant::now(), wall_clock_now(), session)
+            }
+            None => ClientConnection::new(config, Instant::now(), wall_clock_now()),
+        };
         let mut client = Self {
             socket,
             connection,
@@ -169,6 +186,7 @@ impl OpcuaClient {
             completed: HashMap::new(),
             closed: None,
             subs: subscriptions::SubscriptionDriver::default(),
+            operation_limits: None,
         };
         let mut activated = false;
         while !activated {
@@ -236,6 +254,14 @@ impl OpcuaClient {
                 )
             },
         )
+    }
+
+    pub(crate) fn cached_operation_limits(&self) -> Option<super::batch::ServerOperationLimits> {
+        self.operation_limits
+    }
+
+    pub(crate) fn cache_operation_limits(&mut self, limits: super::batch::ServerOperationLimits) {
+        self.operation_limits = Some(limits);
     }
 
     /// The underlying connection (negotiated limits, endpoints...).
@@ -481,6 +507,22 @@ impl OpcuaClient {
             }
             _ => Ok(()),
         }
+    }
+
+    /// True while the connection is open, as far as can be told without waiting: bytes the
+    /// server already sent (an Error message, the end of the stream after a restart) are
+    /// taken in first, so a call after a server restart does not send into a dead socket.
+    pub fn is_open(&mut self) -> bool {
+        if self.closed.is_none() {
+            match self.socket.try_read_buf(self.connection.read_buffer()) {
+                Ok(0) => self.connection.handle_end_of_stream(),
+                Ok(_) => self.connection.handle_received(Instant::now()),
+                Err(error) if error.kind() == io::ErrorKind::WouldBlock => {}
+                Err(_) => self.connection.handle_end_of_stream(),
+            }
+            self.collect_events();
+        }
+        self.closed.is_none()
     }
 
     fn check_open(&self) -> Result<(), ClientError> {

@@ -43,6 +43,10 @@ pub struct Session {
     /// The last server nonce sent (CreateSession, ActivateSession): the client signs it and
     /// encrypted user secrets end with it.
     pub server_nonce: Vec<u8>,
+    /// The client application certificate (DER) of the secured channel the session was
+    /// created on; None under SecurityPolicy None. A re-activation on another channel must
+    /// come from the same certificate.
+    pub client_certificate: Option<Vec<u8>>,
 }
 
 /// All sessions of the server, keyed by authentication token.
@@ -147,6 +151,16 @@ impl SessionTable {
         let before = self.sessions.len();
         self.sessions.retain(|_, session| now < session.deadline);
         before - self.sessions.len()
+    }
+
+    /// The authentication token of the session that was never activated and was used
+    /// longest ago (its deadline minus its timeout), if any.
+    pub fn oldest_unactivated(&self) -> Option<NodeId> {
+        self.sessions
+            .iter()
+            .filter(|(_, s)| !s.activated)
+            .min_by_key(|(_, s)| s.deadline.checked_sub(s.timeout).unwrap_or(s.deadline))
+            .map(|(token, _)| token.clone())
     }
 
     /// Removes the sessions that were never activated on a closed channel.

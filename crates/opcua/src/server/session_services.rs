@@ -53,7 +53,8 @@ fn session_nonce(
     }
 }
 
-/// CreateSession: Bad_TooManySessions past the server or per-connection cap. On a secured
+/// CreateSession: Bad_TooManySessions past the per-connection cap, or past the server's cap
+/// when every session is activated (otherwise the oldest never-activated one makes room). On a secured
 /// channel the client certificate must be the channel's and carry the client's application
 /// URI, and the response carries our certificate and our signature over the client's
 /// certificate and nonce (OPC 10000-4 §5.6.2).
@@ -95,10 +96,21 @@ pub fn create_session(
         server_certificate = ByteString::from(local.certificate.der());
     }
     server.sessions.expire(now);
-    if server.sessions.len() >= server.config.max_sessions
-        || server.sessions.count_on_channel(channel_id) >= server.config.max_sessions_per_connection
-    {
+    if server.sessions.count_on_channel(channel_id) >= server.config.max_sessions_per_connection {
         return Err(StatusCode::BAD_TOO_MANY_SESSIONS);
+    }
+    if server.sessions.len() >= server.config.max_sessions {
+        // "To protect against misbehaving Clients and denial of service attacks, the Server
+        // shall close the oldest Session that is not activated before reaching the maximum
+        // number of supported Sessions" (OPC 10000-4 §5.6.2.1): a storm of sessions that are
+        // created and never activated cannot lock out well-behaved clients. Activated
+        // sessions are never evicted; with only those, the answer is Bad_TooManySessions.
+        match server.sessions.oldest_unactivated() {
+            Some(token) => {
+                server.sessions.remove(&token);
+            }
+            None => return Err(StatusCode::BAD_TOO_MANY_SESSIONS),
+        }
     }
     let requested = request.requested_session_timeout;
     let timeout_ms = if requested.is_finite() && requested > 0.0 {
@@ -108,7 +120,8 @@ pub fn create_session(
     };
     let timeout = Duration::from_millis(timeout_ms as u64);
     let session_id = server.allocate_session_id();
-    let authentication_token = NodeId::opaque(1, server.random_bytes(NONCE_LENGTH));
+    // The token is the session's secret: from the secure generator on a secured channel.
+    let authentication_token = NodeId::opaque(1, session_nonce(server, security)?);
     let nonce = session_nonce(server, security)?;
     let server_nonce = ByteString::from(nonce.clone());
     server.sessions.insert(Session {
@@ -123,6 +136,7 @@ pub fn create_session(
         continuation_points: HashMap::new(),
         next_continuation_id: 1,
         server_nonce: nonce,
+        client_certificate: security.map(|s| s.remote().der().to_vec()),
     });
     Ok(CreateSessionResponse {
         response_header: header,
@@ -241,16 +255,24 @@ pub fn activate_session(
     let auth_token = &request.request_header.authentication_token;
     // The session must exist (and may not move channels unless activated before) before the
     // identity is looked at.
-    let (activated, bound_to, last_nonce) = {
+    let (activated, bound_to, last_nonce, created_by) = {
         let session = server.sessions.find_any(auth_token, now)?;
         (
             session.activated,
             session.channel_id,
             session.server_nonce.clone(),
+            session.client_certificate.clone(),
         )
     };
     if bound_to != channel_id && !activated {
         return Err(StatusCode::BAD_SECURE_CHANNEL_ID_INVALID);
+    }
+    // A session moves to a new channel only from the application that created it: the same
+    // client certificate, and never from a secured channel to an unsecured one (OPC 10000-4
+    // §5.6.3.1). The client signature below is then checked with that certificate.
+    let channel_certificate = security.map(|s| s.remote().der());
+    if created_by.as_deref() != channel_certificate {
+        return Err(StatusCode::BAD_SECURITY_CHECKS_FAILED);
     }
     if let Some(security) = security {
         verify_certificate_and_nonce(
