@@ -12,6 +12,9 @@ mod reconnect_tests {
 
     use buildwire_opcua::client::ClientConfig;
     use buildwire_opcua::client::reconnect::BackoffConfig;
+    use buildwire_opcua::client::subscriptions::{
+        MonitoredItemSpec, SubscriptionEvent, SubscriptionSettings,
+    };
     use buildwire_opcua::driver::batch::value_of;
     use buildwire_opcua::driver::reconnect::HookFuture;
     use buildwire_opcua::driver::{
@@ -454,5 +457,128 @@ mod reconnect_tests {
     /// Server_ServerStatus_CurrentTime.
     fn counter_free_node() -> NodeId {
         NodeId::numeric(0, 2258)
+    }
+
+    /// Waits (at most 10 s) for a data change of `handle` with `value`, skipping keep-alives
+    /// and older values.
+    async fn wait_for_value(client: &mut ReconnectingClient, handle: u32, value: f64) {
+        let wait = async {
+            loop {
+                match client.next_notification().await.unwrap() {
+                    SubscriptionEvent::DataChange {
+                        client_handle,
+                        value: data,
+                        ..
+                    } if client_handle == handle && data.value == Some(Variant::Double(value)) => {
+                        return;
+                    }
+                    _ => {}
+                }
+            }
+        };
+        tokio::time::timeout(Duration::from_secs(10), wait)
+            .await
+            .unwrap_or_else(|_| panic!("no data change to {value} for handle {handle}"));
+    }
+
+    async fn subscribe_counter(client: &mut ReconnectingClient) -> (u32, u32) {
+        let settings = SubscriptionSettings {
+            publishing_interval_ms: 50.0,
+            ..SubscriptionSettings::default()
+        };
+        let subscription = client.create_subscription(settings).await.unwrap();
+        let mut spec = MonitoredItemSpec::value(counter());
+        spec.sampling_interval_ms = 25.0;
+        let created = client
+            .create_monitored_items(subscription, &[spec])
+            .await
+            .unwrap();
+        assert!(created[0].1.status_code.is_good(), "{created:?}");
+        (subscription, created[0].0)
+    }
+
+    fn set_counter(server: &OpcuaServer, value: f64) {
+        server.with_server(|s| {
+            s.address_space
+                .set_value(&counter(), Variant::Double(value), DateTime(0))
+                .unwrap()
+        });
+    }
+
+    #[tokio::test]
+    async fn subscriptions_survive_a_cut_connection_in_the_same_session() {
+        let server = start_on("127.0.0.1:0", 1.0, OperationLimits::default()).await;
+        let relay = Relay::start(server.local_addr()).await;
+        let mut client =
+            ReconnectingClient::connect(ClientConfig::new(&relay.endpoint()), policy())
+                .await
+                .unwrap();
+        let mut events = client.subscribe_events();
+        let (subscription, handle) = subscribe_counter(&mut client).await;
+        wait_for_value(&mut client, handle, 1.0).await;
+
+        assert_eq!(relay.cut(), 1);
+        set_counter(&server, 2.0);
+        // next_notification finds the connection gone, reconnects, keeps the subscription
+        // (the session was re-activated) and goes on with the change made meanwhile.
+        wait_for_value(&mut client, handle, 2.0).await;
+        assert_eq!(client.reconnects(), 1);
+        assert_eq!(sessions_created(&server), 1, "the session was re-activated");
+        assert!(
+            client
+                .subscription_set()
+                .subscriptions
+                .contains_key(&subscription),
+            "same subscription id"
+        );
+        let events = drain(&mut events);
+        assert!(
+            events.contains(&ConnectionEvent::SubscriptionsRestored {
+                kept: 1,
+                transferred: 0,
+                recreated: 0
+            }),
+            "{events:?}"
+        );
+        set_counter(&server, 3.0);
+        wait_for_value(&mut client, handle, 3.0).await;
+        client.close().await.unwrap();
+        server.shutdown().await;
+    }
+
+    #[tokio::test]
+    async fn subscriptions_are_recreated_after_a_server_restart() {
+        let server = start_on("127.0.0.1:0", 1.0, OperationLimits::default()).await;
+        let bind = server.local_addr().to_string();
+        let endpoint = server.endpoint_url().to_owned();
+        let mut client = ReconnectingClient::connect(ClientConfig::new(&endpoint), policy())
+            .await
+            .unwrap();
+        let mut events = client.subscribe_events();
+        let (_, handle) = subscribe_counter(&mut client).await;
+        wait_for_value(&mut client, handle, 1.0).await;
+        server.shutdown().await;
+
+        // The server comes back empty: no session, no subscription. The client waiting on
+        // notifications reconnects by itself, finds TransferSubscriptions refused, re-creates
+        // the subscription and its item with the same client handle, and sees the value.
+        let restarted = start_on(&bind, 5.0, OperationLimits::default()).await;
+        wait_for_value(&mut client, handle, 5.0).await;
+        assert_eq!(sessions_created(&restarted), 1, "exactly one new session");
+        let events = drain(&mut events);
+        assert!(
+            events.contains(&ConnectionEvent::SubscriptionsRestored {
+                kept: 0,
+                transferred: 0,
+                recreated: 1
+            }),
+            "{events:?}"
+        );
+        let count = restarted.with_server(|s| s.subscriptions.len());
+        assert_eq!(count, 1, "one subscription on the restarted server");
+        set_counter(&restarted, 6.0);
+        wait_for_value(&mut client, handle, 6.0).await;
+        client.close().await.unwrap();
+        restarted.shutdown().await;
     }
 }

@@ -429,4 +429,75 @@ mod security_tests {
         }
         std::fs::remove_dir_all(&dir).unwrap();
     }
+
+    /// A secured session lost with its channel is re-activated on a new one: the client signs
+    /// the last server nonce (from ActivateSession) with its certificate, and the server
+    /// takes it only from the certificate that created the session.
+    #[tokio::test]
+    async fn a_secured_session_is_reactivated_only_by_its_own_certificate() {
+        use buildwire_opcua::client::reconnect::SessionOutcome;
+        let dir = temp_dir("resume");
+        let server_pki = Pki::open(dir.join("server")).unwrap();
+        let client = identity(
+            &Pki::open(dir.join("client")).unwrap(),
+            "urn:buildwire:test:client",
+        );
+        let other = identity(
+            &Pki::open(dir.join("other")).unwrap(),
+            "urn:buildwire:test:client",
+        );
+        for certificate in [&client.certificate, &other.certificate] {
+            server_pki
+                .store(CertificateList::Trusted, certificate)
+                .unwrap();
+        }
+        let server = start(server_config(
+            &server_pki,
+            server_pki.trust_list(false).unwrap(),
+        ))
+        .await;
+        let (policy, mode) = (
+            SecurityPolicy::Aes256Sha256RsaPss,
+            MessageSecurityMode::SignAndEncrypt,
+        );
+        let certificate = OpcuaClient::server_certificate(server.endpoint_url(), policy, mode)
+            .await
+            .unwrap();
+        let mut config = client_config(&server, &client, policy, mode, certificate.clone());
+        config.identity = ClientIdentity::UserName {
+            user_name: "alice".into(),
+            password: "secret".into(),
+        };
+        let first = OpcuaClient::connect_with(config.clone()).await.unwrap();
+        let resume = first.connection().resume_session();
+        let session_id = first.connection().session_id().clone();
+        drop(first); // the channel is lost; the session stays on the server
+
+        // Another application (trusted, same URI, its own certificate) holding the stolen
+        // token cannot take the session over: it gets a session of its own.
+        let mut intruder_config = client_config(&server, &other, policy, mode, certificate);
+        intruder_config.identity = config.identity.clone();
+        let intruder = OpcuaClient::connect_resuming(intruder_config, resume.clone())
+            .await
+            .unwrap();
+        assert_ne!(
+            intruder.connection().session_outcome(),
+            Some(SessionOutcome::Reactivated)
+        );
+        assert_ne!(intruder.connection().session_id(), &session_id);
+        drop(intruder);
+
+        // The owner re-activates it on a new channel.
+        let mut again = OpcuaClient::connect_resuming(config, resume).await.unwrap();
+        assert_eq!(
+            again.connection().session_outcome(),
+            Some(SessionOutcome::Reactivated)
+        );
+        assert_eq!(again.connection().session_id(), &session_id);
+        let read = again.read(&[setpoint()], AttributeId::Value).await.unwrap();
+        assert_eq!(read[0].value, Some(Variant::Double(1.5)));
+        again.close().await.unwrap();
+        server.shutdown().await;
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

@@ -41,7 +41,7 @@ pub const CLIENT_WRITE_BATCH: usize = 4 * 1024 * 1024;
 /// Default TCP port of `opc.tcp` URLs.
 pub const DEFAULT_OPC_TCP_PORT: u16 = 4840;
 
-pub use subscriptions::{DEFAULT_PUBLISH_REQUESTS, single_result};
+pub use subscriptions::{DEFAULT_PUBLISH_REQUESTS, RestoredSubscriptions, single_result};
 /// Most BrowseNext rounds one `browse` follows.
 pub const MAX_BROWSE_NEXT_ROUNDS: usize = 1000;
 /// `HierarchicalReferences` (i=33), followed by `browse` and `translate`.

@@ -2,8 +2,16 @@
 //! secure channel is lost it reconnects with exponential backoff and jitter
 //! ([`Backoff`](crate::client::reconnect::Backoff)), opens a new secure channel and
 //! re-activates the EXISTING session on it; only when the server says the session is gone
-//! (after a restart) does it create one new session. Then it runs the registered
-//! [`ReconnectHook`]s (subscriptions use one to transfer or re-create themselves).
+//! (after a restart) does it create one new session. Then it brings the client's
+//! subscriptions back (kept by a re-activated session; otherwise TransferSubscriptions, and
+//! what the server cannot hand over is re-created with its monitored items and client
+//! handles) and runs the registered [`ReconnectHook`]s.
+//!
+//! Subscriptions made through [`create_subscription`](ReconnectingClient::create_subscription)
+//! and [`create_monitored_items`](ReconnectingClient::create_monitored_items) survive
+//! reconnects; [`next_notification`](ReconnectingClient::next_notification) waits across
+//! them, so a loop over it sees the changes go on after a server restart with the same
+//! client handles.
 //!
 //! No storm of sessions: the client is driven through `&mut self`, so exactly one reconnect
 //! attempt is in flight at a time, and a failed attempt drops its socket (the server frees
@@ -52,7 +60,11 @@ use crate::client::ClientConfig;
 use crate::client::reconnect::{
     Backoff, BackoffConfig, ResumeSession, SessionOutcome, is_connection_lost,
 };
+use crate::client::subscriptions::{
+    MonitoredItemSpec, SubscriptionEvent, SubscriptionSet, SubscriptionSettings,
+};
 use crate::encoding::{DataValue, ExpandedNodeId, NodeId, QualifiedName, Variant};
+use crate::services::MonitoredItemCreateResult;
 use crate::services::{AttributeId, EndpointDescription, ReadValueId, ReferenceDescription};
 use crate::types::StatusCode;
 
@@ -112,6 +124,16 @@ pub enum ConnectionEvent {
         /// The error's text.
         reason: String,
     },
+    /// The subscriptions are back on the new connection (sent before `Reconnected`, only when
+    /// the client has subscriptions).
+    SubscriptionsRestored {
+        /// Kept by the re-activated session.
+        kept: usize,
+        /// Handed over by TransferSubscriptions.
+        transferred: usize,
+        /// Created again with their monitored items.
+        recreated: usize,
+    },
     /// The connection is back and the hooks ran.
     Reconnected {
         /// True when the old session was re-activated on the new channel, false when the
@@ -157,6 +179,8 @@ pub struct ReconnectingClient {
     events: broadcast::Sender<ConnectionEvent>,
     hooks: Vec<Box<dyn ReconnectHook>>,
     reconnects: u64,
+    /// The subscriptions of the lost connection, until a reconnect restores them.
+    subscriptions: SubscriptionSet,
 }
 
 impl std::fmt::Debug for ReconnectingClient {
@@ -235,6 +259,7 @@ impl ReconnectingClient {
             events,
             hooks: Vec::new(),
             reconnects: 0,
+            subscriptions: SubscriptionSet::default(),
         })
     }
 
@@ -268,7 +293,8 @@ impl ReconnectingClient {
 
     /// Records that the connection is gone (a call saw `error`).
     fn lost(&mut self, error: &ClientError) {
-        if self.client.take().is_some() {
+        if let Some(mut client) = self.client.take() {
+            self.subscriptions = client.take_subscription_set();
             let _ = self.events.send(ConnectionEvent::Lost {
                 status: error.status_code(),
                 reason: error.to_string(),
@@ -344,9 +370,24 @@ impl ReconnectingClient {
             client.connection().session_outcome() == Some(SessionOutcome::Reactivated);
         // From now on a later reconnect resumes this session, even if a hook fails below.
         self.resume = client.connection().resume_session();
-        for hook in &mut self.hooks {
-            hook.after_reconnect(&mut client, session_reactivated)
+        if !self.subscriptions.is_empty() {
+            // On failure the set stays here for the next attempt.
+            let restored = client
+                .restore_subscriptions(&self.subscriptions, session_reactivated)
                 .await?;
+            self.subscriptions = SubscriptionSet::default();
+            let _ = self.events.send(ConnectionEvent::SubscriptionsRestored {
+                kept: restored.kept,
+                transferred: restored.transferred,
+                recreated: restored.recreated,
+            });
+        }
+        for hook in &mut self.hooks {
+            if let Err(error) = hook.after_reconnect(&mut client, session_reactivated).await {
+                // Keep what was restored (now under this session) for the next attempt.
+                self.subscriptions = client.take_subscription_set();
+                return Err(error);
+            }
         }
         let _ = self.events.send(ConnectionEvent::Reconnected {
             session_reactivated,
@@ -419,6 +460,59 @@ impl ReconnectingClient {
         args: Vec<Variant>,
     ) -> Result<Vec<Variant>, ClientError> {
         once!(self, client, client.call(object, method, args))
+    }
+
+    /// [`OpcuaClient::create_subscription`]; the subscription survives reconnects. Not sent
+    /// again if the connection is lost while in flight (Bad_ConnectionClosed).
+    pub async fn create_subscription(
+        &mut self,
+        settings: SubscriptionSettings,
+    ) -> Result<u32, ClientError> {
+        once!(self, client, client.create_subscription(settings))
+    }
+
+    /// [`OpcuaClient::create_monitored_items`]; the items survive reconnects.
+    pub async fn create_monitored_items(
+        &mut self,
+        subscription_id: u32,
+        specs: &[MonitoredItemSpec],
+    ) -> Result<Vec<(u32, MonitoredItemCreateResult)>, ClientError> {
+        once!(
+            self,
+            client,
+            client.create_monitored_items(subscription_id, specs)
+        )
+    }
+
+    /// [`OpcuaClient::delete_subscriptions`].
+    pub async fn delete_subscriptions(
+        &mut self,
+        subscription_ids: &[u32],
+    ) -> Result<Vec<StatusCode>, ClientError> {
+        once!(self, client, client.delete_subscriptions(subscription_ids))
+    }
+
+    /// The subscriptions as the server granted them (those waiting for a reconnect while
+    /// the connection is down).
+    pub fn subscription_set(&self) -> &SubscriptionSet {
+        match &self.client {
+            Some(client) => client.subscription_set(),
+            None => &self.subscriptions,
+        }
+    }
+
+    /// [`OpcuaClient::next_notification`] across reconnects: when the connection is lost
+    /// while it waits, it reconnects (restoring the subscriptions) and goes on waiting; it
+    /// fails only when the connection stays down past the policy's reconnect timeout.
+    pub async fn next_notification(&mut self) -> Result<SubscriptionEvent, ClientError> {
+        loop {
+            let deadline = Instant::now() + self.policy.reconnect_timeout;
+            let client = self.ensure_connected(deadline).await?;
+            match client.next_notification().await {
+                Err(error) if is_connection_lost(error.status_code()) => self.lost(&error),
+                other => return other,
+            }
+        }
     }
 
     /// Closes the session and the channel if connected; a client that is down just stops.

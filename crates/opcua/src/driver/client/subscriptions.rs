@@ -16,17 +16,29 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use std::time::Duration;
 
 use super::{ClientError, OpcuaClient, first, unexpected};
+use crate::client::reconnect::is_connection_lost;
 use crate::client::subscriptions::{
-    MonitoredItemSpec, SubscriptionEvent, SubscriptionSet, SubscriptionSettings,
+    ClientSubscription, MonitoredItemSpec, SubscriptionEvent, SubscriptionSet, SubscriptionSettings,
 };
 use crate::services::{
     DeleteMonitoredItemsRequest, DeleteSubscriptionsRequest, ModifyMonitoredItemsRequest,
     ModifySubscriptionRequest, ModifySubscriptionResponse, MonitoredItemCreateResult,
     MonitoredItemModifyRequest, MonitoredItemModifyResult, MonitoringMode, PublishRequest,
     RepublishRequest, RequestHeader, ServiceResponse, SetMonitoringModeRequest,
-    SetPublishingModeRequest, TimestampsToReturn,
+    SetPublishingModeRequest, TimestampsToReturn, TransferSubscriptionsRequest,
 };
 use crate::types::StatusCode;
+
+/// How [`OpcuaClient::restore_subscriptions`] brought subscriptions back.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RestoredSubscriptions {
+    /// Kept by a re-activated session.
+    pub kept: usize,
+    /// Handed over to the new session by TransferSubscriptions.
+    pub transferred: usize,
+    /// Created again with their monitored items.
+    pub recreated: usize,
+}
 
 /// Publish requests kept outstanding by default.
 pub const DEFAULT_PUBLISH_REQUESTS: usize = 3;
@@ -261,6 +273,69 @@ impl OpcuaClient {
         }
         self.subs.set = set;
         Ok(())
+    }
+
+    /// Brings the subscriptions of `set` (taken from a lost connection with
+    /// [`take_subscription_set`](Self::take_subscription_set)) back on this connection:
+    ///
+    /// - `session_reactivated`: the session, and with it its subscriptions, survived on the
+    ///   server; the set is kept as it is and the next Publish goes on where the old channel
+    ///   stopped (gaps in sequence numbers are asked for with Republish);
+    /// - otherwise TransferSubscriptions first (a server that kept them after the old session
+    ///   ended hands them over, with their current values sent again, OPC 10000-4 §5.13.7);
+    ///   those it refuses (a restarted server knows none) are re-created with their
+    ///   monitored items and client handles ([`recreate_subscriptions`](Self::recreate_subscriptions)).
+    ///
+    /// On an error the caller still has `set` (it was cloned) and may try again on a later
+    /// connection.
+    pub async fn restore_subscriptions(
+        &mut self,
+        set: &SubscriptionSet,
+        session_reactivated: bool,
+    ) -> Result<RestoredSubscriptions, ClientError> {
+        let mut outcome = RestoredSubscriptions::default();
+        if set.is_empty() {
+            return Ok(outcome);
+        }
+        if session_reactivated {
+            outcome.kept = set.subscriptions.len();
+            self.subs.set = set.clone();
+            return Ok(outcome);
+        }
+        let ids: Vec<u32> = set.subscriptions.keys().copied().collect();
+        let request = TransferSubscriptionsRequest {
+            request_header: RequestHeader::default(),
+            subscription_ids: ids.clone(),
+            send_initial_values: true,
+        };
+        // A server without the service (Bad_ServiceUnsupported) or that refuses the whole
+        // call: every subscription is re-created.
+        let transferred: Vec<u32> = match self.request(request).await {
+            Ok(ServiceResponse::TransferSubscriptions(response)) => ids
+                .iter()
+                .zip(&response.results)
+                .filter(|(_, result)| result.status_code.is_good())
+                .map(|(id, _)| *id)
+                .collect(),
+            Ok(_) => return Err(unexpected("TransferSubscriptions")),
+            Err(error) if is_connection_lost(error.status_code()) => return Err(error),
+            Err(_) => Vec::new(),
+        };
+        let mut rest = set.clone();
+        let kept: Vec<ClientSubscription> = transferred
+            .iter()
+            .filter_map(|id| rest.remove(*id))
+            .collect();
+        outcome.transferred = kept.len();
+        outcome.recreated = rest.subscriptions.len();
+        self.recreate_subscriptions(rest).await?;
+        for subscription in kept {
+            self.subs
+                .set
+                .subscriptions
+                .insert(subscription.subscription_id, subscription);
+        }
+        Ok(outcome)
     }
 
     fn publish_timeout_hint(&self) -> u32 {
