@@ -304,3 +304,49 @@ def test_asyncua_renews_its_token_on_our_server(
     out = json.loads(done.stdout)
     assert out["tokens"] == [1, 2, 3]
     assert out["setpoint"] == 0.0
+
+
+def test_python_server_and_client_on_every_secured_policy(tmp_path: Path) -> None:
+    """The asyncio Server with security= and the asyncio Client against it."""
+    import asyncio
+
+    from buildwire import opcua
+
+    async def main() -> list[list[object]]:
+        server = await opcua.Server.start(
+            "127.0.0.1:0", security=POLICIES, mode="encrypt", pki=str(tmp_path / "server")
+        )
+        results = []
+        try:
+            # The client certificate is not trusted yet: refused and stored in rejected/.
+            with pytest.raises(RuntimeError, match="BadCertificateUntrusted"):
+                await opcua.Client.connect(
+                    server.endpoint,
+                    security="Basic256Sha256",
+                    pki=str(tmp_path / "client"),
+                    trust_server=True,
+                )
+        finally:
+            await server.stop()
+        rejected = list((tmp_path / "server" / "rejected").glob("*.der"))
+        assert len(rejected) == 1
+        rejected[0].rename(tmp_path / "server" / "trusted" / rejected[0].name)
+        server = await opcua.Server.start(
+            "127.0.0.1:0", security=POLICIES, mode="encrypt", pki=str(tmp_path / "server")
+        )
+        try:
+            for policy in POLICIES:
+                client = await opcua.Client.connect(
+                    server.endpoint,
+                    security=policy,
+                    pki=str(tmp_path / "client"),
+                    trust_server=True,
+                )
+                results.append(await client.read("i=2255"))
+                await client.close()
+        finally:
+            await server.stop()
+        return results
+
+    for namespaces in asyncio.run(main()):
+        assert namespaces[0][0] == "http://opcfoundation.org/UA/"

@@ -157,7 +157,13 @@ async def opcua_connect(
     user_cert: str | None = None,
     user_key: str | None = None,
 ) -> OpcuaClientHandle: ...
-async def opcua_serve(bind: str) -> OpcuaServerHandle: ...
+async def opcua_serve(
+    bind: str,
+    security: list[str] | None = None,
+    mode: str | None = None,
+    pki: str | None = None,
+    auto_trust: bool = False,
+) -> OpcuaServerHandle: ...
 
 class HaystackClientHandle:
     """A connected Haystack client (see :class:`buildwire.haystack.Client`)."""

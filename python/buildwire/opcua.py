@@ -146,9 +146,32 @@ class Server:
         self._handle = handle
 
     @classmethod
-    async def start(cls, address: str = "127.0.0.1:4840") -> Server:
-        """Start serving on ``address`` (port 0 picks one)."""
-        return cls(await _native.opcua_serve(address))
+    async def start(
+        cls,
+        address: str = "127.0.0.1:4840",
+        *,
+        security: list[str] | None = None,
+        mode: str = "both",
+        pki: str | None = None,
+        auto_trust: bool = False,
+    ) -> Server:
+        """Start serving on ``address`` (port 0 picks one).
+
+        Without ``security`` only SecurityPolicy None is offered. With a list of policies
+        (``["Basic256Sha256", "Aes256_Sha256_RsaPss"]``; add ``"None"`` to keep an open
+        endpoint) each is offered in ``mode`` (``"sign"``, ``"encrypt"`` or ``"both"``) with
+        the certificate in ``pki`` (created on first use). Client certificates must be in
+        ``pki/trusted``; refused ones are stored in ``pki/rejected`` (``auto_trust=True``
+        accepts every one: tests and demos only).
+
+        Example::
+
+            server = await Server.start(
+                "127.0.0.1:0", security=["Aes256_Sha256_RsaPss"], pki="/var/lib/myapp/pki"
+            )
+        """
+        handle = await _native.opcua_serve(address, security, mode, pki, auto_trust)
+        return cls(handle)
 
     @property
     def endpoint(self) -> str:

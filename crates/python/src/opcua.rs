@@ -227,14 +227,79 @@ pub struct OpcuaServerHandle {
     endpoint: String,
 }
 
-/// Starts a server on `bind` (`host:port`, port 0 picks one).
+/// Starts a server on `bind` (`host:port`, port 0 picks one); with `security` (policy
+/// names) it offers those policies in `mode` ("sign", "encrypt" or "both") with the
+/// certificate in `pki`, trusting the client certificates in `pki/trusted` (or every one
+/// with `auto_trust`).
 #[pyfunction]
-pub fn opcua_serve(py: Python<'_>, bind: String) -> PyResult<Bound<'_, PyAny>> {
+#[pyo3(signature = (bind, security=None, mode=None, pki=None, auto_trust=false))]
+pub fn opcua_serve(
+    py: Python<'_>,
+    bind: String,
+    security: Option<Vec<String>>,
+    mode: Option<String>,
+    pki: Option<std::path::PathBuf>,
+    auto_trust: bool,
+) -> PyResult<Bound<'_, PyAny>> {
+    use buildwire_opcua::security::pki::Pki;
+    use buildwire_opcua::security::{MessageSecurityMode, SecurityPolicy};
+    use buildwire_opcua::server::ServerSecurity;
+    let mut server_security = ServerSecurity::default();
+    let mut application_uri = None;
+    if let Some(names) = security.filter(|names| !names.is_empty()) {
+        let modes = match mode.as_deref() {
+            Some("sign") => vec![MessageSecurityMode::Sign],
+            Some("encrypt") => vec![MessageSecurityMode::SignAndEncrypt],
+            None | Some("both") => vec![
+                MessageSecurityMode::Sign,
+                MessageSecurityMode::SignAndEncrypt,
+            ],
+            Some(other) => {
+                return Err(PyValueError::new_err(format!(
+                    "mode `{other}` is not \"sign\", \"encrypt\" or \"both\""
+                )));
+            }
+        };
+        let pki = pki.ok_or_else(|| {
+            PyValueError::new_err(
+                "a secured server needs pki=DIR (its certificate is created there on first use)",
+            )
+        })?;
+        let mut endpoints = Vec::new();
+        for name in &names {
+            let policy = SecurityPolicy::from_name(name).ok_or_else(|| {
+                PyValueError::new_err(format!("unknown security policy `{name}`"))
+            })?;
+            if policy.is_secured() {
+                endpoints.extend(modes.iter().map(|mode| (policy, *mode)));
+            } else {
+                endpoints.push((SecurityPolicy::None, MessageSecurityMode::None));
+            }
+        }
+        let store = Pki::open(&pki).map_err(failed)?;
+        let identity = store
+            .own_or_create(
+                "urn:buildwire:opcua:python:server",
+                "buildwire Python server",
+                &["localhost".to_owned(), "127.0.0.1".to_owned()],
+            )
+            .map_err(failed)?;
+        application_uri = identity.certificate.application_uri().map(str::to_owned);
+        server_security = ServerSecurity {
+            identity: Some(identity),
+            endpoints,
+            trust: store.trust_list(auto_trust).map_err(failed)?,
+            pki: Some(store),
+        };
+    }
     future_into_py(py, async move {
         // An empty endpoint URL makes the server advertise the address it actually bound.
+        let defaults = ServerConfig::default();
         let config = ServerConfig {
             endpoint_url: String::new(),
-            ..ServerConfig::default()
+            application_uri: application_uri.unwrap_or(defaults.application_uri.clone()),
+            security: server_security,
+            ..defaults
         };
         let server = OpcuaServer::start(&bind, config, |_| Ok(()))
             .await
