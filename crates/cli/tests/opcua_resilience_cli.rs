@@ -1,7 +1,8 @@
 //! `buildwire opcua serve` killed and started again on the same port under a polling
-//! `buildwire opcua read --repeat --json` client (all real processes on 127.0.0.1): the client
-//! reports the loss, reconnects by itself with one new session, and reads the restarted
-//! server's value.
+//! `buildwire opcua read --repeat --json` client, and under a subscribed `buildwire opcua
+//! subscribe --json` client (all real processes on 127.0.0.1): each client reports the loss,
+//! reconnects by itself with one new session, and goes on with the restarted server's value
+//! (the subscriber after creating its subscription again).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::io::{BufRead, BufReader, Lines};
@@ -61,6 +62,28 @@ fn until(lines: &mut Lines<BufReader<ChildStdout>>, done: impl Fn(&Value) -> boo
     panic!("the client ended before the expected line; it printed {seen:#?}");
 }
 
+/// Kills the server (SIGKILL: no goodbye), starts a new one on the same port and writes
+/// 42.5 to its Setpoint (the old one had 0.0), to tell the two apart.
+fn kill_restart_and_write(server: &mut Running, port: u16, endpoint: &str) -> Running {
+    server.0.kill().unwrap();
+    server.0.wait().unwrap();
+    let restarted = serve(port);
+    let wrote = buildwire()
+        .args([
+            "opcua",
+            "write",
+            endpoint,
+            "ns=1;s=Setpoint",
+            "42.5",
+            "--type",
+            "double",
+        ])
+        .output()
+        .unwrap();
+    assert!(wrote.status.success(), "{wrote:?}");
+    restarted
+}
+
 fn setpoint(round: &Value) -> Option<f64> {
     round["results"][0]["value"].as_f64()
 }
@@ -97,24 +120,7 @@ fn a_polling_client_survives_a_server_restart() {
     assert!(first[0]["session_id"].as_str().is_some());
     assert_eq!(setpoint(first.last().unwrap()), Some(0.0));
 
-    // Kill the server (SIGKILL: no goodbye) and start a new one on the same port, with
-    // another value to tell them apart.
-    server.0.kill().unwrap();
-    server.0.wait().unwrap();
-    let _restarted = serve(port);
-    let wrote = buildwire()
-        .args([
-            "opcua",
-            "write",
-            &endpoint,
-            "ns=1;s=Setpoint",
-            "42.5",
-            "--type",
-            "double",
-        ])
-        .output()
-        .unwrap();
-    assert!(wrote.status.success(), "{wrote:?}");
+    let _restarted = kill_restart_and_write(&mut server, port, &endpoint);
 
     let resumed = until(&mut lines, |v| setpoint(v) == Some(42.5));
     let events: Vec<&str> = resumed.iter().filter_map(|v| v["event"].as_str()).collect();
@@ -142,4 +148,56 @@ fn a_polling_client_survives_a_server_restart() {
     let mut client = client;
     let status = client.0.wait().unwrap();
     assert!(status.success());
+}
+
+#[test]
+fn a_subscribed_client_resumes_after_a_server_restart() {
+    let port = free_port();
+    let endpoint = format!("opc.tcp://127.0.0.1:{port}/");
+    let mut server = serve(port);
+    let mut client = buildwire()
+        .args([
+            "opcua",
+            "subscribe",
+            &endpoint,
+            "ns=1;s=Setpoint",
+            "--interval",
+            "50",
+            "--duration",
+            "60",
+            "--reconnect-timeout",
+            "20000",
+            "--json",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(client.stdout.take().unwrap()).lines();
+    let client = Running(client);
+    let value = |v: &Value| v["value"].as_f64();
+    let first = until(&mut lines, |v| value(v).is_some());
+    assert_eq!(value(first.last().unwrap()), Some(0.0), "{first:#?}");
+
+    let _restarted = kill_restart_and_write(&mut server, port, &endpoint);
+
+    // The subscriber finds the server gone, reconnects, gets a new session, creates its
+    // subscription again and reports the value written to the restarted server.
+    let resumed = until(&mut lines, |v| value(v) == Some(42.5));
+    let events: Vec<&str> = resumed.iter().filter_map(|v| v["event"].as_str()).collect();
+    assert!(events.contains(&"lost"), "{resumed:#?}");
+    let restored: Vec<&Value> = resumed
+        .iter()
+        .filter(|v| v["event"] == "subscriptions_restored")
+        .collect();
+    assert_eq!(restored.len(), 1, "{resumed:#?}");
+    assert_eq!(restored[0]["recreated"], 1);
+    let reconnected: Vec<&Value> = resumed
+        .iter()
+        .filter(|v| v["event"] == "reconnected")
+        .collect();
+    assert_eq!(reconnected.len(), 1, "{resumed:#?}");
+    assert_eq!(reconnected[0]["session_reactivated"], false);
+    assert_eq!(resumed.last().unwrap()["node"], "ns=1;s=Setpoint");
+    drop(client);
 }

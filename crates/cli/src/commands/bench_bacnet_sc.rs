@@ -474,18 +474,8 @@ fn run_max(
     super::bench::print_table_and_report(&text, &report, json)
 }
 
-/// `main` restores the default SIGPIPE so that `buildwire ... | head` ends quietly; but a
-/// write to a WebSocket whose peer just closed (a node disconnecting at the end of a phase)
-/// raises SIGPIPE too, and must be an error on that connection, not the end of the run.
-fn ignore_sigpipe() {
-    // SAFETY: setting a signal's disposition has no memory effects; SIG_IGN needs no handler.
-    unsafe {
-        libc::signal(libc::SIGPIPE, libc::SIG_IGN);
-    }
-}
-
 pub fn run(args: &ScBenchArgs) -> CommandResult {
-    ignore_sigpipe();
+    super::ignore_sigpipe();
     let (runtime, progress, machine) = scenario_start(args.plot.as_ref(), args.json)?;
     let peers_dir = super::bench::peers_dir(args.peers.as_ref());
     // Certificates: none without TLS, the given folder, or new ones for this run.
@@ -714,7 +704,7 @@ fn comparison(ours: &ScOutcome, peer: &str, theirs: &Result<ScOutcome, String>) 
 /// `sc-process`: the hub or an echo node until stdin closes.
 pub fn process(args: &ScProcessArgs) -> CommandResult {
     use std::io::BufRead;
-    ignore_sigpipe();
+    super::ignore_sigpipe();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
         .enable_all()

@@ -23,6 +23,17 @@ use clap::{Parser, Subcommand};
 /// Errors of a command, printed as `error: ...` with a hint of what to do next.
 pub type CommandResult = Result<(), Box<dyn std::error::Error>>;
 
+/// `main` restores the default SIGPIPE so that `buildwire ... | head` ends quietly. Long-running
+/// commands undo that: a write to a WebSocket whose peer just closed (a BACnet/SC node
+/// disconnecting) must be an error on that connection, and a server whose stdout reader went
+/// away (`serve | head -1`) must go on serving.
+pub(crate) fn ignore_sigpipe() {
+    // SAFETY: setting a signal's disposition has no memory effects; SIG_IGN needs no handler.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_IGN);
+    }
+}
+
 /// buildwire: BACnet, Project Haystack and OPC UA in one fast, safe stack.
 #[derive(Debug, Parser)]
 #[command(

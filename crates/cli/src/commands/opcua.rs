@@ -290,6 +290,7 @@ pub(super) async fn connect(args: &ClientArgs) -> Result<OpcuaClient, Box<dyn st
 }
 
 fn serve(args: ServeArgs) -> CommandResult {
+    super::ignore_sigpipe();
     let users = args
         .users
         .iter()
@@ -335,7 +336,10 @@ fn serve(args: ServeArgs) -> CommandResult {
             add_eu_range(&mut server.address_space, &setpoint, 0.0, 100.0)
         })
         .await?;
-        println!("listening on {}", server.endpoint_url());
+        // What is printed is for whoever reads stdout; a reader that went away (`| head -1`)
+        // must not stop the server, so write errors are ignored.
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "listening on {}", server.endpoint_url());
         server.with_server(|server| {
             let security = &server.config.security;
             let endpoints: Vec<String> = security
@@ -343,16 +347,18 @@ fn serve(args: ServeArgs) -> CommandResult {
                 .iter()
                 .map(|(policy, mode)| format!("{policy}/{mode:?}"))
                 .collect();
-            println!("endpoints: {}", endpoints.join(", "));
+            let _ = writeln!(out, "endpoints: {}", endpoints.join(", "));
             if let Some(identity) = &security.identity {
-                println!(
+                let _ = writeln!(
+                    out,
                     "certificate {} ({})",
                     identity.certificate.thumbprint_hex(),
                     identity.certificate.application_uri().unwrap_or("-")
                 );
             }
         });
-        std::io::stdout().flush()?;
+        let _ = out.flush();
+        drop(out);
         // Runs until the process is interrupted (Ctrl-C ends it with the default handler).
         std::future::pending::<()>().await;
         Ok::<(), Box<dyn std::error::Error>>(())

@@ -1,6 +1,12 @@
 //! `buildwire opcua subscribe`: one subscription with a monitored item per node, streaming
 //! each data change (a JSON line with `--json`); Ctrl-C or `--duration` deletes the
 //! subscription and closes the session.
+//!
+//! The client reconnects by itself (`ReconnectingClient`): after a lost connection the
+//! session is re-activated and keeps its subscription, and after a server restart the
+//! subscription and its items are created again with the same client handles. Connection
+//! events are printed as they happen (`{"event": "lost", ...}` lines with `--json`, on
+//! stdout with the changes; `# ...` lines on stderr otherwise).
 
 use std::time::Duration;
 
@@ -11,8 +17,12 @@ use buildwire_opcua::services::{DataChangeFilter, DataChangeTrigger, deadband_ty
 use clap::Args;
 use serde_json::json;
 
+use buildwire_opcua::driver::{ConnectionEvent, ReconnectPolicy, ReconnectingClient};
+use tokio::sync::broadcast;
+
 use super::CommandResult;
-use super::opcua::{ClientArgs, connect, data_value_json, parse_node};
+use super::opcua::{ClientArgs, client_config, data_value_json, parse_node};
+use super::opcua_repeat::event_json;
 
 #[derive(Debug, Args)]
 pub struct SubscribeArgs {
@@ -37,9 +47,25 @@ pub struct SubscribeArgs {
     /// Stop after this many seconds (default: until Ctrl-C).
     #[arg(long, value_name = "S")]
     duration: Option<f64>,
+    /// How long the server may stay unreachable (milliseconds) before the command gives up;
+    /// until then it reconnects with backoff and restores the subscription.
+    #[arg(long, default_value_t = 60_000, value_name = "MS")]
+    reconnect_timeout: u64,
     /// One JSON object per change and line (node, value, type, status, timestamps).
     #[arg(long)]
     json: bool,
+}
+
+/// Prints the connection events that happened since the last call.
+fn print_events(json: bool, events: &mut broadcast::Receiver<ConnectionEvent>) {
+    while let Ok(event) = events.try_recv() {
+        let line = event_json(&event);
+        if json {
+            println!("{line}");
+        } else {
+            eprintln!("# {line}");
+        }
+    }
 }
 
 fn parse_deadband(text: &str) -> Result<DataChangeFilter, Box<dyn std::error::Error>> {
@@ -71,7 +97,16 @@ pub async fn subscribe(args: SubscribeArgs) -> CommandResult {
     if !(args.interval.is_finite() && args.interval > 0.0) {
         return Err("--interval must be a positive number of milliseconds".into());
     }
-    let mut client = connect(&args.client).await?;
+    let config = client_config(&args.client).await?;
+    let policy = ReconnectPolicy {
+        reconnect_timeout: Duration::from_millis(args.reconnect_timeout),
+        ..ReconnectPolicy::default()
+    };
+    let endpoint = config.endpoint_url.clone();
+    let mut client = ReconnectingClient::connect(config, policy)
+        .await
+        .map_err(|e| format!("cannot connect to {endpoint}: {e}"))?;
+    let mut events = client.subscribe_events();
     let settings = SubscriptionSettings {
         publishing_interval_ms: args.interval,
         ..SubscriptionSettings::default()
@@ -125,6 +160,7 @@ pub async fn subscribe(args: SubscribeArgs) -> CommandResult {
             _ = &mut interrupted => break Ok(()),
             () = stop => break Ok(()),
         };
+        print_events(args.json, &mut events);
         match event {
             Ok(SubscriptionEvent::DataChange {
                 client_handle,
@@ -164,8 +200,15 @@ pub async fn subscribe(args: SubscribeArgs) -> CommandResult {
             Err(error) => break Err(format!("subscription failed: {error}").into()),
         }
     };
-    // Leave nothing behind on the server.
-    let _ = client.delete_subscriptions(&[subscription]).await;
+    // Leave nothing behind on the server (the id changes when a server restart made the
+    // client create the subscription again).
+    let ids: Vec<u32> = client
+        .subscription_set()
+        .subscriptions
+        .keys()
+        .copied()
+        .collect();
+    let _ = client.delete_subscriptions(&ids).await;
     let _ = client.close().await;
     outcome
 }
