@@ -30,11 +30,11 @@ class Collector:
     def __init__(self) -> None:
         self.values: dict[int, list] = {}
 
-    def datachange_notification(self, node, value, data) -> None:  # noqa: ANN001
+    def datachange_notification(self, node, value, data) -> None:
         handle = data.monitored_item.ClientHandle
         self.values.setdefault(handle, []).append(value)
 
-    def status_change_notification(self, status) -> None:  # noqa: ANN001
+    def status_change_notification(self, status) -> None:
         pass
 
 
@@ -55,7 +55,11 @@ async def main(endpoint: str) -> None:
             await asyncio.sleep(0.25)
         await asyncio.sleep(0.5)
         by_server = {data.server_handle: handle for handle, data in sub._monitored_items.items()}
-        handles = {"plain": by_server[plain], "absolute": by_server[absolute], "percent": by_server[percent]}
+        handles = {
+            "plain": by_server[plain],
+            "absolute": by_server[absolute],
+            "percent": by_server[percent],
+        }
         out["values"] = {name: collector.values.get(handle, []) for name, handle in handles.items()}
 
         # Keep-alives: count empty NotificationMessages of a quiet subscription.
@@ -73,7 +77,7 @@ async def main(endpoint: str) -> None:
         callbacks = client.uaclient._subscription_callbacks
         original = callbacks[quiet.subscription_id]
 
-        async def counting(result) -> None:  # noqa: ANN001
+        async def counting(result) -> None:
             counts["messages"] += 1
             if not result.NotificationMessage.NotificationData:
                 counts["keep_alives"] += 1
