@@ -201,3 +201,61 @@ fn a_subscribed_client_resumes_after_a_server_restart() {
     assert_eq!(resumed.last().unwrap()["node"], "ns=1;s=Setpoint");
     drop(client);
 }
+
+/// `bench opcua subscriptions` for a second: our server with simulated points as a child
+/// process, every data change checked (no speed asserted).
+#[test]
+fn the_monitored_items_soak_checks_every_change() {
+    let output = buildwire()
+        .args([
+            "bench",
+            "opcua",
+            "subscriptions",
+            "--items",
+            "50",
+            "--sampling",
+            "100",
+            "--duration",
+            "1.5",
+            "--sample-every",
+            "0.5",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    let report: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    let report = &report["report"];
+    assert_eq!(report["items"], 50);
+    assert!(report["changes"].as_u64().unwrap() >= 50, "{report}");
+    assert_eq!(report["wrong_values"], 0, "{report}");
+    assert_eq!(report["silent_items"], 0, "{report}");
+    assert!(report["samples"].as_array().unwrap().len() >= 3, "{report}");
+}
+
+/// `bench opcua soak` for a few cycles against our server as a child process: every cycle
+/// connects, reads and closes, and no session is left behind.
+#[test]
+fn the_connect_soak_runs_its_cycles() {
+    let output = buildwire()
+        .args([
+            "bench",
+            "opcua",
+            "soak",
+            "--cycles",
+            "30",
+            "--sample-every",
+            "10",
+            "--spawn-server",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    let report: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    assert_eq!(report["report"]["cycles"], 30, "{report}");
+    assert_eq!(report["report"]["failures"], 0, "{report}");
+    assert_eq!(report["report"]["samples"].as_array().unwrap().len(), 4);
+}

@@ -32,6 +32,33 @@ pub enum OpcuaBench {
         --spawn-server runs it as a child process (`buildwire opcua serve`) so the two \
         curves are apart.")]
     Soak(SoakArgs),
+    /// One session with N monitored items sampled every --sampling ms on points that all
+    /// change at that rate (`buildwire opcua serve --simulate N` as a child process): counts
+    /// and checks every data change, samples client and server RSS every second; asserts
+    /// nothing.
+    #[command(after_help = "Examples:\n  \
+        buildwire bench opcua subscriptions --items 10000 --sampling 100 --duration 60\n  \
+        buildwire bench opcua subscriptions --items 1000 --duration 10 --json")]
+    Subscriptions(ItemSoakArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ItemSoakArgs {
+    /// Monitored items (one simulated point each).
+    #[arg(long, default_value_t = 10_000)]
+    pub items: usize,
+    /// Sampling and publishing interval, ms; the points change at the same rate.
+    #[arg(long, value_name = "MS", default_value_t = 100)]
+    pub sampling: u64,
+    /// Seconds of receiving after the items exist.
+    #[arg(long, value_name = "S", default_value_t = 60.0)]
+    pub duration: f64,
+    /// Seconds between two memory samples.
+    #[arg(long, value_name = "S", default_value_t = 5.0)]
+    pub sample_every: f64,
+    /// Print the report as JSON on the last line.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]
@@ -91,6 +118,7 @@ pub fn execute(cmd: OpcuaBench) -> CommandResult {
     match cmd {
         OpcuaBench::Throughput(args) => throughput(args),
         OpcuaBench::Soak(args) => super::bench_opcua_soak::soak(args),
+        OpcuaBench::Subscriptions(args) => super::bench_opcua_soak::items(args),
     }
 }
 

@@ -4,13 +4,17 @@
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 
-use buildwire_bench::opcua::{SoakConfig, SoakReport, SoakSample, run_soak};
+use std::time::Duration;
+
+use buildwire_bench::opcua::{
+    ItemSoakConfig, ItemSoakSample, SoakConfig, SoakReport, SoakSample, run_item_soak, run_soak,
+};
 use buildwire_opcua::driver::OpcuaServer;
 use buildwire_opcua::server::ServerConfig;
 use serde_json::json;
 
 use super::CommandResult;
-use super::bench_opcua::SoakArgs;
+use super::bench_opcua::{ItemSoakArgs, SoakArgs};
 
 /// A child server process, killed when dropped.
 struct ChildServer(Child);
@@ -22,11 +26,12 @@ impl Drop for ChildServer {
     }
 }
 
-/// Starts `buildwire opcua serve --bind 127.0.0.1:0` and waits for its endpoint.
-fn spawn_server() -> Result<(ChildServer, String), Box<dyn std::error::Error>> {
+/// Starts `buildwire opcua serve --bind 127.0.0.1:0 EXTRA...` and waits for its endpoint.
+fn spawn_server(extra: &[String]) -> Result<(ChildServer, String), Box<dyn std::error::Error>> {
     let program = super::bench::self_program()?;
     let mut child = Command::new(program)
         .args(["opcua", "serve", "--bind", "127.0.0.1:0"])
+        .args(extra)
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .spawn()?;
@@ -93,7 +98,7 @@ pub fn soak(args: SoakArgs) -> CommandResult {
         let (endpoint, server_pid, where_) = match (&args.target, args.spawn_server) {
             (Some(target), _) => (target.clone(), args.server_pid, "server at --target"),
             (None, true) => {
-                let (server, endpoint) = spawn_server()?;
+                let (server, endpoint) = spawn_server(&[])?;
                 let pid = server.0.id();
                 child = Some(server);
                 (endpoint, Some(pid), "server in a child process")
@@ -153,6 +158,88 @@ pub fn soak(args: SoakArgs) -> CommandResult {
                 report.first_error.unwrap_or_default()
             )
             .into());
+        }
+        Ok::<(), Box<dyn std::error::Error>>(())
+    })
+}
+
+fn print_item_sample(sample: &ItemSoakSample) {
+    println!(
+        "{:>7.1} s  {:>10} changes  client RSS {:>8} MiB  server RSS {:>8} MiB",
+        sample.elapsed_s,
+        sample.changes,
+        kib(sample.client_rss_kib),
+        kib(sample.server_rss_kib)
+    );
+}
+
+/// `bench opcua subscriptions`: our server with `--simulate ITEMS` as a child process, one
+/// client session monitoring every point.
+pub fn items(args: ItemSoakArgs) -> CommandResult {
+    if args.items == 0 || args.sampling == 0 {
+        return Err("--items and --sampling must be at least 1".into());
+    }
+    let duration = Duration::try_from_secs_f64(args.duration)
+        .map_err(|_| "--duration must be a number of seconds >= 0")?;
+    let sample_every = Duration::try_from_secs_f64(args.sample_every)
+        .ok()
+        .filter(|d| !d.is_zero())
+        .ok_or("--sample-every must be a positive number of seconds")?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(async move {
+        let (server, endpoint) = spawn_server(&[
+            "--simulate".to_owned(),
+            args.items.to_string(),
+            "--simulate-interval".to_owned(),
+            args.sampling.to_string(),
+        ])?;
+        println!(
+            "subscriptions soak: {} items sampled every {} ms for {:.0} s against {endpoint} \
+             (server in a child process)",
+            args.items, args.sampling, args.duration
+        );
+        let config = ItemSoakConfig {
+            endpoint,
+            nodes: (0..args.items).map(super::opcua::simulated_node).collect(),
+            sampling_ms: args.sampling as f64,
+            duration,
+            sample_every,
+            server_pid: Some(server.0.id()),
+        };
+        let report = run_item_soak(&config, print_item_sample).await?;
+        drop(server);
+        let growth =
+            |g: Option<i64>| g.map_or("-".to_owned(), |g| format!("{:+.1} MiB", g as f64 / 1024.0));
+        println!(
+            "{} items created in {:.1} s; {} changes in {:.1} s ({:.0}/s of {:.0}/s expected), \
+             {} wrong values, {} messages lost, {} items silent",
+            report.items,
+            report.setup_s,
+            report.changes,
+            report.seconds,
+            report.changes_per_second,
+            report.expected_per_second,
+            report.wrong_values,
+            report.lost_messages,
+            report.silent_items
+        );
+        println!(
+            "RSS growth from the first sample to the last: client {}, server {}",
+            growth(report.client_growth_kib()),
+            growth(report.server_growth_kib())
+        );
+        if args.json {
+            println!(
+                "{}",
+                json!({
+                    "benchmark": "opcua subscriptions",
+                    "report": report,
+                    "client_growth_kib": report.client_growth_kib(),
+                    "server_growth_kib": report.server_growth_kib(),
+                })
+            );
         }
         Ok::<(), Box<dyn std::error::Error>>(())
     })

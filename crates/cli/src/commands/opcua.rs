@@ -115,8 +115,24 @@ pub struct ServeArgs {
     /// The tokio runtime (current-thread measured faster for the 1 KiB getData loop).
     #[arg(long, value_enum, default_value_t = RuntimeKind::CurrentThread)]
     runtime: RuntimeKind,
+    /// Also serve N simulated Double points (`ns=1;s=Sim.0` .. `ns=1;s=Sim.{N-1}`, under
+    /// the Objects folder) whose values all change every --simulate-interval: point i
+    /// holds i + the number of changes so far, so every change is visible and checkable.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    simulate: usize,
+    /// Milliseconds between two changes of the simulated points.
+    #[arg(long, value_name = "MS", default_value_t = 1000)]
+    simulate_interval: u64,
     #[command(flatten)]
     security: ServeSecurityArgs,
+}
+
+/// Most simulated points `serve --simulate` accepts.
+const MAX_SIMULATED_POINTS: usize = 1_000_000;
+
+/// The node of simulated point `index`.
+pub(super) fn simulated_node(index: usize) -> NodeId {
+    NodeId::string(1, &format!("Sim.{index}"))
 }
 
 /// Options shared by the client commands.
@@ -271,6 +287,26 @@ fn identity(args: &ClientArgs) -> Result<ClientIdentity, Box<dyn std::error::Err
     })
 }
 
+/// Changes every simulated point each `interval`, for ever: point i becomes i + tick,
+/// stamped with the server's clock.
+async fn run_simulation(server: &OpcuaServer, points: usize, interval: Duration) {
+    let nodes: Vec<NodeId> = (0..points).map(simulated_node).collect();
+    let mut ticker = tokio::time::interval(interval);
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    ticker.tick().await;
+    for tick in 1u64.. {
+        ticker.tick().await;
+        server.with_server(|s| {
+            let stamp = s.wall_clock(std::time::Instant::now());
+            for (index, node) in nodes.iter().enumerate() {
+                let value = Variant::Double(index as f64 + tick as f64);
+                // The points were added at start and nothing removes them.
+                let _ = s.address_space.set_value(node, value, stamp);
+            }
+        });
+    }
+}
+
 /// The client configuration the common options describe: endpoint, identity and security
 /// (which may fetch and check the server's certificate).
 pub(super) async fn client_config(
@@ -291,6 +327,14 @@ pub(super) async fn connect(args: &ClientArgs) -> Result<OpcuaClient, Box<dyn st
 
 fn serve(args: ServeArgs) -> CommandResult {
     super::ignore_sigpipe();
+    let simulate = args.simulate;
+    if simulate > MAX_SIMULATED_POINTS {
+        return Err(format!("--simulate {simulate}: at most {MAX_SIMULATED_POINTS} points").into());
+    }
+    if args.simulate_interval == 0 {
+        return Err("--simulate-interval must be at least 1 ms".into());
+    }
+    let simulate_interval = Duration::from_millis(args.simulate_interval);
     let users = args
         .users
         .iter()
@@ -333,9 +377,22 @@ fn serve(args: ServeArgs) -> CommandResult {
                 true,
             )?;
             // An analog item: its EURange (0..100) makes percent deadbands possible.
-            add_eu_range(&mut server.address_space, &setpoint, 0.0, 100.0)
+            add_eu_range(&mut server.address_space, &setpoint, 0.0, 100.0)?;
+            for index in 0..simulate {
+                let node = simulated_node(index);
+                server.address_space.add_variable(
+                    &ids::OBJECTS_FOLDER,
+                    node,
+                    QualifiedName::new(1, &format!("Sim.{index}")),
+                    Variant::Double(index as f64),
+                    NodeId::numeric(0, 11),
+                    false,
+                )?;
+            }
+            Ok(())
         })
         .await?;
+
         // What is printed is for whoever reads stdout; a reader that went away (`| head -1`)
         // must not stop the server, so write errors are ignored.
         let mut out = std::io::stdout().lock();
@@ -360,6 +417,9 @@ fn serve(args: ServeArgs) -> CommandResult {
         let _ = out.flush();
         drop(out);
         // Runs until the process is interrupted (Ctrl-C ends it with the default handler).
+        if simulate > 0 {
+            run_simulation(&server, simulate, simulate_interval).await;
+        }
         std::future::pending::<()>().await;
         Ok::<(), Box<dyn std::error::Error>>(())
     })
