@@ -171,28 +171,42 @@ impl OpcuaClient {
         let mut requests = requests.enumerate();
         let mut in_flight: HashMap<u32, usize> = HashMap::new();
         let mut done: Vec<Option<ServiceResponse>> = Vec::new();
+        let mut failed: Option<ClientError> = None;
         loop {
-            while in_flight.len() < PIPELINE_DEPTH {
+            while failed.is_none() && in_flight.len() < PIPELINE_DEPTH {
                 let Some((index, request)) = requests.next() else {
                     break;
                 };
-                let handle = self.send(request).await?;
-                in_flight.insert(handle, index);
-                done.push(None);
+                match self.send(request).await {
+                    Ok(handle) => {
+                        in_flight.insert(handle, index);
+                        done.push(None);
+                    }
+                    Err(error) => failed = Some(error),
+                }
             }
             if in_flight.is_empty() {
                 break;
             }
+            // After a failure the batches already sent are still collected, so that no
+            // response is left behind in the client.
             let (handle, result) = self.next_response().await?;
             let Some(index) = in_flight.remove(&handle) else {
                 // Not one of ours (a response left over from an abandoned call): drop it.
                 continue;
             };
-            let response = result.map_err(|status| ClientError::Status {
-                status,
-                context: format!("{service} batch {} of a batched {service}", index + 1),
-            })?;
-            done[index] = Some(response);
+            match result {
+                Ok(response) => done[index] = Some(response),
+                Err(status) => {
+                    failed.get_or_insert(ClientError::Status {
+                        status,
+                        context: format!("batch {} of a batched {service}", index + 1),
+                    });
+                }
+            }
+        }
+        if let Some(error) = failed {
+            return Err(error);
         }
         done.into_iter()
             .map(|response| response.ok_or_else(|| wrong_count(service)))
