@@ -21,6 +21,40 @@ pub enum OpcuaBench {
         buildwire bench opcua throughput --with-server --size-kib 1024 --seconds 10\n  \
         buildwire bench opcua throughput --endpoint opc.tcp://127.0.0.1:4840 --size-kib 1 --json")]
     Throughput(ThroughputArgs),
+    /// Connect / CreateSession / ActivateSession / Read / CloseSession / CloseSecureChannel
+    /// cycles, sampling the resident memory (VmRSS) of client and server every N cycles:
+    /// prints the memory curve, asserts nothing.
+    #[command(after_help = "Examples:\n  \
+        buildwire bench opcua soak --cycles 5000 --spawn-server\n  \
+        buildwire bench opcua soak --cycles 5000 --json\n  \
+        buildwire bench opcua soak --target opc.tcp://127.0.0.1:4840 --server-pid 1234\n\n\
+        By default our server runs in this process, so one RSS covers client and server; \
+        --spawn-server runs it as a child process (`buildwire opcua serve`) so the two \
+        curves are apart.")]
+    Soak(SoakArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct SoakArgs {
+    /// Connect/disconnect cycles.
+    #[arg(long, default_value_t = 5000)]
+    pub cycles: u64,
+    /// Cycles between two memory samples.
+    #[arg(long, value_name = "N", default_value_t = 500)]
+    pub sample_every: u64,
+    /// Soak this server instead of one of ours (`opc.tcp://HOST:PORT`).
+    #[arg(long, value_name = "ENDPOINT", conflicts_with = "spawn_server")]
+    pub target: Option<String>,
+    /// With --target: the server's process id on this machine, to sample its RSS too.
+    #[arg(long, value_name = "PID", requires = "target")]
+    pub server_pid: Option<u32>,
+    /// Run our server as a child process (`buildwire opcua serve --bind 127.0.0.1:0`)
+    /// instead of in this process.
+    #[arg(long)]
+    pub spawn_server: bool,
+    /// Print the report as JSON on the last line.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]
@@ -56,6 +90,7 @@ pub struct ThroughputArgs {
 pub fn execute(cmd: OpcuaBench) -> CommandResult {
     match cmd {
         OpcuaBench::Throughput(args) => throughput(args),
+        OpcuaBench::Soak(args) => super::bench_opcua_soak::soak(args),
     }
 }
 

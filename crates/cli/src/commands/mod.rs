@@ -9,10 +9,12 @@ mod bench_bacnet_sc;
 mod bench_haystack_his;
 mod bench_haystack_http;
 mod bench_opcua;
+mod bench_opcua_soak;
 mod haystack;
 mod haystack_client;
 mod haystack_serve;
 mod opcua;
+mod opcua_repeat;
 
 use clap::{Parser, Subcommand};
 

@@ -2,15 +2,17 @@
 //! server (`serve`) and use our client (`browse`, `read`, `write`, `call`).
 
 use std::io::Write as _;
+use std::time::Duration;
 
-use buildwire_opcua::client::ClientIdentity;
 use buildwire_opcua::client::value_text::{parse_argument, parse_value, value_to_json};
+use buildwire_opcua::client::{ClientConfig, ClientIdentity};
+use buildwire_opcua::driver::batch::value_of;
 use buildwire_opcua::driver::{OpcuaClient, OpcuaServer};
 use buildwire_opcua::encoding::{NodeId, QualifiedName, Variant};
 use buildwire_opcua::inspect::dissect_stream;
 use buildwire_opcua::server::{ServerConfig, UserAccount};
-use buildwire_opcua::services::AttributeId;
 use buildwire_opcua::services::well_known_nodes as ids;
+use buildwire_opcua::services::{AttributeId, ReadValueId};
 use buildwire_opcua::{DataValue, StatusCode};
 use clap::{Args, Subcommand, ValueEnum};
 use serde_json::{Value, json};
@@ -40,10 +42,15 @@ pub enum OpcuaCommand {
         after_help = "Example:\n  buildwire opcua browse opc.tcp://127.0.0.1:4840 ns=1;i=5000 --json"
     )]
     Browse(BrowseArgs),
-    /// Read one attribute (default: Value) of one or more nodes.
-    #[command(
-        after_help = "Example:\n  buildwire opcua read opc.tcp://127.0.0.1:4840 i=2258 i=2255 --json"
-    )]
+    /// Read one attribute (default: Value) of one or more nodes; with --repeat, read again
+    /// every --interval on a client that reconnects by itself when the server goes away.
+    #[command(after_help = "Examples:\n  \
+        buildwire opcua read opc.tcp://127.0.0.1:4840 i=2258 i=2255 --json\n  \
+        buildwire opcua read opc.tcp://127.0.0.1:4840 i=2258 --repeat 100 --interval 500 --json\n\n\
+        With --repeat the client re-activates its session on a new connection after a network \
+        cut, and creates one new session after a server restart; each round and each \
+        connection event is one line (JSON lines with --json). A round fails when the server \
+        stays away longer than --reconnect-timeout; the loop goes on.")]
     Read(ReadArgs),
     /// Write the Value attribute of a node.
     #[command(
@@ -123,6 +130,15 @@ pub struct ReadArgs {
     /// Print JSON instead of text.
     #[arg(long)]
     json: bool,
+    /// Read this many times, reconnecting by itself whenever the connection is lost.
+    #[arg(long, value_name = "N")]
+    repeat: Option<u64>,
+    /// Milliseconds between two reads of --repeat.
+    #[arg(long, value_name = "MS", default_value_t = 1000)]
+    interval: u64,
+    /// With --repeat: how long one read waits for a lost server to come back (ms).
+    #[arg(long, value_name = "MS", default_value_t = 5000)]
+    reconnect_timeout: u64,
 }
 
 #[derive(Debug, Args)]
@@ -205,8 +221,8 @@ fn split_user(text: &str) -> Result<(String, String), Box<dyn std::error::Error>
     Ok((name.to_owned(), password.to_owned()))
 }
 
-async fn connect(args: &ClientArgs) -> Result<OpcuaClient, Box<dyn std::error::Error>> {
-    let identity = match &args.user {
+fn identity(args: &ClientArgs) -> Result<ClientIdentity, Box<dyn std::error::Error>> {
+    Ok(match &args.user {
         Some(user) => {
             let (user_name, password) = split_user(user)?;
             ClientIdentity::UserName {
@@ -215,7 +231,11 @@ async fn connect(args: &ClientArgs) -> Result<OpcuaClient, Box<dyn std::error::E
             }
         }
         None => ClientIdentity::Anonymous,
-    };
+    })
+}
+
+async fn connect(args: &ClientArgs) -> Result<OpcuaClient, Box<dyn std::error::Error>> {
+    let identity = identity(args)?;
     OpcuaClient::connect(&args.endpoint, identity)
         .await
         .map_err(|e| format!("cannot connect to {}: {e}", args.endpoint).into())
@@ -339,8 +359,31 @@ async fn read(args: ReadArgs) -> CommandResult {
         .map(|text| parse_node(text))
         .collect::<Result<Vec<_>, _>>()?;
     let attribute = attribute_by_name(&args.attribute)?;
+    if let Some(repeat) = args.repeat {
+        let mut config = ClientConfig::new(&args.client.endpoint);
+        config.identity = identity(&args.client)?;
+        let read = super::opcua_repeat::RepeatRead {
+            config,
+            nodes,
+            node_texts: args.nodes.clone(),
+            attribute,
+            repeat,
+            interval: Duration::from_millis(args.interval),
+            reconnect_timeout: Duration::from_millis(args.reconnect_timeout),
+            json: args.json,
+        };
+        return super::opcua_repeat::run(read, data_value_json).await;
+    }
     let mut client = connect(&args.client).await?;
-    let values = client.read(&nodes, attribute).await?;
+    // Batched to the server's MaxNodesPerRead (see `OpcuaClient::read_many`).
+    let reads: Vec<ReadValueId> = nodes
+        .iter()
+        .map(|node| ReadValueId {
+            attribute_id: attribute.id(),
+            ..value_of(node)
+        })
+        .collect();
+    let values = client.read_many(&reads).await?;
     client.close().await?;
     let rows: Vec<Value> = args
         .nodes
