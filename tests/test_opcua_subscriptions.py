@@ -6,13 +6,17 @@
     EURange, and deletion;
 (b) our CLI `buildwire opcua subscribe --json` against an asyncua server whose Int32
     ``ns=1;s=Counter`` counts up every 100 ms (tests/peers/asyncua_counter_server.py): the
-    values arrive in order, without gaps.
+    values arrive in order, without gaps;
+(c) our Python client (``buildwire.opcua.Client.subscribe``) against the same asyncua
+    server, and against `buildwire opcua serve` killed and started again on its port: the
+    subscription comes back by itself and reports the restarted server's values.
 
 Each test picks a free non-default port, starts and stops its own processes.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 from collections.abc import Iterator
@@ -97,6 +101,7 @@ def test_our_subscribe_cli_against_asyncua(buildwire_cmd: list[str], counter_ser
     )
     assert done.returncode == 0, done.stderr
     rows = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
+    rows = [row for row in rows if "event" not in row]  # connection events, if any
     assert len(rows) >= 10, rows
     assert all(row["node"] == "ns=1;s=Counter" for row in rows)
     assert all(row["type"] == "Int32" and row["status"].startswith("Good") for row in rows)
@@ -124,3 +129,66 @@ def test_subscribe_cli_explains_bad_input(buildwire_cmd: list[str], our_server: 
     assert done.returncode != 0
     assert "BadNodeIdUnknown" in done.stderr
     assert "buildwire opcua browse" in done.stderr
+
+
+def test_our_python_client_subscribes_to_asyncua(counter_server: str) -> None:
+    from buildwire import opcua
+
+    async def main() -> list[int]:
+        client = await opcua.Client.connect(counter_server)
+        counts: list[int] = []
+        async with await client.subscribe("ns=1;s=Counter", interval=0.05, queue=10) as changes:
+            async for change in changes:
+                assert change["node"] == "ns=1;s=Counter"
+                assert change["status"].startswith("Good")
+                counts.append(change["value"])
+                if len(counts) == 10:
+                    break
+        await client.close()
+        return counts
+
+    counts = asyncio.run(asyncio.wait_for(main(), 60))
+    assert counts == list(range(counts[0], counts[0] + 10)), counts
+
+
+def test_python_subscription_survives_a_server_restart(buildwire_cmd: list[str]) -> None:
+    from buildwire import opcua
+
+    port = free_tcp_port()
+    endpoint = f"opc.tcp://127.0.0.1:{port}/"
+    serve = [*buildwire_cmd, "opcua", "serve", "--bind", f"127.0.0.1:{port}"]
+    write = [*buildwire_cmd, "opcua", "write", endpoint, "ns=1;s=Setpoint", "--type", "double"]
+    first, _ = start(serve)
+    restarted = None
+
+    async def wait_for(changes: opcua.Subscription, value: float) -> None:
+        while True:
+            change = await changes.next(timeout=20)
+            assert change is not None, f"no change to {value}"
+            if change["value"] == value:
+                return
+
+    async def main() -> int:
+        nonlocal restarted
+        client = await opcua.Client.connect(endpoint, reconnect_timeout=20)
+        changes = await client.subscribe("ns=1;s=Setpoint", interval=0.05)
+        subprocess.run([*write, "12.5"], check=True, timeout=30)
+        await wait_for(changes, 12.5)
+        first.kill()
+        first.wait()
+        restarted, _ = start(serve)
+        subprocess.run([*write, "42.5"], check=True, timeout=30)
+        # The client notices, reconnects with a new session, creates the subscription
+        # again and reports the restarted server's value.
+        await wait_for(changes, 42.5)
+        reconnects = await client.reconnects()
+        await changes.delete()
+        await client.close()
+        return reconnects
+
+    try:
+        assert asyncio.run(asyncio.wait_for(main(), 90)) == 1
+    finally:
+        stop(first)
+        if restarted is not None:
+            stop(restarted)

@@ -16,6 +16,24 @@ Example (our server with the Throughput methods, and a client calling them):
     >>> asyncio.run(main())
     (4096, ['Server', '1:Throughput'])
 
+Subscriptions (the client reconnects by itself and brings them back after a lost
+connection or a server restart):
+
+    >>> async def watch():
+    ...     server = await opcua.Server.start("127.0.0.1:0")
+    ...     client = await opcua.Client.connect(server.endpoint)
+    ...     seen = []
+    ...     async with await client.subscribe("i=2258", interval=0.05) as changes:
+    ...         async for change in changes:
+    ...             seen.append(change["node"])
+    ...             if len(seen) == 2:
+    ...                 break
+    ...     await client.close()
+    ...     await server.stop()
+    ...     return seen
+    >>> asyncio.run(watch())
+    ['i=2258', 'i=2258']
+
 Wire tools:
 
     >>> from buildwire import opcua
@@ -27,11 +45,13 @@ Wire tools:
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncIterator
+from types import TracebackType
 from typing import Any
 
 from buildwire import _native
 
-__all__ = ["Client", "Server", "dissect", "status_name"]
+__all__ = ["Client", "Server", "Subscription", "dissect", "status_name"]
 
 
 def dissect(stream: bytes) -> dict[str, Any]:
@@ -72,6 +92,7 @@ class Client:
         trust_server: bool = False,
         user_cert: str | None = None,
         user_key: str | None = None,
+        reconnect_timeout: float = 30.0,
     ) -> Client:
         """Connect to ``opc.tcp://host:port`` and activate a session (anonymous by default).
 
@@ -82,6 +103,12 @@ class Client:
         ``pki/rejected`` and refused) unless ``trust_server=True``. The password is encrypted
         with the server's certificate. ``user_cert``/``user_key`` (DER files) log in with an
         X.509 user certificate instead.
+
+        The client reconnects by itself when the connection is lost: the session is
+        re-activated on a new channel (or, after a server restart, created again) and
+        subscriptions come back. A call waits at most ``reconnect_timeout`` seconds for the
+        connection; reads are sent again, writes and calls that were in flight are not
+        (they raise, since they may or may not have been applied).
 
         Example::
 
@@ -103,6 +130,7 @@ class Client:
             trust_server,
             user_cert,
             user_key,
+            reconnect_timeout,
         )
         return cls(handle)
 
@@ -134,9 +162,101 @@ class Client:
             for o in outputs
         ]
 
+    async def subscribe(
+        self,
+        *node_ids: str,
+        interval: float = 1.0,
+        sampling: float | None = None,
+        queue: int = 1,
+        deadband: tuple[str, float] | None = None,
+    ) -> Subscription:
+        """Monitor the Value of each node; iterate the result for changes.
+
+        ``interval`` is the publishing interval and ``sampling`` the sampling interval, in
+        seconds (the server may revise both; ``sampling`` defaults to ``interval``).
+        ``queue`` values are kept per item between two publishes. ``deadband`` is
+        ``("abs", X)`` (in the value's units) or ``("pct", X)`` (percent of the node's
+        EURange). Nodes the server refuses raise :class:`RuntimeError` naming them.
+
+        Example::
+
+            async with await client.subscribe("ns=1;s=Setpoint", interval=0.5) as changes:
+                async for change in changes:
+                    print(change["node"], change["value"], change["source_timestamp"])
+        """
+        if not node_ids:
+            raise ValueError("subscribe to at least one node id")
+        subscription = await self._handle.create_subscription(interval * 1000.0)
+        sampling_ms = (sampling if sampling is not None else interval) * 1000.0
+        rows = json.loads(
+            await self._handle.monitor(subscription, list(node_ids), sampling_ms, queue, deadband)
+        )
+        refused = [
+            f"{r['node']}: {r['status']}" for r in rows if not r["status"].startswith("Good")
+        ]
+        if refused:
+            await self._handle.delete_subscriptions([subscription])
+            raise RuntimeError("not monitored: " + "; ".join(refused))
+        return Subscription(self._handle, subscription)
+
+    async def reconnects(self) -> int:
+        """How many times the client reconnected so far."""
+        state: dict[str, Any] = json.loads(await self._handle.state())
+        return int(state["reconnects"])
+
     async def close(self) -> None:
         """Close the session and the connection."""
         await self._handle.close()
+
+
+class Subscription:
+    """Data changes of monitored items, from :meth:`Client.subscribe`.
+
+    Iterate it (``async for change in subscription``) for dicts with ``node``, ``value``,
+    ``type``, ``status``, ``source_timestamp`` and ``server_timestamp``; leave the
+    ``async with`` block or call :meth:`delete` to remove it from the server.
+    """
+
+    def __init__(self, handle: Any, subscription_id: int) -> None:
+        self._handle = handle
+        self._id = subscription_id
+
+    async def next(self, timeout: float = 60.0) -> dict[str, Any] | None:
+        """Wait for the next change of any subscription of the client (None after ``timeout``)."""
+        text = await self._handle.next_change(timeout)
+        if text is None:
+            return None
+        change: dict[str, Any] = json.loads(text)
+        return change
+
+    def __aiter__(self) -> AsyncIterator[dict[str, Any]]:
+        return self._changes()
+
+    async def _changes(self) -> AsyncIterator[dict[str, Any]]:
+        while True:
+            change = await self.next()
+            if change is not None:
+                yield change
+
+    async def delete(self) -> None:
+        """Delete the subscription on the server.
+
+        By its id now: the id changes when the client had to create the subscription again
+        after a server restart.
+        """
+        state = json.loads(await self._handle.state())
+        await self._handle.delete_subscriptions(state["subscriptions"])
+
+    async def __aenter__(self) -> Subscription:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.delete()
 
 
 class Server:

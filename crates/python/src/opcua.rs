@@ -4,11 +4,15 @@
 use std::sync::Arc;
 
 use buildwire_opcua::client::ClientIdentity;
-use buildwire_opcua::client::value_text::{parse_value, value_to_json};
-use buildwire_opcua::driver::{OpcuaClient, OpcuaServer};
+use buildwire_opcua::client::subscriptions::{
+    MonitoredItemSpec, SubscriptionEvent, SubscriptionSettings,
+};
+use buildwire_opcua::client::value_text::{data_value_json, parse_value, value_to_json};
+use buildwire_opcua::driver::{OpcuaServer, ReconnectPolicy, ReconnectingClient};
 use buildwire_opcua::encoding::NodeId;
 use buildwire_opcua::server::ServerConfig;
 use buildwire_opcua::services::AttributeId;
+use buildwire_opcua::services::{DataChangeFilter, DataChangeTrigger, deadband_type};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3_async_runtimes::tokio::future_into_py;
@@ -37,16 +41,23 @@ fn output_json(value: &buildwire_opcua::encoding::Variant) -> serde_json::Value 
 
 const CLOSED: &str = "the client is closed: connect again";
 
-/// A connected OPC UA client session.
+/// A connected OPC UA client session that reconnects by itself (and brings its
+/// subscriptions back) when the connection is lost.
 #[pyclass(module = "buildwire._native")]
 pub struct OpcuaClientHandle {
-    inner: Arc<Mutex<Option<OpcuaClient>>>,
+    inner: Arc<Mutex<Option<ReconnectingClient>>>,
+    /// Node text of each monitored item, by client handle.
+    nodes: Arc<std::sync::Mutex<std::collections::HashMap<u32, String>>>,
 }
+
+/// How long `next_change` holds the client between two looks (other calls get their turn
+/// in between).
+const CHANGE_POLL: std::time::Duration = std::time::Duration::from_millis(100);
 
 /// Connects to `endpoint` (`opc.tcp://host:port`) and activates a session; with `security`
 /// (a policy name) over a secured channel using the certificates in `pki`.
 #[pyfunction]
-#[pyo3(signature = (endpoint, user=None, password=None, security=None, mode=None, pki=None, trust_server=false, user_cert=None, user_key=None))]
+#[pyo3(signature = (endpoint, user=None, password=None, security=None, mode=None, pki=None, trust_server=false, user_cert=None, user_key=None, reconnect_timeout=30.0))]
 #[allow(clippy::too_many_arguments)]
 pub fn opcua_connect(
     py: Python<'_>,
@@ -59,7 +70,10 @@ pub fn opcua_connect(
     trust_server: bool,
     user_cert: Option<std::path::PathBuf>,
     user_key: Option<std::path::PathBuf>,
+    reconnect_timeout: f64,
 ) -> PyResult<Bound<'_, PyAny>> {
+    let reconnect_timeout = std::time::Duration::try_from_secs_f64(reconnect_timeout)
+        .map_err(|_| PyValueError::new_err("reconnect_timeout must be a number of seconds >= 0"))?;
     use buildwire_opcua::security::{MessageSecurityMode, SecurityPolicy};
     let mut identity = match user {
         Some(user_name) => ClientIdentity::UserName {
@@ -110,9 +124,16 @@ pub fn opcua_connect(
                 .await
                 .map_err(failed)?;
         }
-        let client = OpcuaClient::connect_with(config).await.map_err(failed)?;
+        let policy = ReconnectPolicy {
+            reconnect_timeout,
+            ..ReconnectPolicy::default()
+        };
+        let client = ReconnectingClient::connect(config, policy)
+            .await
+            .map_err(failed)?;
         Ok(OpcuaClientHandle {
             inner: Arc::new(Mutex::new(Some(client))),
+            nodes: Arc::default(),
         })
     })
 }
@@ -204,6 +225,179 @@ impl OpcuaClientHandle {
             let client = guard.as_mut().ok_or_else(|| failed(CLOSED))?;
             let outputs = client.call(&object, &method, args).await.map_err(failed)?;
             Ok(serde_json::Value::Array(outputs.iter().map(output_json).collect()).to_string())
+        })
+    }
+
+    /// Creates a subscription publishing every `interval_ms`; returns its id.
+    fn create_subscription<'py>(
+        &self,
+        py: Python<'py>,
+        interval_ms: f64,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        if !(interval_ms.is_finite() && interval_ms > 0.0) {
+            return Err(PyValueError::new_err(
+                "the interval must be a positive number of seconds",
+            ));
+        }
+        let inner = Arc::clone(&self.inner);
+        future_into_py(py, async move {
+            let mut guard = inner.lock().await;
+            let client = guard.as_mut().ok_or_else(|| failed(CLOSED))?;
+            let settings = SubscriptionSettings {
+                publishing_interval_ms: interval_ms,
+                ..SubscriptionSettings::default()
+            };
+            client.create_subscription(settings).await.map_err(failed)
+        })
+    }
+
+    /// Monitors the Value of each node in `subscription_id`; `deadband` is ("abs"|"pct", X).
+    /// JSON list of {node, handle, status}.
+    #[pyo3(signature = (subscription_id, node_ids, sampling_ms, queue_size, deadband=None))]
+    fn monitor<'py>(
+        &self,
+        py: Python<'py>,
+        subscription_id: u32,
+        node_ids: Vec<String>,
+        sampling_ms: f64,
+        queue_size: u32,
+        deadband: Option<(String, f64)>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let nodes = node_ids
+            .iter()
+            .map(|t| node(t))
+            .collect::<PyResult<Vec<_>>>()?;
+        let filter = match deadband {
+            None => None,
+            Some((kind, value)) if value.is_finite() && value >= 0.0 => Some(DataChangeFilter {
+                trigger: DataChangeTrigger::StatusValue,
+                deadband_type: match kind.as_str() {
+                    "abs" => deadband_type::ABSOLUTE,
+                    "pct" if value <= 100.0 => deadband_type::PERCENT,
+                    _ => {
+                        return Err(PyValueError::new_err(format!(
+                            "deadband ({kind:?}, {value}): use (\"abs\", X) or (\"pct\", 0..100)"
+                        )));
+                    }
+                },
+                deadband_value: value,
+            }),
+            Some((_, value)) => {
+                return Err(PyValueError::new_err(format!(
+                    "deadband {value}: a number >= 0"
+                )));
+            }
+        };
+        let specs: Vec<MonitoredItemSpec> = nodes
+            .into_iter()
+            .map(|node| MonitoredItemSpec {
+                sampling_interval_ms: sampling_ms,
+                queue_size,
+                filter,
+                ..MonitoredItemSpec::value(node)
+            })
+            .collect();
+        let (inner, names) = (Arc::clone(&self.inner), Arc::clone(&self.nodes));
+        future_into_py(py, async move {
+            let mut guard = inner.lock().await;
+            let client = guard.as_mut().ok_or_else(|| failed(CLOSED))?;
+            let created = client
+                .create_monitored_items(subscription_id, &specs)
+                .await
+                .map_err(failed)?;
+            let mut rows = Vec::new();
+            let mut names = names.lock().map_err(|_| failed("poisoned"))?;
+            for ((handle, result), text) in created.iter().zip(&node_ids) {
+                if result.status_code.is_good() {
+                    names.insert(*handle, text.clone());
+                }
+                rows.push(json!({"node": text, "handle": handle,
+                                 "status": result.status_code.to_string()}));
+            }
+            Ok(serde_json::Value::Array(rows).to_string())
+        })
+    }
+
+    /// The next data change of any subscription (JSON: node, value, type, status,
+    /// timestamps, handle, subscription), waiting at most `timeout` seconds (then None).
+    /// Keeps Publish requests going, reconnects and restores subscriptions when the
+    /// connection is lost; other calls on the client run in between.
+    fn next_change<'py>(&self, py: Python<'py>, timeout: f64) -> PyResult<Bound<'py, PyAny>> {
+        let timeout = std::time::Duration::try_from_secs_f64(timeout)
+            .map_err(|_| PyValueError::new_err("timeout must be a number of seconds >= 0"))?;
+        let (inner, names) = (Arc::clone(&self.inner), Arc::clone(&self.nodes));
+        future_into_py(py, async move {
+            let deadline = tokio::time::Instant::now() + timeout;
+            loop {
+                let now = tokio::time::Instant::now();
+                if now >= deadline {
+                    return Ok(None);
+                }
+                let slice = CHANGE_POLL.min(deadline - now);
+                let event = {
+                    let mut guard = inner.lock().await;
+                    let client = guard.as_mut().ok_or_else(|| failed(CLOSED))?;
+                    match tokio::time::timeout(slice, client.next_notification()).await {
+                        Ok(event) => Some(event.map_err(failed)?),
+                        Err(_) => None,
+                    }
+                };
+                match event {
+                    Some(SubscriptionEvent::DataChange {
+                        subscription_id,
+                        client_handle,
+                        value,
+                        ..
+                    }) => {
+                        let node = names
+                            .lock()
+                            .map_err(|_| failed("poisoned"))?
+                            .get(&client_handle)
+                            .cloned()
+                            .unwrap_or_default();
+                        let mut row = data_value_json(&node, &value);
+                        row["handle"] = json!(client_handle);
+                        row["subscription"] = json!(subscription_id);
+                        return Ok(Some(row.to_string()));
+                    }
+                    Some(SubscriptionEvent::StatusChange { status, .. }) if status.is_bad() => {
+                        return Err(failed(format!(
+                            "the server ended the subscription ({status}); subscribe again"
+                        )));
+                    }
+                    _ => tokio::task::yield_now().await,
+                }
+            }
+        })
+    }
+
+    /// Deletes subscriptions (ids as the server knows them now; see `subscription_ids`).
+    fn delete_subscriptions<'py>(
+        &self,
+        py: Python<'py>,
+        subscription_ids: Vec<u32>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let inner = Arc::clone(&self.inner);
+        future_into_py(py, async move {
+            let mut guard = inner.lock().await;
+            let client = guard.as_mut().ok_or_else(|| failed(CLOSED))?;
+            client
+                .delete_subscriptions(&subscription_ids)
+                .await
+                .map(|_| ())
+                .map_err(failed)
+        })
+    }
+
+    /// The ids of the client's subscriptions (they change when a server restart made the
+    /// client create them again) and the reconnects so far: JSON {subscriptions, reconnects}.
+    fn state<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let inner = Arc::clone(&self.inner);
+        future_into_py(py, async move {
+            let guard = inner.lock().await;
+            let client = guard.as_ref().ok_or_else(|| failed(CLOSED))?;
+            let ids = client.subscription_ids();
+            Ok(json!({"subscriptions": ids, "reconnects": client.reconnects()}).to_string())
         })
     }
 

@@ -4,6 +4,7 @@
 use std::io::Write as _;
 use std::time::Duration;
 
+use buildwire_opcua::StatusCode;
 use buildwire_opcua::client::value_text::{parse_argument, parse_value, value_to_json};
 use buildwire_opcua::client::{ClientConfig, ClientIdentity};
 use buildwire_opcua::driver::batch::value_of;
@@ -14,7 +15,6 @@ use buildwire_opcua::server::subscriptions::services::add_eu_range;
 use buildwire_opcua::server::{ServerConfig, UserAccount};
 use buildwire_opcua::services::well_known_nodes as ids;
 use buildwire_opcua::services::{AttributeId, ReadValueId};
-use buildwire_opcua::{DataValue, StatusCode};
 use clap::{Args, Subcommand, ValueEnum};
 use serde_json::{Value, json};
 
@@ -477,17 +477,7 @@ fn attribute_by_name(name: &str) -> Result<AttributeId, Box<dyn std::error::Erro
         })
 }
 
-pub(super) fn data_value_json(node: &str, value: &DataValue) -> Value {
-    let status = value.status.unwrap_or(StatusCode::GOOD);
-    json!({
-        "node": node,
-        "value": value.value.as_ref().map_or(Value::Null, value_to_json),
-        "type": value.value.as_ref().and_then(Variant::scalar_type).map(|t| t.name()),
-        "status": status.to_string(),
-        "source_timestamp": value.source_timestamp.map(buildwire_opcua::client::value_text::date_time_to_iso),
-        "server_timestamp": value.server_timestamp.map(buildwire_opcua::client::value_text::date_time_to_iso),
-    })
-}
+pub(super) use buildwire_opcua::client::value_text::data_value_json;
 
 async fn read(args: ReadArgs) -> CommandResult {
     let nodes = args

@@ -202,12 +202,7 @@ pub async fn subscribe(args: SubscribeArgs) -> CommandResult {
     };
     // Leave nothing behind on the server (the id changes when a server restart made the
     // client create the subscription again).
-    let ids: Vec<u32> = client
-        .subscription_set()
-        .subscriptions
-        .keys()
-        .copied()
-        .collect();
+    let ids = client.subscription_ids();
     let _ = client.delete_subscriptions(&ids).await;
     let _ = client.close().await;
     outcome

@@ -156,6 +156,20 @@ pub fn date_time_to_iso(value: DateTime) -> String {
     )
 }
 
+/// A DataValue of `node` as one JSON object: `node`, `value`, `type`, `status` and the two
+/// timestamps (ISO 8601, or null). The form the CLI prints and the Python package reads.
+pub fn data_value_json(node: &str, value: &crate::encoding::DataValue) -> Value {
+    let status = value.status.unwrap_or(crate::types::StatusCode::GOOD);
+    json!({
+        "node": node,
+        "value": value.value.as_ref().map_or(Value::Null, value_to_json),
+        "type": value.value.as_ref().and_then(Variant::scalar_type).map(|t| t.name()),
+        "status": status.to_string(),
+        "source_timestamp": value.source_timestamp.map(date_time_to_iso),
+        "server_timestamp": value.server_timestamp.map(date_time_to_iso),
+    })
+}
+
 /// A Variant as JSON.
 pub fn value_to_json(value: &Variant) -> Value {
     match value {

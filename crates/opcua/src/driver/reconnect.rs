@@ -181,6 +181,8 @@ pub struct ReconnectingClient {
     reconnects: u64,
     /// The subscriptions of the lost connection, until a reconnect restores them.
     subscriptions: SubscriptionSet,
+    /// The session those subscriptions live in on the server.
+    subscriptions_session: Option<NodeId>,
 }
 
 impl std::fmt::Debug for ReconnectingClient {
@@ -260,6 +262,7 @@ impl ReconnectingClient {
             hooks: Vec::new(),
             reconnects: 0,
             subscriptions: SubscriptionSet::default(),
+            subscriptions_session: None,
         })
     }
 
@@ -295,6 +298,7 @@ impl ReconnectingClient {
     fn lost(&mut self, error: &ClientError) {
         if let Some(mut client) = self.client.take() {
             self.subscriptions = client.take_subscription_set();
+            self.subscriptions_session = Some(client.connection().session_id().clone());
             let _ = self.events.send(ConnectionEvent::Lost {
                 status: error.status_code(),
                 reason: error.to_string(),
@@ -371,9 +375,13 @@ impl ReconnectingClient {
         // From now on a later reconnect resumes this session, even if a hook fails below.
         self.resume = client.connection().resume_session();
         if !self.subscriptions.is_empty() {
-            // On failure the set stays here for the next attempt.
+            // Kept only if the re-activated session is the one they live in: an attempt
+            // abandoned half-way (its caller cancelled) may have left a newer session that
+            // never had them. On failure the set stays here for the next attempt.
+            let same_session = session_reactivated
+                && self.subscriptions_session.as_ref() == Some(client.connection().session_id());
             let restored = client
-                .restore_subscriptions(&self.subscriptions, session_reactivated)
+                .restore_subscriptions(&self.subscriptions, same_session)
                 .await?;
             self.subscriptions = SubscriptionSet::default();
             let _ = self.events.send(ConnectionEvent::SubscriptionsRestored {
@@ -386,6 +394,7 @@ impl ReconnectingClient {
             if let Err(error) = hook.after_reconnect(&mut client, session_reactivated).await {
                 // Keep what was restored (now under this session) for the next attempt.
                 self.subscriptions = client.take_subscription_set();
+                self.subscriptions_session = Some(client.connection().session_id().clone());
                 return Err(error);
             }
         }
@@ -499,6 +508,16 @@ impl ReconnectingClient {
             Some(client) => client.subscription_set(),
             None => &self.subscriptions,
         }
+    }
+
+    /// The server ids of the client's subscriptions now (they change when a server restart
+    /// made the client create them again).
+    pub fn subscription_ids(&self) -> Vec<u32> {
+        self.subscription_set()
+            .subscriptions
+            .keys()
+            .copied()
+            .collect()
     }
 
     /// [`OpcuaClient::next_notification`] across reconnects: when the connection is lost
