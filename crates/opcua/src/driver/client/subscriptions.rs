@@ -290,7 +290,7 @@ impl OpcuaClient {
             if !self.subs.events.is_empty() {
                 continue;
             }
-            if self.subs.set.is_empty() && self.subs.publish.is_empty() {
+            if self.subs.set.is_empty() {
                 return Err(ClientError::status(
                     StatusCode::BAD_NO_SUBSCRIPTION,
                     "no subscription to wait on: create one first",
@@ -327,12 +327,14 @@ impl OpcuaClient {
 
     /// Moves finished Publish / Republish requests from the completed table into events.
     fn collect_publish_results(&mut self) -> Result<(), ClientError> {
-        let finished: Vec<u32> = self
+        let mut finished: Vec<u32> = self
             .completed
             .keys()
             .copied()
             .filter(|h| self.subs.publish.contains(h) || self.subs.republish.contains_key(h))
             .collect();
+        // In the order they were sent (handles grow), so messages keep their order.
+        finished.sort_unstable();
         let mut failure = None;
         for handle in finished {
             let Some(result) = self.completed.remove(&handle) else {
@@ -382,6 +384,14 @@ impl OpcuaClient {
             }
         }
         match failure {
+            // The subscriptions went away (transferred, expired, deleted) and the events that
+            // said so are queued: those tell the caller, not the error.
+            Some(error)
+                if error.status_code() == StatusCode::BAD_NO_SUBSCRIPTION
+                    && (self.subs.set.is_empty() || !self.subs.events.is_empty()) =>
+            {
+                Ok(())
+            }
             Some(error) => Err(error),
             None => Ok(()),
         }
