@@ -350,3 +350,62 @@ def test_python_server_and_client_on_every_secured_policy(tmp_path: Path) -> Non
 
     for namespaces in asyncio.run(main()):
         assert namespaces[0][0] == "http://opcfoundation.org/UA/"
+
+
+def test_our_subscriber_over_an_encrypted_channel_to_asyncua(
+    buildwire_cmd: list[str], asyncua_secure_server: str, tmp_path: Path
+) -> None:
+    """Encryption and subscriptions together: our CLI subscribes over
+    Aes256_Sha256_RsaPss / SignAndEncrypt and sees a write made over another secured
+    channel."""
+    secure = [
+        "--security",
+        "Aes256_Sha256_RsaPss",
+        "--mode",
+        "encrypt",
+        "--pki",
+        str(tmp_path / "client"),
+        "--trust-server",
+    ]
+    subscriber, first = start(
+        [
+            *buildwire_cmd,
+            "opcua",
+            "subscribe",
+            asyncua_secure_server,
+            "ns=1;s=Setpoint",
+            "--interval",
+            "50",
+            "--duration",
+            "30",
+            "--json",
+            *secure,
+        ],
+        needle='"value"',
+    )
+    try:
+        assert json.loads(first)["value"] == 21.5
+        wrote = run(
+            [
+                *buildwire_cmd,
+                "opcua",
+                "write",
+                asyncua_secure_server,
+                "ns=1;s=Setpoint",
+                "33.5",
+                "--type",
+                "double",
+                *secure,
+            ]
+        )
+        assert wrote.returncode == 0, wrote.stderr
+        assert subscriber.stdout is not None
+        for line in subscriber.stdout:
+            row = json.loads(line)
+            if row.get("value") == 33.5:
+                assert row["status"].startswith("Good")
+                break
+        else:
+            raise AssertionError("the written value never arrived")
+    finally:
+        stop(subscriber)
