@@ -115,9 +115,10 @@ pub struct ServeArgs {
     /// The tokio runtime (current-thread measured faster for the 1 KiB getData loop).
     #[arg(long, value_enum, default_value_t = RuntimeKind::CurrentThread)]
     runtime: RuntimeKind,
-    /// Also serve N simulated Double points (`ns=1;s=Sim.0` .. `ns=1;s=Sim.{N-1}`, under
-    /// the Objects folder) whose values all change every --simulate-interval: point i
-    /// holds i + the number of changes so far, so every change is visible and checkable.
+    /// Also serve N simulated Double points (`ns=1;s=Sim.0` .. `ns=1;s=Sim.{N-1}`, in the
+    /// object `ns=1;s=Simulation` under the Objects folder) whose values all change every
+    /// --simulate-interval: point i holds i + the number of changes so far, so every change
+    /// is visible and checkable.
     #[arg(long, value_name = "N", default_value_t = 0)]
     simulate: usize,
     /// Milliseconds between two changes of the simulated points.
@@ -378,10 +379,17 @@ fn serve(args: ServeArgs) -> CommandResult {
             )?;
             // An analog item: its EURange (0..100) makes percent deadbands possible.
             add_eu_range(&mut server.address_space, &setpoint, 0.0, 100.0)?;
+            if simulate > 0 {
+                server.address_space.add_object(
+                    &ids::OBJECTS_FOLDER,
+                    NodeId::string(1, "Simulation"),
+                    QualifiedName::new(1, "Simulation"),
+                )?;
+            }
             for index in 0..simulate {
                 let node = simulated_node(index);
                 server.address_space.add_variable(
-                    &ids::OBJECTS_FOLDER,
+                    &NodeId::string(1, "Simulation"),
                     node,
                     QualifiedName::new(1, &format!("Sim.{index}")),
                     Variant::Double(index as f64),
