@@ -84,6 +84,23 @@ fn kill_restart_and_write(server: &mut Running, port: u16, endpoint: &str) -> Ru
     restarted
 }
 
+/// Starts `buildwire ARGS` with its JSON lines readable.
+fn spawn_json(args: &[&str]) -> (Lines<BufReader<ChildStdout>>, Running) {
+    let mut child = buildwire()
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    (lines, Running(child))
+}
+
+/// The lines that report connection event `name`.
+fn events_named<'a>(lines: &'a [Value], name: &str) -> Vec<&'a Value> {
+    lines.iter().filter(|v| v["event"] == name).collect()
+}
+
 fn setpoint(round: &Value) -> Option<f64> {
     round["results"][0]["value"].as_f64()
 }
@@ -94,26 +111,19 @@ fn a_polling_client_survives_a_server_restart() {
     let endpoint = format!("opc.tcp://127.0.0.1:{port}/");
     let mut server = serve(port);
 
-    let mut client = buildwire()
-        .args([
-            "opcua",
-            "read",
-            &endpoint,
-            "ns=1;s=Setpoint",
-            "--repeat",
-            "80",
-            "--interval",
-            "100",
-            "--reconnect-timeout",
-            "20000",
-            "--json",
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(client.stdout.take().unwrap()).lines();
-    let client = Running(client);
+    let (mut lines, client) = spawn_json(&[
+        "opcua",
+        "read",
+        &endpoint,
+        "ns=1;s=Setpoint",
+        "--repeat",
+        "80",
+        "--interval",
+        "100",
+        "--reconnect-timeout",
+        "20000",
+        "--json",
+    ]);
 
     let first = until(&mut lines, |v| v.get("round").is_some());
     assert_eq!(first[0]["event"], "connected");
@@ -126,10 +136,7 @@ fn a_polling_client_survives_a_server_restart() {
     let events: Vec<&str> = resumed.iter().filter_map(|v| v["event"].as_str()).collect();
     assert!(events.contains(&"lost"), "{resumed:#?}");
     assert!(events.contains(&"reconnecting"), "{resumed:#?}");
-    let reconnected: Vec<&Value> = resumed
-        .iter()
-        .filter(|v| v["event"] == "reconnected")
-        .collect();
+    let reconnected = events_named(&resumed, "reconnected");
     // One reconnect, and the restarted server had to give a new session.
     assert_eq!(reconnected.len(), 1, "{resumed:#?}");
     assert_eq!(reconnected[0]["session_reactivated"], false);
@@ -155,26 +162,19 @@ fn a_subscribed_client_resumes_after_a_server_restart() {
     let port = free_port();
     let endpoint = format!("opc.tcp://127.0.0.1:{port}/");
     let mut server = serve(port);
-    let mut client = buildwire()
-        .args([
-            "opcua",
-            "subscribe",
-            &endpoint,
-            "ns=1;s=Setpoint",
-            "--interval",
-            "50",
-            "--duration",
-            "60",
-            "--reconnect-timeout",
-            "20000",
-            "--json",
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(client.stdout.take().unwrap()).lines();
-    let client = Running(client);
+    let (mut lines, client) = spawn_json(&[
+        "opcua",
+        "subscribe",
+        &endpoint,
+        "ns=1;s=Setpoint",
+        "--interval",
+        "50",
+        "--duration",
+        "60",
+        "--reconnect-timeout",
+        "20000",
+        "--json",
+    ]);
     let value = |v: &Value| v["value"].as_f64();
     let first = until(&mut lines, |v| value(v).is_some());
     assert_eq!(value(first.last().unwrap()), Some(0.0), "{first:#?}");
@@ -186,16 +186,10 @@ fn a_subscribed_client_resumes_after_a_server_restart() {
     let resumed = until(&mut lines, |v| value(v) == Some(42.5));
     let events: Vec<&str> = resumed.iter().filter_map(|v| v["event"].as_str()).collect();
     assert!(events.contains(&"lost"), "{resumed:#?}");
-    let restored: Vec<&Value> = resumed
-        .iter()
-        .filter(|v| v["event"] == "subscriptions_restored")
-        .collect();
+    let restored = events_named(&resumed, "subscriptions_restored");
     assert_eq!(restored.len(), 1, "{resumed:#?}");
     assert_eq!(restored[0]["recreated"], 1);
-    let reconnected: Vec<&Value> = resumed
-        .iter()
-        .filter(|v| v["event"] == "reconnected")
-        .collect();
+    let reconnected = events_named(&resumed, "reconnected");
     assert_eq!(reconnected.len(), 1, "{resumed:#?}");
     assert_eq!(reconnected[0]["session_reactivated"], false);
     assert_eq!(resumed.last().unwrap()["node"], "ns=1;s=Setpoint");

@@ -77,6 +77,26 @@ mod reconnect_tests {
         })
     }
 
+    /// Our server on a free port with Counter = `value`, its bind address (to restart it on
+    /// the same port), and a reconnecting client with its event listener.
+    async fn server_and_client(
+        value: f64,
+    ) -> (
+        OpcuaServer,
+        String,
+        ReconnectingClient,
+        broadcast::Receiver<ConnectionEvent>,
+    ) {
+        let server = start_on("127.0.0.1:0", value, OperationLimits::default()).await;
+        let bind = server.local_addr().to_string();
+        let client =
+            ReconnectingClient::connect(ClientConfig::new(server.endpoint_url()), policy())
+                .await
+                .unwrap();
+        let events = client.subscribe_events();
+        (server, bind, client, events)
+    }
+
     fn open_sessions(server: &OpcuaServer) -> usize {
         server.with_server(|s| s.sessions.len())
     }
@@ -202,13 +222,7 @@ mod reconnect_tests {
 
     #[tokio::test]
     async fn a_restarted_server_gets_one_new_session_and_the_client_resumes() {
-        let server = start_on("127.0.0.1:0", 1.0, OperationLimits::default()).await;
-        let bind = server.local_addr().to_string();
-        let endpoint = server.endpoint_url().to_owned();
-        let mut client = ReconnectingClient::connect(ClientConfig::new(&endpoint), policy())
-            .await
-            .unwrap();
-        let mut events = client.subscribe_events();
+        let (server, bind, mut client, mut events) = server_and_client(1.0).await;
         assert_eq!(read_counter(&mut client).await.unwrap(), 1.0);
         server.shutdown().await;
 
@@ -548,13 +562,7 @@ mod reconnect_tests {
 
     #[tokio::test]
     async fn subscriptions_are_recreated_after_a_server_restart() {
-        let server = start_on("127.0.0.1:0", 1.0, OperationLimits::default()).await;
-        let bind = server.local_addr().to_string();
-        let endpoint = server.endpoint_url().to_owned();
-        let mut client = ReconnectingClient::connect(ClientConfig::new(&endpoint), policy())
-            .await
-            .unwrap();
-        let mut events = client.subscribe_events();
+        let (server, bind, mut client, mut events) = server_and_client(1.0).await;
         let (_, handle) = subscribe_counter(&mut client).await;
         wait_for_value(&mut client, handle, 1.0).await;
         server.shutdown().await;

@@ -67,6 +67,11 @@ fn print_sample(sample: &SoakSample) {
     );
 }
 
+/// A growth in KiB as signed MiB ("-" when unknown).
+fn growth(kib: Option<i64>) -> String {
+    kib.map_or("-".to_owned(), |g| format!("{:+.1} MiB", g as f64 / 1024.0))
+}
+
 fn print_summary(report: &SoakReport, where_: &str) {
     println!(
         "{} cycles in {:.1} s ({:.0} cycles/s), {} failed{}",
@@ -79,8 +84,6 @@ fn print_summary(report: &SoakReport, where_: &str) {
             .as_ref()
             .map_or(String::new(), |e| format!(" (first: {e})"))
     );
-    let growth =
-        |g: Option<i64>| g.map_or("-".to_owned(), |g| format!("{:+.1} MiB", g as f64 / 1024.0));
     println!(
         "RSS growth after warm-up: client {}, server {} ({where_})",
         growth(report.client_growth_kib()),
@@ -210,8 +213,6 @@ pub fn items(args: ItemSoakArgs) -> CommandResult {
         };
         let report = run_item_soak(&config, print_item_sample).await?;
         drop(server);
-        let growth =
-            |g: Option<i64>| g.map_or("-".to_owned(), |g| format!("{:+.1} MiB", g as f64 / 1024.0));
         println!(
             "{} items created in {:.1} s; {} changes in {:.1} s ({:.0}/s of {:.0}/s expected), \
              {} wrong values, {} messages lost, {} items silent",

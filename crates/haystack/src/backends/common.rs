@@ -540,6 +540,12 @@ pub fn change_batches(ids: &[String], max_bytes: usize) -> Vec<Vec<String>> {
     out
 }
 
+/// A new id for a watch shared through a remote backend (the shared prefix, then a random
+/// part, so ids made by different processes do not collide).
+pub fn shared_watch_id() -> String {
+    format!("{}{}", crate::ops::SHARED_WATCH_PREFIX, origin_id())
+}
+
 /// A random identifier of this process's backend (to skip its own notifications).
 pub fn origin_id() -> String {
     let mut bytes = [0u8; 8];

@@ -52,11 +52,7 @@ impl SharedWatches for PostgresBackend {
         now_ms: i64,
     ) -> BackendFuture<'a, String> {
         Box::pin(async move {
-            let id = format!(
-                "{}{}",
-                crate::ops::SHARED_WATCH_PREFIX,
-                super::common::origin_id()
-            );
+            let id = super::common::shared_watch_id();
             let mut client = self.client().await?;
             let tx = client.transaction().await.map_err(db_error)?;
             // Serialize opens of one owner so the per-owner limit holds across processes.

@@ -169,11 +169,7 @@ impl SharedWatches for RedisBackend {
         now_ms: i64,
     ) -> BackendFuture<'a, String> {
         Box::pin(async move {
-            let id = format!(
-                "{}{}",
-                crate::ops::SHARED_WATCH_PREFIX,
-                super::common::origin_id()
-            );
+            let id = super::common::shared_watch_id();
             let numbers = [
                 lease_ms.to_string(),
                 now_ms.to_string(),
