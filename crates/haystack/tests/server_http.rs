@@ -110,7 +110,7 @@ async fn post_bodies_in_zinc_and_json_and_read_by_id() {
         g.get(0, "dis"),
         Some(&Value::Str("Alpha Airside AHU-2".into()))
     );
-    assert!(g.row(1).unwrap().iter().all(Option::is_none));
+    assert!(g.row(1).unwrap().is_empty());
     let json_body = r#"{"_kind":"grid","meta":{"ver":"3.0"},"cols":[{"name":"filter"},{"name":"limit"}],"rows":[{"filter":"equip and ahu","limit":{"_kind":"number","val":2}}]}"#;
     let a = http
         .post(

@@ -286,7 +286,7 @@ fn query_params(request: &Grid) -> Option<Vec<(&str, Value)>> {
             .columns()
             .iter()
             .zip(row)
-            .filter_map(|(column, cell)| cell.clone().map(|value| (column.name.as_str(), value)))
+            .filter_map(|(column, cell)| cell.map(|value| (column.name.as_str(), value.clone())))
             .collect(),
     )
 }

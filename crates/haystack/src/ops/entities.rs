@@ -394,8 +394,8 @@ mod tests {
         let g = call(&e, Op::Read, "ver:\"3.0\"\nid\n@p2\n@nope\nN\n@s\n");
         assert_eq!(g.row_count(), 4);
         assert_eq!(g.get(0, "dis"), Some(&Value::Str("P2".into())));
-        assert_eq!(g.row(1).map(|r| r.iter().all(Option::is_none)), Some(true));
-        assert_eq!(g.row(2).map(|r| r.iter().all(Option::is_none)), Some(true));
+        assert_eq!(g.row(1).map(|r| r.is_empty()), Some(true));
+        assert_eq!(g.row(2).map(|r| r.is_empty()), Some(true));
         assert_eq!(g.get(3, "dis"), Some(&Value::Str("S".into())));
         let g = call(&e, Op::Read, "ver:\"3.0\"\nid\n@nope\n");
         assert_eq!(g.row_count(), 1);

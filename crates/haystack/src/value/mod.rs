@@ -11,7 +11,8 @@ mod xstr;
 
 pub use coord::{Coord, InvalidCoord};
 pub use dict::{Dict, InvalidTagName, SMALL_DICT_TAGS, is_tag_name};
-pub use grid::{Column, Grid, GridError, MAX_RESERVED_CELLS};
+pub(crate) use grid::RowCells;
+pub use grid::{Column, Grid, GridError, MAX_RESERVED_CELLS, Row, RowIter};
 pub use kind::Kind;
 pub use number::Number;
 pub use reference::{Ref, is_ref_char, is_ref_id};

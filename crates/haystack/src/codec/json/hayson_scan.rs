@@ -21,6 +21,7 @@
 
 use std::borrow::Cow;
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU8, Ordering};
 
 use crate::codec::{MAX_COLUMNS, MAX_DEPTH, zinc};
 use crate::value::{
@@ -36,6 +37,92 @@ const ROW_LOOKAHEAD: usize = 16;
 
 /// Rows read (growing the cells the usual way) before the row count is projected.
 const ROWS_BEFORE_ESTIMATE: usize = 16;
+
+/// Rows arrays at least this long (in bytes, to the end of the document) are read by
+/// two threads ([`Scanner::rows_in_two`]); shorter ones are not worth a thread.
+const PARALLEL_ROWS_BYTES: usize = 256 * 1024;
+
+/// Where in the rows (percent of their bytes) the second thread's part starts.
+const SPLIT_PERCENT: usize = 53;
+
+/// How far past the split point a row start is looked for.
+const SPLIT_SEARCH_BYTES: usize = 64 * 1024;
+
+static PARALLEL_DECODE: AtomicU8 = AtomicU8::new(PARALLEL_UNKNOWN);
+const PARALLEL_UNKNOWN: u8 = 0;
+const PARALLEL_OFF: u8 = 1;
+const PARALLEL_ON: u8 = 2;
+
+/// Whether large JSON grids may be decoded by two threads (the default when the machine
+/// has more than one core). The result is the same either way; only the time differs.
+///
+/// ```
+/// buildwire_haystack::codec::json::set_parallel_decode(false);
+/// let grid = buildwire_haystack::codec::Format::Json.decode_grid(r#"{"_kind":"grid","meta":{"ver":"3.0"},"cols":[{"name":"a"}],"rows":[{"a":1}]}"#)?;
+/// assert_eq!(grid.row_count(), 1);
+/// # Ok::<(), buildwire_haystack::codec::DecodeError>(())
+/// ```
+pub fn set_parallel_decode(enabled: bool) {
+    let state = if enabled { PARALLEL_ON } else { PARALLEL_OFF };
+    PARALLEL_DECODE.store(state, Ordering::Relaxed);
+}
+
+fn parallel_decode() -> bool {
+    match PARALLEL_DECODE.load(Ordering::Relaxed) {
+        PARALLEL_ON => true,
+        PARALLEL_OFF => false,
+        _ => {
+            let cores = std::thread::available_parallelism().map_or(1, usize::from);
+            set_parallel_decode(cores > 1);
+            cores > 1
+        }
+    }
+}
+
+/// Where a row probably starts a little past halfway between `from` and the end of
+/// `bytes` (the second thread starts later, so it gets the smaller part): the `{` of the
+/// first `}`, `,`, `{` (white space allowed between) from there on. Only a guess: the
+/// same bytes may sit inside a string.
+fn row_split_candidate(bytes: &[u8], from: usize) -> Option<usize> {
+    let middle = from + (bytes.len() - from) / 100 * SPLIT_PERCENT;
+    let window = bytes.get(middle..(middle + SPLIT_SEARCH_BYTES).min(bytes.len()))?;
+    let is_ws = |b: &u8| matches!(b, b' ' | b'\t' | b'\n' | b'\r');
+    for (i, &b) in window.iter().enumerate() {
+        if b != b'{' {
+            continue;
+        }
+        let before = window.get(..i)?;
+        let mut back = before.iter().rev().skip_while(|b| is_ws(b));
+        if back.next() != Some(&b',') {
+            continue;
+        }
+        if back.find(|b| !is_ws(b)) == Some(&b'}') {
+            return Some(middle + i);
+        }
+    }
+    None
+}
+
+/// How many times the two threads' rows were joined (tests check both outcomes occur).
+#[cfg(test)]
+pub(crate) static SPLITS_JOINED: std::sync::atomic::AtomicUsize =
+    std::sync::atomic::AtomicUsize::new(0);
+
+/// What [`Scanner::row_loop`] reads rows with.
+#[derive(Clone, Copy)]
+struct RowContext<'r> {
+    columns: &'r ColumnNames,
+    index: &'r NameIndex<'r>,
+    depth: usize,
+}
+
+/// Where [`Scanner::row_loop`] stopped.
+enum RowsEnd {
+    /// After the `]` of the rows array.
+    Closed,
+    /// At the `{` of a row that starts at the stop offset.
+    AtStop,
+}
 
 /// The scanner met something it does not handle (or an error): decode the slow way.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -66,7 +153,15 @@ pub(crate) fn scan_value(input: &str) -> Scan<Value> {
 
 /// Decodes a whole Hayson grid document (any `_kind` member is ignored), or gives up.
 pub(crate) fn scan_grid(input: &str) -> Scan<Grid> {
+    let split_rows_from = parallel_decode().then_some(PARALLEL_ROWS_BYTES);
+    scan_grid_splitting(input, split_rows_from)
+}
+
+/// [`scan_grid`] that reads rows arrays of at least `split_rows_from` bytes with two
+/// threads (`None`: never).
+pub(crate) fn scan_grid_splitting(input: &str, split_rows_from: Option<usize>) -> Scan<Grid> {
     let mut scanner = Scanner::new(input);
+    scanner.split_rows_from = split_rows_from;
     scanner.skip_ws();
     scanner.expect(b'{')?;
     let grid = scanner.grid_members(None, 0)?;
@@ -183,6 +278,9 @@ struct Scanner<'a> {
     pos: usize,
     /// Members of the dicts being read (nested dicts stack theirs after their parent's).
     pairs: Vec<(String, Value)>,
+    /// Rows arrays at least this long (bytes to the end of the input) of the top-level
+    /// grid are read by two threads; `None`: never.
+    split_rows_from: Option<usize>,
 }
 
 impl<'a> Scanner<'a> {
@@ -192,6 +290,7 @@ impl<'a> Scanner<'a> {
             bytes: input.as_bytes(),
             pos: 0,
             pairs: Vec::new(),
+            split_rows_from: None,
         }
     }
 
@@ -868,6 +967,9 @@ impl<'a> Scanner<'a> {
     }
 
     /// Reads the `rows` array into `grid`: each row an object of column name → value.
+    ///
+    /// A large rows array is read by two threads when the machine has a second core:
+    /// see [`Scanner::rows_in_two`].
     fn rows(&mut self, grid: &mut Grid, depth: usize) -> Scan<()> {
         self.expect(b'[')?;
         self.skip_ws();
@@ -875,7 +977,6 @@ impl<'a> Scanner<'a> {
             self.pos += 1;
             return Ok(());
         }
-        let rows_start = self.pos;
         let columns = ColumnNames::new(grid);
         let index: NameIndex<'_> = columns
             .names
@@ -883,7 +984,72 @@ impl<'a> Scanner<'a> {
             .enumerate()
             .map(|(i, n)| (n.as_str(), i))
             .collect();
+        let rows = RowContext {
+            columns: &columns,
+            index: &index,
+            depth,
+        };
+        // Only the document's grid (its rows are at depth 1): nested grids are not split.
+        if let Some(from) = self.split_rows_from
+            && depth == 1
+            && self.bytes.len() - self.pos >= from
+            && let Some(split) = row_split_candidate(self.bytes, self.pos)
+        {
+            return self.rows_in_two(grid, &rows, split);
+        }
+        self.row_loop(grid, &rows, usize::MAX).map(|_| ())
+    }
+
+    /// Reads the rows array with a second thread that starts at `split`, a guess at the
+    /// first byte of a row halfway through (found by its look, `}`, `,`, `{`, so it may
+    /// be inside a string). This thread reads rows up to there; only if a row then
+    /// starts exactly at `split` was the guess right, and the second thread's rows
+    /// (read by the same code from the same state: a row start) are appended. On a
+    /// wrong guess, or if the second thread gave up, this thread reads on alone, so the
+    /// result and any give-up are those of reading the whole array in one go.
+    fn rows_in_two(&mut self, grid: &mut Grid, rows: &RowContext<'_>, split: usize) -> Scan<()> {
+        let input = self.input;
+        let mut part = grid.empty_like();
+        std::thread::scope(|scope| {
+            let second = scope.spawn(move || {
+                let mut other = Scanner::new(input);
+                other.pos = split;
+                match other.row_loop(&mut part, rows, usize::MAX) {
+                    Ok(_) => Some((part, other.pos)),
+                    Err(GiveUp) => None,
+                }
+            });
+            let first = self.row_loop(grid, rows, split);
+            // A panic in the second thread is a bug; the single-thread path then decides.
+            let second = second.join().ok().flatten();
+            match (first?, second) {
+                (RowsEnd::AtStop, Some((part, end))) => {
+                    #[cfg(test)]
+                    SPLITS_JOINED.fetch_add(1, Ordering::Relaxed);
+                    grid.append_rows(part);
+                    self.pos = end;
+                    Ok(())
+                }
+                (RowsEnd::AtStop, None) => self.row_loop(grid, rows, usize::MAX).map(|_| ()),
+                (RowsEnd::Closed, _) => Ok(()),
+            }
+        })
+    }
+
+    /// Reads rows (the scanner is at a row's `{`) up to the array's `]`, or up to a row
+    /// that starts exactly at `stop`.
+    fn row_loop(&mut self, grid: &mut Grid, rows: &RowContext<'_>, stop: usize) -> Scan<RowsEnd> {
+        let RowContext {
+            columns,
+            index,
+            depth,
+        } = *rows;
+        let rows_start = self.pos;
+        let end = stop.min(self.bytes.len());
         loop {
+            if self.pos == stop {
+                return Ok(RowsEnd::AtStop);
+            }
             self.expect(b'{')?;
             let rows_read = grid.row_count();
             if rows_read >= ROWS_BEFORE_ESTIMATE && grid.spare_rows() == 0 {
@@ -891,7 +1057,7 @@ impl<'a> Scanner<'a> {
                 // `Grid::reserve_rows`): one right-sized growth instead of doublings,
                 // each of which copies all the cells.
                 let consumed = (self.pos - rows_start).max(1);
-                let left = self.bytes.len() - self.pos;
+                let left = end.saturating_sub(self.pos);
                 let estimate = left.saturating_mul(rows_read) / consumed;
                 grid.reserve_rows(estimate + estimate / 8 + ROWS_BEFORE_ESTIMATE);
             }
@@ -903,7 +1069,7 @@ impl<'a> Scanner<'a> {
                 }
                 let mut guess = 0;
                 loop {
-                    let at = self.row_key(&columns, &index, guess)?;
+                    let at = self.row_key(columns, index, guess)?;
                     guess = at + 1;
                     let value = self.value(depth + 2)?;
                     if !row.set(at, value) {
@@ -915,7 +1081,7 @@ impl<'a> Scanner<'a> {
                 }
             })?;
             if !self.next_item(b']')? {
-                return Ok(());
+                return Ok(RowsEnd::Closed);
             }
         }
     }

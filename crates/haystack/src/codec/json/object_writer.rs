@@ -36,8 +36,8 @@ pub(super) fn write_rows(grid: &Grid, out: &mut String, write_value: ValueWriter
         }
         out.push('{');
         let mut first = true;
-        for (column, cell) in grid.columns().iter().zip(row) {
-            if let Some(value) = cell {
+        for (column, value) in row.cells() {
+            if let Some(column) = grid.columns().get(column) {
                 if !first {
                     out.push(',');
                 }

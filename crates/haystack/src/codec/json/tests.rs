@@ -3,7 +3,7 @@
 use super::{hayson, v3};
 use crate::codec::zinc::tests::{nested_value, small_grid};
 use crate::codec::{DecodeErrorKind, Location};
-use crate::value::{Date, DateTime, Dict, Ref, Time, Value};
+use crate::value::{Date, DateTime, Dict, Grid, Ref, Time, Value};
 use proptest::prelude::*;
 
 fn hay(text: &str) -> Value {
@@ -371,6 +371,50 @@ proptest! {
     }
 }
 
+proptest! {
+    #[test]
+    fn rows_read_by_two_threads_equal_rows_read_by_one(grid in small_grid(nested_value())) {
+        // Split every rows array, whatever its size: wherever the guessed row start falls
+        // (between rows, or inside a nested dict or a string), the grid is the same.
+        let text = hayson::encode_grid(&grid);
+        let split = super::hayson_scan::scan_grid_splitting(&text, Some(0));
+        let single = super::hayson_scan::scan_grid_splitting(&text, None);
+        prop_assert_eq!(&split, &single, "{}", text);
+        prop_assert_eq!(split.ok(), Some(grid), "{}", text);
+    }
+}
+
+#[test]
+fn rows_split_inside_a_string_are_read_again() {
+    use super::hayson_scan::{SPLITS_JOINED, scan_grid_splitting};
+    use std::sync::atomic::Ordering;
+    // Strings that look like row boundaries (`},{`) everywhere, and real boundaries.
+    let mut grid = Grid::with_column_names(["id", "note", "n"]).expect("valid columns");
+    for i in 0..400 {
+        let note = format!("{{\"a\":{i}}},{{\"note\":\"x\"}}, {{ }},{{");
+        grid.push_row(vec![
+            Some(Value::Ref(Ref::new(format!("r{i}")))),
+            Some(Value::Str(note)),
+            (i % 3 == 0).then(|| Value::number(f64::from(i))),
+        ])
+        .expect("row fits");
+    }
+    let text = hayson::encode_grid(&grid);
+    let joined_before = SPLITS_JOINED.load(Ordering::Relaxed);
+    assert_eq!(scan_grid_splitting(&text, Some(0)).ok(), Some(grid.clone()));
+    // The same grid with one string per row shifted so that a guess lands in a string.
+    let mut shifted = Grid::with_column_names(["note"]).expect("valid column");
+    for i in 0..400 {
+        let row = vec![Some(Value::Str(format!("{i}}},{{\"note\":\"{i}\"}}")))];
+        shifted.push_row(row).expect("row fits");
+    }
+    let text = hayson::encode_grid(&shifted);
+    assert_eq!(scan_grid_splitting(&text, Some(0)).ok(), Some(shifted));
+    // At least the first grid was joined from two parts (other tests may add to the
+    // counter concurrently, never subtract).
+    assert!(SPLITS_JOINED.load(Ordering::Relaxed) > joined_before);
+}
+
 #[test]
 fn scanner_handles_the_sample_buildings() {
     // The published example files must take the fast path (skipped when absent).
@@ -380,8 +424,10 @@ fn scanner_handles_the_sample_buildings() {
         let Ok(text) = std::fs::read_to_string(dir.join(name)) else {
             continue;
         };
-        let fast = super::hayson_scan::scan_grid(&text);
+        let fast = super::hayson_scan::scan_grid_splitting(&text, None);
         assert!(fast.is_ok(), "{name}: the scanner gave up");
+        let split = super::hayson_scan::scan_grid_splitting(&text, Some(0));
+        assert_eq!(fast, split, "{name}: two threads read other rows than one");
         assert_eq!(
             fast.ok(),
             hayson::decode_grid_via_tree(&text).ok(),

@@ -160,18 +160,28 @@ impl GridRecords<'_> {
     fn into_grid(self) -> std::result::Result<Grid, GridError> {
         let mut grid = Grid::with_column_names(self.names.iter().copied())?;
         grid.reserve_rows(self.record_ends.len());
-        let mut tags = self.tags.into_iter();
+        // Records list their tags in any order; the grid stores a row's cells in column
+        // order, which costs least when they arrive in it (names are unique per record).
+        let mut tags = self.tags;
+        grid.reserve_cells(tags.len());
+        let mut start = 0;
+        for &end in &self.record_ends {
+            if let Some(record) = tags.get_mut(start..end) {
+                record.sort_unstable_by_key(|&(column, _)| column);
+            }
+            start = end;
+        }
+        let mut tags = tags.into_iter();
         let mut start = 0;
         for end in self.record_ends {
-            let cells = grid.push_empty_row();
-            for (column, value) in tags.by_ref().take(end - start) {
-                if let Some(cell) = cells.get_mut(column) {
-                    *cell = match value {
-                        Value::Null => None,
-                        value => Some(value),
-                    };
-                }
-            }
+            let filled: std::result::Result<(), std::convert::Infallible> =
+                grid.push_row_with(|cells| {
+                    for (column, value) in tags.by_ref().take(end - start) {
+                        cells.set(column, value);
+                    }
+                    Ok(())
+                });
+            let Ok(()) = filled;
             start = end;
         }
         Ok(grid)

@@ -25,12 +25,12 @@ pub fn write_records<'a>(records: impl IntoIterator<Item = &'a Dict>, out: &mut 
 /// Writes each row of a grid as one record (empty cells left out), straight from the
 /// cells, without building a dict per row.
 pub fn write_grid(grid: &Grid, out: &mut String) {
-    for (i, row) in grid.rows().take(grid.row_count()).enumerate() {
+    for (i, row) in grid.rows().enumerate() {
         if i > 0 {
             out.push_str("---\n");
         }
-        for (column, cell) in grid.columns().iter().zip(row) {
-            if let Some(value) = cell {
+        for (column, value) in row.cells() {
+            if let Some(column) = grid.columns().get(column) {
                 write_tag(&column.name, value, out);
             }
         }

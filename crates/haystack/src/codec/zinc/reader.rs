@@ -5,7 +5,7 @@
 
 use crate::codec::{DecodeError, DecodeErrorKind, MAX_COLUMNS, MAX_DEPTH, MAX_INPUT_BYTES};
 use crate::value::{
-    Column, Coord, Date, DateTime, Dict, Grid, GridError, Number, Ref, Time, Value, XStr,
+    Column, Coord, Date, DateTime, Dict, Grid, GridError, Number, Ref, RowCells, Time, Value, XStr,
     is_ref_char, is_tag_name, is_xstr_type,
 };
 
@@ -259,7 +259,7 @@ impl<'a> ZincReader<'a> {
                     break;
                 }
             }
-            self.read_row(grid.push_empty_row(), nested)?;
+            grid.push_row_with(|row| self.read_row(row, nested))?;
             if !(self.is_at_end() || nested && self.rest().starts_with(">>")) {
                 self.expect_newline()?;
             }
@@ -268,8 +268,8 @@ impl<'a> ZincReader<'a> {
     }
 
     /// Reads one row into `cells` (the new, empty row of the grid).
-    fn read_row(&mut self, cells: &mut [Option<Value>], nested: bool) -> Result<()> {
-        let width = cells.len();
+    fn read_row(&mut self, cells: &mut RowCells<'_>, nested: bool) -> Result<()> {
+        let width = cells.width();
         let mut column = 0;
         loop {
             self.skip_spaces();
@@ -279,11 +279,8 @@ impl<'a> ZincReader<'a> {
                 || nested && self.rest().starts_with(">>");
             if !empty {
                 let value = self.read_value()?;
-                let Some(cell) = cells.get_mut(column) else {
+                if !cells.set(column, value) {
                     return Err(self.error(DecodeErrorKind::RowTooWide(width)));
-                };
-                if !matches!(value, Value::Null) {
-                    *cell = Some(value);
                 }
             }
             column += 1;
