@@ -30,6 +30,9 @@ const HAYSTACK_PY_SCRIPT: &str = include_str!("../../peers/haystack_py_decode.py
 pub enum Decoder {
     /// This project.
     Buildwire,
+    /// This project with two-thread decoding turned off (large documents are otherwise
+    /// split between two threads; the peers use one).
+    BuildwireOneThread,
     /// The Rust crate libhaystack.
     Libhaystack,
     /// The npm package haystack-core.
@@ -40,8 +43,9 @@ pub enum Decoder {
 
 impl Decoder {
     /// All decoders, ours first.
-    pub const ALL: [Decoder; 4] = [
+    pub const ALL: [Decoder; 5] = [
         Decoder::Buildwire,
+        Decoder::BuildwireOneThread,
         Decoder::Libhaystack,
         Decoder::HaystackCore,
         Decoder::HaystackPy,
@@ -51,6 +55,7 @@ impl Decoder {
     pub fn name(self) -> &'static str {
         match self {
             Decoder::Buildwire => "buildwire",
+            Decoder::BuildwireOneThread => "buildwire-1t",
             Decoder::Libhaystack => "libhaystack",
             Decoder::HaystackCore => "haystack-core",
             Decoder::HaystackPy => "haystack-py",
@@ -202,7 +207,7 @@ fn worker_command(
     let iterations = config.iterations.to_string();
     let file = path.display().to_string();
     match decoder {
-        Decoder::Buildwire | Decoder::Libhaystack => {
+        Decoder::Buildwire | Decoder::BuildwireOneThread | Decoder::Libhaystack => {
             let mut c = Command::new(&config.worker_program);
             c.args([
                 "bench",
@@ -321,10 +326,13 @@ pub fn worker(decoder: Decoder, file: &Path, iterations: usize) -> serde_json::V
     let mut ms = Vec::with_capacity(iterations);
     let mut encode_ms = Vec::new();
     let mut rows = 0;
+    if decoder == Decoder::BuildwireOneThread {
+        buildwire_haystack::codec::set_parallel_decode(false);
+    }
     for _ in 0..iterations.max(1) {
         let start = Instant::now();
         let decoded = match decoder {
-            Decoder::Buildwire => std::str::from_utf8(&bytes)
+            Decoder::Buildwire | Decoder::BuildwireOneThread => std::str::from_utf8(&bytes)
                 .map_err(|e| e.to_string())
                 .and_then(|text| format.decode_grid(text).map_err(|e| e.to_string()))
                 .map(Decoded::Ours),

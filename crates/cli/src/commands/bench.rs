@@ -65,7 +65,9 @@ pub struct HaystackDecodeArgs {
     /// Where scripts/peers.sh installed the peers (default: $BUILDWIRE_PEERS or ./.peers).
     #[arg(long)]
     peers: Option<PathBuf>,
-    /// Decoders to run (default: all).
+    /// Decoders to run, comma-separated (default: all): buildwire, buildwire-1t (ours
+    /// with two-thread decoding of large documents turned off), libhaystack,
+    /// haystack-core, haystack-py.
     #[arg(long, value_delimiter = ',')]
     decoders: Option<Vec<String>>,
     /// Print the report as JSON on stdout (the table goes to stderr).
@@ -153,7 +155,7 @@ fn parse_decoder(name: &str) -> Result<decode::Decoder, String> {
         .find(|d| d.name() == name)
         .ok_or_else(|| {
             format!(
-                "unknown decoder `{name}`: use buildwire, libhaystack, haystack-core or haystack-py"
+                "unknown decoder `{name}`: use buildwire, buildwire-1t, libhaystack, haystack-core or haystack-py"
             )
         })
 }

@@ -21,9 +21,10 @@
 
 use std::borrow::Cow;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU8, Ordering};
 
-use crate::codec::{MAX_COLUMNS, MAX_DEPTH, zinc};
+use crate::codec::{
+    Joined, MAX_COLUMNS, MAX_DEPTH, PARALLEL_MIN_BYTES, RowsEnd, parallel_decode, zinc,
+};
 use crate::value::{
     Column, Coord, Date, DateTime, Dict, Grid, Kind, Number, Ref, Value, XStr, is_ref_id,
     is_tag_name, is_xstr_type,
@@ -38,46 +39,11 @@ const ROW_LOOKAHEAD: usize = 16;
 /// Rows read (growing the cells the usual way) before the row count is projected.
 const ROWS_BEFORE_ESTIMATE: usize = 16;
 
-/// Rows arrays at least this long (in bytes, to the end of the document) are read by
-/// two threads ([`Scanner::rows_in_two`]); shorter ones are not worth a thread.
-const PARALLEL_ROWS_BYTES: usize = 256 * 1024;
-
 /// Where in the rows (percent of their bytes) the second thread's part starts.
 const SPLIT_PERCENT: usize = 53;
 
 /// How far past the split point a row start is looked for.
 const SPLIT_SEARCH_BYTES: usize = 64 * 1024;
-
-static PARALLEL_DECODE: AtomicU8 = AtomicU8::new(PARALLEL_UNKNOWN);
-const PARALLEL_UNKNOWN: u8 = 0;
-const PARALLEL_OFF: u8 = 1;
-const PARALLEL_ON: u8 = 2;
-
-/// Whether large JSON grids may be decoded by two threads (the default when the machine
-/// has more than one core). The result is the same either way; only the time differs.
-///
-/// ```
-/// buildwire_haystack::codec::json::set_parallel_decode(false);
-/// let grid = buildwire_haystack::codec::Format::Json.decode_grid(r#"{"_kind":"grid","meta":{"ver":"3.0"},"cols":[{"name":"a"}],"rows":[{"a":1}]}"#)?;
-/// assert_eq!(grid.row_count(), 1);
-/// # Ok::<(), buildwire_haystack::codec::DecodeError>(())
-/// ```
-pub fn set_parallel_decode(enabled: bool) {
-    let state = if enabled { PARALLEL_ON } else { PARALLEL_OFF };
-    PARALLEL_DECODE.store(state, Ordering::Relaxed);
-}
-
-fn parallel_decode() -> bool {
-    match PARALLEL_DECODE.load(Ordering::Relaxed) {
-        PARALLEL_ON => true,
-        PARALLEL_OFF => false,
-        _ => {
-            let cores = std::thread::available_parallelism().map_or(1, usize::from);
-            set_parallel_decode(cores > 1);
-            cores > 1
-        }
-    }
-}
 
 /// Where a row probably starts a little past halfway between `from` and the end of
 /// `bytes` (the second thread starts later, so it gets the smaller part): the `{` of the
@@ -103,25 +69,12 @@ fn row_split_candidate(bytes: &[u8], from: usize) -> Option<usize> {
     None
 }
 
-/// How many times the two threads' rows were joined (tests check both outcomes occur).
-#[cfg(test)]
-pub(crate) static SPLITS_JOINED: std::sync::atomic::AtomicUsize =
-    std::sync::atomic::AtomicUsize::new(0);
-
 /// What [`Scanner::row_loop`] reads rows with.
 #[derive(Clone, Copy)]
 struct RowContext<'r> {
     columns: &'r ColumnNames,
     index: &'r NameIndex<'r>,
     depth: usize,
-}
-
-/// Where [`Scanner::row_loop`] stopped.
-enum RowsEnd {
-    /// After the `]` of the rows array.
-    Closed,
-    /// At the `{` of a row that starts at the stop offset.
-    AtStop,
 }
 
 /// The scanner met something it does not handle (or an error): decode the slow way.
@@ -153,7 +106,7 @@ pub(crate) fn scan_value(input: &str) -> Scan<Value> {
 
 /// Decodes a whole Hayson grid document (any `_kind` member is ignored), or gives up.
 pub(crate) fn scan_grid(input: &str) -> Scan<Grid> {
-    let split_rows_from = parallel_decode().then_some(PARALLEL_ROWS_BYTES);
+    let split_rows_from = parallel_decode().then_some(PARALLEL_MIN_BYTES);
     scan_grid_splitting(input, split_rows_from)
 }
 
@@ -1010,30 +963,23 @@ impl<'a> Scanner<'a> {
     fn rows_in_two(&mut self, grid: &mut Grid, rows: &RowContext<'_>, split: usize) -> Scan<()> {
         let input = self.input;
         let mut part = grid.empty_like();
-        std::thread::scope(|scope| {
-            let second = scope.spawn(move || {
+        let (first, second) = crate::codec::beside(
+            move || {
                 let mut other = Scanner::new(input);
                 other.pos = split;
-                match other.row_loop(&mut part, rows, usize::MAX) {
-                    Ok(_) => Some((part, other.pos)),
-                    Err(GiveUp) => None,
-                }
-            });
-            let first = self.row_loop(grid, rows, split);
-            // A panic in the second thread is a bug; the single-thread path then decides.
-            let second = second.join().ok().flatten();
-            match (first?, second) {
-                (RowsEnd::AtStop, Some((part, end))) => {
-                    #[cfg(test)]
-                    SPLITS_JOINED.fetch_add(1, Ordering::Relaxed);
-                    grid.append_rows(part);
-                    self.pos = end;
-                    Ok(())
-                }
-                (RowsEnd::AtStop, None) => self.row_loop(grid, rows, usize::MAX).map(|_| ()),
-                (RowsEnd::Closed, _) => Ok(()),
+                let read = other.row_loop(&mut part, rows, usize::MAX).ok();
+                read.map(|_| (part, other.pos))
+            },
+            || self.row_loop(grid, rows, split),
+        );
+        match crate::codec::join_rows(grid, first?, second) {
+            Joined::Done => Ok(()),
+            Joined::At(end) => {
+                self.pos = end;
+                Ok(())
             }
-        })
+            Joined::ReadOn => self.row_loop(grid, rows, usize::MAX).map(|_| ()),
+        }
     }
 
     /// Reads rows (the scanner is at a row's `{`) up to the array's `]`, or up to a row

@@ -12,7 +12,6 @@ mod object_writer;
 mod tree;
 pub mod v3;
 
-pub use hayson_scan::set_parallel_decode;
 pub use tree::{JsonNode, JsonPath, write_json_string};
 
 use crate::codec::{DecodeError, DecodeErrorKind, MAX_COLUMNS, MAX_DEPTH, MAX_INPUT_BYTES};

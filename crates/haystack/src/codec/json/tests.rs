@@ -386,7 +386,8 @@ proptest! {
 
 #[test]
 fn rows_split_inside_a_string_are_read_again() {
-    use super::hayson_scan::{SPLITS_JOINED, scan_grid_splitting};
+    use super::hayson_scan::scan_grid_splitting;
+    use crate::codec::SPLITS_JOINED;
     use std::sync::atomic::Ordering;
     // Strings that look like row boundaries (`},{`) everywhere, and real boundaries.
     let mut grid = Grid::with_column_names(["id", "note", "n"]).expect("valid columns");

@@ -8,7 +8,7 @@
 //! followed by indented lines is a nested grid. `//` lines are comments.
 
 use crate::codec::zinc::{self, ZincReader};
-use crate::codec::{DecodeError, DecodeErrorKind, Location, MAX_INPUT_BYTES};
+use crate::codec::{DecodeError, DecodeErrorKind, Location, MAX_INPUT_BYTES, PARALLEL_MIN_BYTES};
 use crate::value::{Dict, Grid, GridError, Value, is_tag_name};
 use std::collections::HashMap;
 
@@ -21,10 +21,11 @@ struct Line<'a> {
     offset: usize,
 }
 
-fn split_lines(input: &str) -> Vec<Line<'_>> {
+/// The lines of `input[from..to]` (`from` at a line start), with offsets in `input`.
+fn split_lines(input: &str, from: usize, to: usize) -> Vec<Line<'_>> {
     let mut lines = Vec::new();
-    let mut offset = 0;
-    for raw in input.split_inclusive('\n') {
+    let mut offset = from;
+    for raw in input.get(from..to).unwrap_or("").split_inclusive('\n') {
         let text = raw.strip_suffix('\n').unwrap_or(raw);
         let text = text.strip_suffix('\r').unwrap_or(text);
         lines.push(Line { text, offset });
@@ -91,9 +92,20 @@ struct GridRecords<'a> {
     tags: Vec<(usize, Value)>,
     /// Where each finished, non-empty record ends in `tags`.
     record_ends: Vec<usize>,
-    /// Column after the previous tag's in this record: where the next tag is looked for first.
+    /// Column after the previous tag's in this record: where the next tag is looked for
+    /// after its predicted column.
     next_guess: usize,
+    /// The previous tag's column in this record (`None` at a record's start).
+    previous: Option<usize>,
+    /// For each column, the column of the tag that followed it last time, and for the
+    /// record start the first tag's: records of one kind list their tags in the same
+    /// order, which need not be the column order.
+    successor: Vec<usize>,
+    first: usize,
 }
+
+/// No known successor.
+const NO_COLUMN: usize = usize::MAX;
 
 /// Columns looked at after the previous tag's before a tag name is hashed.
 const TAG_LOOKAHEAD: usize = 8;
@@ -104,12 +116,20 @@ impl<'a> RecordSink<'a> for GridRecords<'a> {
         let record = self.record_ends.len() + 1;
         // Records tend to list their tags in the same order: look a few columns past
         // the previous tag's before hashing the name.
-        let ahead = self.names.get(self.next_guess..).unwrap_or(&[]);
-        let near = ahead
-            .iter()
-            .take(TAG_LOOKAHEAD)
-            .position(|n| *n == name)
-            .map(|skip| self.next_guess + skip);
+        let predicted = match self.previous {
+            Some(previous) => self.successor.get(previous).copied().unwrap_or(NO_COLUMN),
+            None => self.first,
+        };
+        let near = if self.names.get(predicted) == Some(&name) {
+            Some(predicted)
+        } else {
+            let ahead = self.names.get(self.next_guess..).unwrap_or(&[]);
+            ahead
+                .iter()
+                .take(TAG_LOOKAHEAD)
+                .position(|n| *n == name)
+                .map(|skip| self.next_guess + skip)
+        };
         let column = match near.or_else(|| self.index.get(name).copied()) {
             Some(column) => column,
             None => {
@@ -120,11 +140,7 @@ impl<'a> RecordSink<'a> for GridRecords<'a> {
                         DecodeErrorKind::InvalidTagName(name.to_owned()),
                     ));
                 }
-                let column = self.names.len();
-                self.names.push(name);
-                self.index.insert(name, column);
-                self.last_record.push(0);
-                column
+                self.add_column(name)
             }
         };
         let Some(last) = self.last_record.get_mut(column) else {
@@ -143,12 +159,22 @@ impl<'a> RecordSink<'a> for GridRecords<'a> {
         }
         *last = record;
         self.next_guess = column + 1;
+        match self.previous {
+            Some(previous) => {
+                if let Some(next) = self.successor.get_mut(previous) {
+                    *next = column;
+                }
+            }
+            None => self.first = column,
+        }
+        self.previous = Some(column);
         self.tags.push((column, value));
         Ok(())
     }
 
     fn end_record(&mut self) {
         self.next_guess = 0;
+        self.previous = None;
         let start = self.record_ends.last().copied().unwrap_or(0);
         if self.tags.len() > start {
             self.record_ends.push(self.tags.len());
@@ -156,7 +182,39 @@ impl<'a> RecordSink<'a> for GridRecords<'a> {
     }
 }
 
-impl GridRecords<'_> {
+impl<'a> GridRecords<'a> {
+    /// A new column for `name` (a valid tag name not seen before); returns its index.
+    fn add_column(&mut self, name: &'a str) -> usize {
+        let column = self.names.len();
+        self.names.push(name);
+        self.index.insert(name, column);
+        self.last_record.push(0);
+        self.successor.push(NO_COLUMN);
+        column
+    }
+
+    /// Appends the records `other` read from the text after this one's: its columns are
+    /// renumbered into these, new names added in its first-seen order.
+    fn append(&mut self, other: GridRecords<'a>) {
+        let renumber: Vec<usize> = other
+            .names
+            .iter()
+            .map(|&name| match self.index.get(name) {
+                Some(&column) => column,
+                None => self.add_column(name),
+            })
+            .collect();
+        let base = self.tags.len();
+        self.tags.extend(
+            other
+                .tags
+                .into_iter()
+                .map(|(column, value)| (renumber.get(column).copied().unwrap_or(column), value)),
+        );
+        self.record_ends
+            .extend(other.record_ends.iter().map(|end| end + base));
+    }
+
     fn into_grid(self) -> std::result::Result<Grid, GridError> {
         let mut grid = Grid::with_column_names(self.names.iter().copied())?;
         grid.reserve_rows(self.record_ends.len());
@@ -198,10 +256,69 @@ pub fn decode_records(input: &str) -> Result<Vec<Dict>> {
 /// Decodes a Trio document into a grid whose columns are the union of all tag names
 /// in first-seen order (the same grid as [`Grid::from_dicts`] of [`decode_records`]).
 pub fn decode_grid(input: &str) -> Result<Grid> {
+    if crate::codec::parallel_decode()
+        && (PARALLEL_MIN_BYTES..=MAX_INPUT_BYTES).contains(&input.len())
+        && let Some(split) = record_split_candidate(input)
+        && let Some(grid) = decode_grid_in_two(input, split)
+    {
+        return Ok(grid);
+    }
     let mut sink = GridRecords::default();
     read_records(input, &mut sink)?;
     sink.into_grid()
         .map_err(|e| DecodeError::at_offset(input, 0, DecodeErrorKind::InvalidGrid(e.to_string())))
+}
+
+/// Where in the text (percent of its bytes) the second thread's records start: a little
+/// past the middle, since the second thread starts later.
+const SPLIT_PERCENT: usize = 53;
+
+/// The start of the first `---` line at or after [`SPLIT_PERCENT`] of the text.
+fn record_split_candidate(input: &str) -> Option<usize> {
+    let bytes = input.as_bytes();
+    let middle = bytes.len() / 100 * SPLIT_PERCENT;
+    let window = bytes.get(middle..)?;
+    let at = window.windows(4).position(|w| w == b"\n---")?;
+    Some(middle + at + 1)
+}
+
+/// Decodes the records before `split` (the start of a `---` line) on this thread and
+/// those from `split` on on a second one, and joins them: columns in first-seen order
+/// over both parts, as one thread would have them. `None` when one thread alone must
+/// decide: a value before `split` runs past it (a nested grid over several lines), or
+/// either part has an error (whose first occurrence and position the one-thread decode
+/// reports).
+fn decode_grid_in_two(input: &str, split: usize) -> Option<Grid> {
+    let (read, second) = crate::codec::beside(
+        move || {
+            let lines = split_lines(input, split, input.len());
+            let mut sink = GridRecords::default();
+            let read = read_lines(input, &lines, input.len(), &mut sink);
+            matches!(read, Ok(Read::All)).then_some(sink)
+        },
+        || {
+            let lines = split_lines(input, 0, split);
+            let mut first = GridRecords::default();
+            read_lines(input, &lines, split, &mut first).map(|read| (read, first))
+        },
+    );
+    match (read, second) {
+        (Ok((Read::All, mut first)), Some(second)) => {
+            first.append(second);
+            let grid = first.into_grid().ok()?;
+            crate::codec::count_split_joined();
+            Some(grid)
+        }
+        _ => None,
+    }
+}
+
+/// How [`read_lines`] ended.
+enum Read {
+    /// Every line was read.
+    All,
+    /// A value ran past the limit.
+    Crossed,
 }
 
 fn read_records<'a>(input: &'a str, sink: &mut impl RecordSink<'a>) -> Result<()> {
@@ -215,7 +332,17 @@ fn read_records<'a>(input: &'a str, sink: &mut impl RecordSink<'a>) -> Result<()
             },
         ));
     }
-    let lines = split_lines(input);
+    let lines = split_lines(input, 0, input.len());
+    read_lines(input, &lines, input.len(), sink).map(|_| ())
+}
+
+/// Reads the records of `lines`; a value may not run past `limit` (else [`Read::Crossed`]).
+fn read_lines<'a>(
+    input: &'a str,
+    lines: &[Line<'a>],
+    limit: usize,
+    sink: &mut impl RecordSink<'a>,
+) -> Result<Read> {
     let mut i = 0;
     while i < lines.len() {
         let line = lines[i];
@@ -269,6 +396,9 @@ fn read_records<'a>(input: &'a str, sink: &mut impl RecordSink<'a>) -> Result<()
                 }
             } else {
                 let (value, end) = decode_inline_value(input, text, value_offset)?;
+                if end > limit {
+                    return Ok(Read::Crossed);
+                }
                 // A collection holding a nested grid may span several lines.
                 while i < lines.len() && lines[i].offset < end {
                     i += 1;
@@ -289,7 +419,7 @@ fn read_records<'a>(input: &'a str, sink: &mut impl RecordSink<'a>) -> Result<()
         sink.tag(input, name, value, line.offset)?;
     }
     sink.end_record();
-    Ok(())
+    Ok(Read::All)
 }
 
 /// Removes the common indentation of `block`; whitespace-only lines become empty.
@@ -391,5 +521,84 @@ fn decode_zinc_block(input: &str, block: &[Line<'_>]) -> Result<Value> {
                 });
             Err(DecodeError::at_offset(input, offset, e.kind))
         }
+    }
+}
+
+#[cfg(test)]
+mod split_tests {
+    use super::*;
+    use crate::codec::zinc::tests::{nested_value, small_grid};
+    use proptest::prelude::*;
+
+    /// The one-thread decode.
+    fn one_thread(input: &str) -> Result<Grid> {
+        let mut sink = GridRecords::default();
+        read_records(input, &mut sink)?;
+        sink.into_grid().map_err(|e| {
+            DecodeError::at_offset(input, 0, DecodeErrorKind::InvalidGrid(e.to_string()))
+        })
+    }
+
+    /// Splits at every line that starts with `---` (record separators, and any such line
+    /// inside a value): each join that is made equals the one-thread grid.
+    fn check_every_split(text: &str) -> std::result::Result<usize, TestCaseError> {
+        let expected = one_thread(text);
+        let mut joined = 0;
+        for (at, _) in text.match_indices("---") {
+            if at != 0 && text.as_bytes().get(at - 1) != Some(&b'\n') {
+                continue;
+            }
+            if let Some(grid) = decode_grid_in_two(text, at) {
+                prop_assert_eq!(
+                    Some(&grid),
+                    expected.as_ref().ok(),
+                    "split at {}: {}",
+                    at,
+                    text
+                );
+                joined += 1;
+            }
+        }
+        Ok(joined)
+    }
+
+    proptest! {
+        #[test]
+        fn records_read_by_two_threads_equal_records_read_by_one(
+            grid in small_grid(nested_value())
+        ) {
+            check_every_split(&crate::codec::trio::encode_grid(&grid))?;
+        }
+    }
+
+    #[test]
+    fn splits_join_columns_in_first_seen_order_and_refuse_crossing_values() {
+        // The second part brings new columns and repeats old ones in another order.
+        let text = "id:@a\ndis:A\n---\nid:@b\narea:1m\n---\narea:2m\nnew:T\nid:@c\n---\nz\ndis:D\n";
+        let joined = check_every_split(text).unwrap_or_default();
+        assert_eq!(joined, 3);
+        let grid = decode_grid_in_two(text, text.find("---\narea").unwrap_or(0));
+        let names: Vec<String> = grid
+            .map(|g| g.columns().iter().map(|c| c.name.clone()).collect())
+            .unwrap_or_default();
+        assert_eq!(names, ["id", "dis", "area", "new", "z"]);
+        // A list holding a nested grid runs over lines; the split after it is joined.
+        let multi_line = "id:@a\nv:[<<\nver:\"3.0\"\na\n1\n>>]\n---\nid:@b\n";
+        assert_eq!(check_every_split(multi_line).unwrap_or_default(), 1);
+        // A `---` line inside such a value (which no valid Zinc has): refused, and the
+        // one-thread decode reports the error.
+        let crossing = "id:@a\nv:[<<\nver:\"3.0\"\na\n---\n>>]\n---\nid:@b\n";
+        let at = crossing.find("---").unwrap_or(0);
+        assert!(decode_grid_in_two(crossing, at).is_none());
+        assert!(one_thread(crossing).is_err());
+        // Lines cut inside a value: the reader says so instead of reading on.
+        let limit = multi_line.find("1\n>>").unwrap_or(0);
+        let lines = split_lines(multi_line, 0, limit);
+        let mut sink = GridRecords::default();
+        let read = read_lines(multi_line, &lines, limit, &mut sink);
+        assert!(matches!(read, Ok(Read::Crossed)));
+        // An error in either part: the one-thread decode reports it.
+        assert!(decode_grid_in_two("a:\"open\n---\nb\n", 6).is_none());
+        assert!(decode_grid_in_two("a\n---\nb:\"open\n", 2).is_none());
     }
 }

@@ -25,6 +25,9 @@ pub(crate) const URI_VERBATIM_ESCAPES: &[u8] = b":/?#[]@\\&=;";
 /// Decodes a whole Zinc grid; only whitespace may follow it.
 pub fn decode_grid(input: &str) -> Result<Grid, DecodeError> {
     let mut reader = ZincReader::new(input)?;
+    if crate::codec::parallel_decode() {
+        reader = reader.split_rows_from(crate::codec::PARALLEL_MIN_BYTES);
+    }
     let grid = reader.read_grid()?;
     reader.expect_end()?;
     Ok(grid)

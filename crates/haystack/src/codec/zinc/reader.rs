@@ -3,11 +3,16 @@
 //! Grammar: Project Haystack "Zinc" (version 3.0). The reader never panics, tracks
 //! nesting depth against [`MAX_DEPTH`] and reports errors with line and column.
 
-use crate::codec::{DecodeError, DecodeErrorKind, MAX_COLUMNS, MAX_DEPTH, MAX_INPUT_BYTES};
+use crate::codec::{
+    DecodeError, DecodeErrorKind, Joined, MAX_COLUMNS, MAX_DEPTH, MAX_INPUT_BYTES, RowsEnd,
+};
 use crate::value::{
     Column, Coord, Date, DateTime, Dict, Grid, GridError, Number, Ref, RowCells, Time, Value, XStr,
     is_ref_char, is_tag_name, is_xstr_type,
 };
+
+/// Rows read before cells are reserved for the remaining lines at their average count.
+const ROWS_BEFORE_CELL_ESTIMATE: usize = 16;
 
 /// Zinc grid versions the reader accepts (`ver:"..."`).
 pub const SUPPORTED_VERSIONS: &[&str] = &["3.0", "2.0"];
@@ -23,6 +28,22 @@ pub struct ZincReader<'a> {
     input: &'a str,
     pos: usize,
     depth: usize,
+    /// The rows of the next top-level grid read are split between two threads when at
+    /// least this many bytes are left after its column line (`None`: never).
+    split_rows_from: Option<usize>,
+}
+
+/// Where in the rows (percent of their bytes) the second thread's part starts: a little
+/// past the middle, since the second thread starts later.
+const SPLIT_PERCENT: usize = 53;
+
+/// The start of the first line at or after [`SPLIT_PERCENT`] of the text from `from`:
+/// probably a row (it may also be a line of a nested grid; the caller checks).
+fn line_split_candidate(bytes: &[u8], from: usize) -> Option<usize> {
+    let middle = from + (bytes.len() - from) / 100 * SPLIT_PERCENT;
+    let newline = bytes.get(middle..)?.iter().position(|&b| b == b'\n')?;
+    let split = middle + newline + 1;
+    (split < bytes.len()).then_some(split)
 }
 
 impl<'a> ZincReader<'a> {
@@ -32,6 +53,7 @@ impl<'a> ZincReader<'a> {
             input,
             pos: 0,
             depth: 0,
+            split_rows_from: None,
         };
         if input.len() > MAX_INPUT_BYTES {
             return Err(reader.error(DecodeErrorKind::InputTooLarge {
@@ -46,6 +68,13 @@ impl<'a> ZincReader<'a> {
     pub fn at_line_end_after_spaces(&mut self) -> bool {
         self.skip_spaces();
         self.is_at_end() || self.at_newline()
+    }
+
+    /// Reads the rows of the next top-level grid with two threads when at least `bytes`
+    /// of text follow its column line (see [`crate::codec::set_parallel_decode`]).
+    pub(crate) fn split_rows_from(mut self, bytes: usize) -> Self {
+        self.split_rows_from = Some(bytes);
+        self
     }
 
     /// Current byte offset.
@@ -240,14 +269,74 @@ impl<'a> ZincReader<'a> {
             self.expect_newline()?;
         }
 
+        if nested {
+            self.read_rows(&mut grid, true, usize::MAX)?;
+            return Ok(grid);
+        }
+        if let Some(from) = self.split_rows_from.take()
+            && self.input.len() - self.pos >= from
+            && let Some(split) = line_split_candidate(self.input.as_bytes(), self.pos)
+        {
+            self.read_rows_in_two(&mut grid, split)?;
+            return Ok(grid);
+        }
+        self.read_rows(&mut grid, false, usize::MAX)?;
+        Ok(grid)
+    }
+
+    /// Reads the rows of a top-level grid with a second thread that starts at `split`, a
+    /// line start about halfway through (a guess: the line may continue a nested grid).
+    /// This thread reads rows up to there; only if a row then starts exactly at `split`
+    /// are the second thread's rows (read by the same code from the same state: a row
+    /// start) appended. Otherwise, or if the second thread failed, this thread reads on
+    /// alone, so the grid and any error (with its position) are those of one thread.
+    fn read_rows_in_two(&mut self, grid: &mut Grid, split: usize) -> Result<()> {
+        let input = self.input;
+        let mut part = grid.empty_like();
+        let (first, second) = crate::codec::beside(
+            move || {
+                let mut other = ZincReader {
+                    input,
+                    pos: split,
+                    depth: 0,
+                    split_rows_from: None,
+                };
+                let read = other.read_rows(&mut part, false, usize::MAX).ok();
+                read.map(|_| (part, other.pos))
+            },
+            || self.read_rows(grid, false, split),
+        );
+        match crate::codec::join_rows(grid, first?, second) {
+            Joined::Done => Ok(()),
+            Joined::At(end) => {
+                self.pos = end;
+                Ok(())
+            }
+            Joined::ReadOn => self.read_rows(grid, false, usize::MAX).map(|_| ()),
+        }
+    }
+
+    /// Reads rows (the reader is at a line start) to the end of the grid, or up to a row
+    /// that starts exactly at `stop`.
+    fn read_rows(&mut self, grid: &mut Grid, nested: bool, stop: usize) -> Result<RowsEnd> {
         // Every row takes at least one line: reserve for the lines left (bounded by
         // `Grid::reserve_rows`) instead of growing the cells row by row.
-        let lines_left = self.rest().bytes().filter(|&b| b == b'\n').count() + 1;
-        grid.reserve_rows(if nested { 0 } else { lines_left });
+        let lines_left = if nested {
+            0
+        } else {
+            let end = stop.min(self.input.len());
+            let ahead = self.input.as_bytes().get(self.pos..end).unwrap_or_default();
+            ahead.iter().filter(|&&b| b == b'\n').count() + 1
+        };
+        grid.reserve_rows(lines_left);
+        let first_row = grid.row_count();
         // Offset of the next non-whitespace character, once scanned; remembering it
         // keeps runs of blank lines (each an all-empty row) linear to read.
         let mut next_content = 0;
         loop {
+            if self.pos == stop {
+                return Ok(RowsEnd::AtStop);
+            }
             if self.pos >= next_content {
                 let rest = self.rest();
                 next_content =
@@ -256,15 +345,18 @@ impl<'a> ZincReader<'a> {
                 if ahead.is_empty() || nested && ahead.starts_with(">>") {
                     // Trailing blank lines end the grid rather than adding empty rows.
                     self.pos = next_content;
-                    break;
+                    return Ok(RowsEnd::Closed);
                 }
             }
             grid.push_row_with(|row| self.read_row(row, nested))?;
+            if !nested && grid.row_count() - first_row == ROWS_BEFORE_CELL_ESTIMATE {
+                // Now that the cells per row are known: room for the rest at that rate.
+                grid.reserve_rows(lines_left.saturating_sub(ROWS_BEFORE_CELL_ESTIMATE));
+            }
             if !(self.is_at_end() || nested && self.rest().starts_with(">>")) {
                 self.expect_newline()?;
             }
         }
-        Ok(grid)
     }
 
     /// Reads one row into `cells` (the new, empty row of the grid).
@@ -285,13 +377,21 @@ impl<'a> ZincReader<'a> {
             }
             column += 1;
             self.skip_spaces();
-            if self.peek_byte() == Some(b',') {
+            if self.peek_byte() != Some(b',') {
+                return Ok(());
+            }
+            if column >= width {
+                return Err(self.error(DecodeErrorKind::RowTooWide(width)));
+            }
+            self.pos += 1;
+            // Runs of empty cells (`,,,,`) are most of a sparse grid's text: each further
+            // comma ends one more empty cell, with the same width check as above.
+            while self.peek_byte() == Some(b',') {
+                column += 1;
                 if column >= width {
                     return Err(self.error(DecodeErrorKind::RowTooWide(width)));
                 }
                 self.pos += 1;
-            } else {
-                return Ok(());
             }
         }
     }

@@ -516,3 +516,61 @@ fn wide_dicts_and_grids_stay_linear() -> Result<(), DecodeError> {
     );
     Ok(())
 }
+
+/// Decodes with the rows split between two threads whatever the grid's size.
+fn decode_grid_split(input: &str) -> Result<Grid, DecodeError> {
+    let mut reader = ZincReader::new(input)?.split_rows_from(0);
+    let grid = reader.read_grid()?;
+    reader.expect_end()?;
+    Ok(grid)
+}
+
+fn decode_grid_one_thread(input: &str) -> Result<Grid, DecodeError> {
+    let mut reader = ZincReader::new(input)?;
+    let grid = reader.read_grid()?;
+    reader.expect_end()?;
+    Ok(grid)
+}
+
+proptest! {
+    #[test]
+    fn rows_read_by_two_threads_equal_rows_read_by_one(grid in small_grid(nested_value())) {
+        // Nested grids span lines, so the guessed row start may fall inside one.
+        let text = encode_grid(&grid);
+        let split = decode_grid_split(&text);
+        prop_assert_eq!(&split, &decode_grid_one_thread(&text), "{}", text);
+        prop_assert_eq!(split.ok(), Some(grid), "{}", text);
+    }
+}
+
+#[test]
+fn split_rows_fall_back_inside_nested_grids_and_keep_error_positions() {
+    use crate::codec::SPLITS_JOINED;
+    use std::sync::atomic::Ordering;
+    let mut text = String::from("ver:\"3.0\"\nid,n,inner\n");
+    for i in 0..300 {
+        text.push_str(&format!("@r{i},{i},"));
+        if i % 7 == 0 {
+            // A nested grid over several lines: a line start inside it is no row start.
+            text.push_str("<<\nver:\"3.0\"\na,b\n1,2\n3,4\n>>");
+        }
+        text.push('\n');
+    }
+    let before = SPLITS_JOINED.load(Ordering::Relaxed);
+    let split = decode_grid_split(&text);
+    assert!(split.is_ok(), "{split:?}");
+    assert_eq!(split, decode_grid_one_thread(&text));
+    assert_eq!(split.map(|g| g.row_count()).ok(), Some(300));
+    assert!(SPLITS_JOINED.load(Ordering::Relaxed) > before);
+    // Only nested grids after the middle: every guess is inside one, or between rows.
+    let mut nested = String::from("ver:\"3.0\"\nid,inner\n");
+    for i in 0..40 {
+        nested.push_str(&format!("@r{i},<<\nver:\"3.0\"\na\n{i}\n{i}\n>>\n"));
+    }
+    assert_eq!(decode_grid_split(&nested), decode_grid_one_thread(&nested));
+    // An error in the second half: the same message and position either way.
+    let broken = text.replacen("@r250,250,", "@r250,250,,,,", 1);
+    let one = decode_grid_one_thread(&broken);
+    assert!(one.is_err());
+    assert_eq!(decode_grid_split(&broken), one);
+}
