@@ -82,40 +82,123 @@ pub(crate) fn count_split_joined() {
     SPLITS_JOINED.fetch_add(1, Ordering::Relaxed);
 }
 
-/// Where a row reader split between two threads stopped.
+/// Where a row reader stopped.
 pub(crate) enum RowsEnd {
     /// At the end of the rows.
     Closed,
-    /// At a row that starts at the offset the reader was told to stop at.
+    /// At the first row that starts at or after the offset it was told to stop at.
     AtStop,
 }
 
-/// What the first thread does next after [`beside`] read a grid's rows in two parts.
-pub(crate) enum Joined {
-    /// The rows are complete.
-    Done,
-    /// The second part was appended; go on from this offset.
-    At(usize),
-    /// The second part is unusable (wrong guess, or it failed): read on alone.
-    ReadOn,
+/// Parts a large grid's rows are cut into for two threads. More parts than threads let a
+/// thread that starts late take fewer, but each part costs a copy when it is joined: on
+/// the 2-core machine of BENCHMARKS.md, 3 and 4 parts were slower than 2 for the example
+/// buildings.
+pub(crate) const ROW_CHUNKS: usize = 2;
+
+/// Rows read from a guessed row start, up to the first row start at or after a stop.
+pub(crate) struct Chunk {
+    /// The rows read.
+    pub grid: value::Grid,
+    /// Where reading stopped: a row start at or after the stop, or the end of the rows.
+    pub end: usize,
+    /// Whether the rows ended there.
+    pub closed: bool,
 }
 
-/// Joins the second thread's rows (and where it ended) to `grid` when the first thread
-/// stopped exactly where the second began.
-pub(crate) fn join_rows(
+/// Reads a grid's rows in parts on this thread and one more: `starts` holds the offset of
+/// the first row and guessed row starts after it (increasing). This thread reads the
+/// first part into `grid` with `read` (from a true row start, so its errors are the
+/// grid's) and then, like the other thread, takes the next part not yet taken and reads
+/// it with `other` into a grid of its own. The parts are then joined in order, each only
+/// if the rows before it stopped exactly at its start; where they did not (a guess inside
+/// a value) or a part failed, this thread reads from where the rows stopped with `read`
+/// up to the next part, and reads the last rows itself if needed. So the grid, and any
+/// error, are those of reading the rows in one go. Returns where the rows end.
+///
+/// `read(grid, from, stop)` reads rows from `from` up to the first row start at or after
+/// `stop` and returns where it stopped and whether the rows ended there; `other` does the
+/// same into the grid it is given, `None` on any failure.
+pub(crate) fn read_chunks<E>(
     grid: &mut value::Grid,
-    first: RowsEnd,
-    second: Option<(value::Grid, usize)>,
-) -> Joined {
-    match (first, second) {
-        (RowsEnd::AtStop, Some((part, end))) => {
-            count_split_joined();
-            grid.append_rows(part);
-            Joined::At(end)
+    starts: &[usize],
+    mut read: impl FnMut(&mut value::Grid, usize, usize) -> Result<(usize, bool), E>,
+    other: &(impl Fn(value::Grid, usize, usize) -> Option<Chunk> + Sync),
+) -> Result<usize, E> {
+    use std::sync::Mutex;
+    let stop = |i: usize| starts.get(i + 1).copied().unwrap_or(usize::MAX);
+    let empty = grid.empty_like();
+    let parts: Vec<Mutex<Option<Chunk>>> = starts.iter().map(|_| Mutex::new(None)).collect();
+    let next = std::sync::atomic::AtomicUsize::new(1);
+    let take_parts = || {
+        loop {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            let (Some(&start), Some(slot)) = (starts.get(i), parts.get(i)) else {
+                return;
+            };
+            let chunk = other(empty.empty_like(), start, stop(i));
+            if let Ok(mut slot) = slot.lock() {
+                *slot = chunk;
+            }
         }
-        (RowsEnd::AtStop, None) => Joined::ReadOn,
-        (RowsEnd::Closed, _) => Joined::Done,
+    };
+    let first_start = starts.first().copied().unwrap_or_default();
+    let (first, _) = beside(
+        || {
+            take_parts();
+            Some(())
+        },
+        || {
+            let first = read(grid, first_start, stop(0));
+            take_parts();
+            first
+        },
+    );
+    let (mut end, mut closed) = first?;
+    for (start, slot) in starts.iter().zip(&parts).skip(1) {
+        if closed {
+            break;
+        }
+        if end < *start {
+            // The part before was unusable: read the rows up to this one's start.
+            (end, closed) = read(grid, end, *start)?;
+            if closed {
+                break;
+            }
+        }
+        let chunk = slot.lock().ok().and_then(|mut slot| slot.take());
+        if let Some(chunk) = chunk.filter(|_| *start == end) {
+            count_split_joined();
+            grid.append_rows(chunk.grid);
+            end = chunk.end;
+            closed = chunk.closed;
+        }
     }
+    if !closed {
+        (end, _) = read(grid, end, usize::MAX)?;
+    }
+    Ok(end)
+}
+
+/// Guessed row starts for [`read_chunks`]: `first` (a true row start), then for each
+/// further part the first offset `find` accepts at or after an even share of the text
+/// after `first`, kept only while they increase.
+pub(crate) fn chunk_starts(
+    first: usize,
+    len: usize,
+    find: impl Fn(usize) -> Option<usize>,
+) -> Vec<usize> {
+    let mut starts = vec![first];
+    let share = (len - first) / ROW_CHUNKS;
+    for part in 1..ROW_CHUNKS {
+        let Some(at) = find(first + share * part) else {
+            break;
+        };
+        if starts.last().is_some_and(|&last| at > last) {
+            starts.push(at);
+        }
+    }
+    starts
 }
 
 /// How many times two threads' parts of a document were joined (tests check that the

@@ -144,7 +144,7 @@ impl Grid {
     }
 
     /// Stores a cell of the row being appended (the caller keeps column order).
-    #[inline]
+    #[inline(always)]
     fn push_cell(&mut self, column: usize, value: Value) {
         // `Grid::new` bounds the column count by u32.
         self.value_columns.push(column as u32);
@@ -437,7 +437,7 @@ impl RowCells<'_> {
     /// Sets the cell of `column` (`Null` makes it empty; a second value for a column
     /// replaces the first); false if there is no such column. Cells set in column
     /// order are appended; others are inserted in place.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn set(&mut self, column: usize, value: Value) -> bool {
         if column >= self.width {
             return false;

@@ -23,7 +23,8 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 
 use crate::codec::{
-    Joined, MAX_COLUMNS, MAX_DEPTH, PARALLEL_MIN_BYTES, RowsEnd, parallel_decode, zinc,
+    Chunk, MAX_COLUMNS, MAX_DEPTH, PARALLEL_MIN_BYTES, RowsEnd, chunk_starts, parallel_decode,
+    read_chunks, zinc,
 };
 use crate::value::{
     Column, Coord, Date, DateTime, Dict, Grid, Kind, Number, Ref, Value, XStr, is_ref_id,
@@ -39,19 +40,13 @@ const ROW_LOOKAHEAD: usize = 16;
 /// Rows read (growing the cells the usual way) before the row count is projected.
 const ROWS_BEFORE_ESTIMATE: usize = 16;
 
-/// Where in the rows (percent of their bytes) the second thread's part starts.
-const SPLIT_PERCENT: usize = 53;
-
-/// How far past the split point a row start is looked for.
+/// How far past a share's start a row start is looked for.
 const SPLIT_SEARCH_BYTES: usize = 64 * 1024;
 
-/// Where a row probably starts a little past halfway between `from` and the end of
-/// `bytes` (the second thread starts later, so it gets the smaller part): the `{` of the
-/// first `}`, `,`, `{` (white space allowed between) from there on. Only a guess: the
-/// same bytes may sit inside a string.
-fn row_split_candidate(bytes: &[u8], from: usize) -> Option<usize> {
-    let middle = from + (bytes.len() - from) / 100 * SPLIT_PERCENT;
-    let window = bytes.get(middle..(middle + SPLIT_SEARCH_BYTES).min(bytes.len()))?;
+/// Where a row probably starts at or after `from`: the `{` of the first `}`, `,`, `{`
+/// (white space allowed between). Only a guess: the same bytes may sit inside a string.
+fn row_start_after(bytes: &[u8], from: usize) -> Option<usize> {
+    let window = bytes.get(from..(from + SPLIT_SEARCH_BYTES).min(bytes.len()))?;
     let is_ws = |b: &u8| matches!(b, b' ' | b'\t' | b'\n' | b'\r');
     for (i, &b) in window.iter().enumerate() {
         if b != b'{' {
@@ -63,7 +58,7 @@ fn row_split_candidate(bytes: &[u8], from: usize) -> Option<usize> {
             continue;
         }
         if back.find(|b| !is_ws(b)) == Some(&b'}') {
-            return Some(middle + i);
+            return Some(from + i);
         }
     }
     None
@@ -922,7 +917,7 @@ impl<'a> Scanner<'a> {
     /// Reads the `rows` array into `grid`: each row an object of column name → value.
     ///
     /// A large rows array is read by two threads when the machine has a second core:
-    /// see [`Scanner::rows_in_two`].
+    /// see [`Scanner::rows_in_parts`].
     fn rows(&mut self, grid: &mut Grid, depth: usize) -> Scan<()> {
         self.expect(b'[')?;
         self.skip_ws();
@@ -946,44 +941,49 @@ impl<'a> Scanner<'a> {
         if let Some(from) = self.split_rows_from
             && depth == 1
             && self.bytes.len() - self.pos >= from
-            && let Some(split) = row_split_candidate(self.bytes, self.pos)
         {
-            return self.rows_in_two(grid, &rows, split);
+            let bytes = self.bytes;
+            let starts = chunk_starts(self.pos, bytes.len(), |at| row_start_after(bytes, at));
+            if starts.len() > 1 {
+                return self.rows_in_parts(grid, &rows, &starts);
+            }
         }
         self.row_loop(grid, &rows, usize::MAX).map(|_| ())
     }
 
-    /// Reads the rows array with a second thread that starts at `split`, a guess at the
-    /// first byte of a row halfway through (found by its look, `}`, `,`, `{`, so it may
-    /// be inside a string). This thread reads rows up to there; only if a row then
-    /// starts exactly at `split` was the guess right, and the second thread's rows
-    /// (read by the same code from the same state: a row start) are appended. On a
-    /// wrong guess, or if the second thread gave up, this thread reads on alone, so the
-    /// result and any give-up are those of reading the whole array in one go.
-    fn rows_in_two(&mut self, grid: &mut Grid, rows: &RowContext<'_>, split: usize) -> Scan<()> {
+    /// Reads the rows array in parts on two threads ([`read_chunks`]): the parts start
+    /// at guessed row starts (found by their look, `}`, `,`, `{`, so one may be inside a
+    /// string), and a part is used only if the part before it stopped exactly at its
+    /// start; from the first one that is not, this thread reads on alone. So the result
+    /// and any give-up are those of reading the whole array in one go.
+    fn rows_in_parts(
+        &mut self,
+        grid: &mut Grid,
+        rows: &RowContext<'_>,
+        starts: &[usize],
+    ) -> Scan<()> {
         let input = self.input;
-        let mut part = grid.empty_like();
-        let (first, second) = crate::codec::beside(
-            move || {
-                let mut other = Scanner::new(input);
-                other.pos = split;
-                let read = other.row_loop(&mut part, rows, usize::MAX).ok();
-                read.map(|_| (part, other.pos))
-            },
-            || self.row_loop(grid, rows, split),
-        );
-        match crate::codec::join_rows(grid, first?, second) {
-            Joined::Done => Ok(()),
-            Joined::At(end) => {
-                self.pos = end;
-                Ok(())
-            }
-            Joined::ReadOn => self.row_loop(grid, rows, usize::MAX).map(|_| ()),
-        }
+        let other = |mut part: Grid, start: usize, stop: usize| {
+            let mut scanner = Scanner::new(input);
+            scanner.pos = start;
+            let end = scanner.row_loop(&mut part, rows, stop).ok()?;
+            Some(Chunk {
+                grid: part,
+                end: scanner.pos,
+                closed: matches!(end, RowsEnd::Closed),
+            })
+        };
+        let read = |grid: &mut Grid, from: usize, stop: usize| {
+            self.pos = from;
+            let end = self.row_loop(grid, rows, stop)?;
+            Ok((self.pos, matches!(end, RowsEnd::Closed)))
+        };
+        self.pos = read_chunks(grid, starts, read, &other)?;
+        Ok(())
     }
 
-    /// Reads rows (the scanner is at a row's `{`) up to the array's `]`, or up to a row
-    /// that starts exactly at `stop`.
+    /// Reads rows (the scanner is at a row's `{`) up to the array's `]`, or up to the
+    /// first row that starts at or after `stop`.
     fn row_loop(&mut self, grid: &mut Grid, rows: &RowContext<'_>, stop: usize) -> Scan<RowsEnd> {
         let RowContext {
             columns,
@@ -993,7 +993,7 @@ impl<'a> Scanner<'a> {
         let rows_start = self.pos;
         let end = stop.min(self.bytes.len());
         loop {
-            if self.pos == stop {
+            if self.pos >= stop {
                 return Ok(RowsEnd::AtStop);
             }
             self.expect(b'{')?;

@@ -411,8 +411,14 @@ fn rows_split_inside_a_string_are_read_again() {
     }
     let text = hayson::encode_grid(&shifted);
     assert_eq!(scan_grid_splitting(&text, Some(0)).ok(), Some(shifted));
-    // At least the first grid was joined from two parts (other tests may add to the
-    // counter concurrently, never subtract).
+    // Plain rows: the guess is a row start and the two parts are joined (other tests
+    // may add to the counter concurrently, never subtract).
+    let mut plain = Grid::with_column_names(["n"]).expect("valid column");
+    for i in 0..400 {
+        plain.push_row(vec![Some(Value::number(f64::from(i)))]).expect("row fits");
+    }
+    let text = hayson::encode_grid(&plain);
+    assert_eq!(scan_grid_splitting(&text, Some(0)).ok(), Some(plain));
     assert!(SPLITS_JOINED.load(Ordering::Relaxed) > joined_before);
 }
 

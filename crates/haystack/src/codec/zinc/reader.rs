@@ -4,7 +4,8 @@
 //! nesting depth against [`MAX_DEPTH`] and reports errors with line and column.
 
 use crate::codec::{
-    DecodeError, DecodeErrorKind, Joined, MAX_COLUMNS, MAX_DEPTH, MAX_INPUT_BYTES, RowsEnd,
+    Chunk, DecodeError, DecodeErrorKind, MAX_COLUMNS, MAX_DEPTH, MAX_INPUT_BYTES, RowsEnd,
+    chunk_starts, read_chunks,
 };
 use crate::value::{
     Column, Coord, Date, DateTime, Dict, Grid, GridError, Number, Ref, RowCells, Time, Value, XStr,
@@ -33,17 +34,12 @@ pub struct ZincReader<'a> {
     split_rows_from: Option<usize>,
 }
 
-/// Where in the rows (percent of their bytes) the second thread's part starts: a little
-/// past the middle, since the second thread starts later.
-const SPLIT_PERCENT: usize = 53;
-
-/// The start of the first line at or after [`SPLIT_PERCENT`] of the text from `from`:
-/// probably a row (it may also be a line of a nested grid; the caller checks).
-fn line_split_candidate(bytes: &[u8], from: usize) -> Option<usize> {
-    let middle = from + (bytes.len() - from) / 100 * SPLIT_PERCENT;
-    let newline = bytes.get(middle..)?.iter().position(|&b| b == b'\n')?;
-    let split = middle + newline + 1;
-    (split < bytes.len()).then_some(split)
+/// The start of the first line after `from`: probably a row (it may also be a line of a
+/// nested grid; [`read_chunks`] checks).
+fn line_start_after(bytes: &[u8], from: usize) -> Option<usize> {
+    let newline = bytes.get(from..)?.iter().position(|&b| b == b'\n')?;
+    let start = from + newline + 1;
+    (start < bytes.len()).then_some(start)
 }
 
 impl<'a> ZincReader<'a> {
@@ -275,49 +271,50 @@ impl<'a> ZincReader<'a> {
         }
         if let Some(from) = self.split_rows_from.take()
             && self.input.len() - self.pos >= from
-            && let Some(split) = line_split_candidate(self.input.as_bytes(), self.pos)
         {
-            self.read_rows_in_two(&mut grid, split)?;
-            return Ok(grid);
+            let bytes = self.input.as_bytes();
+            let starts = chunk_starts(self.pos, bytes.len(), |at| line_start_after(bytes, at));
+            if starts.len() > 1 {
+                self.read_rows_in_parts(&mut grid, &starts)?;
+                return Ok(grid);
+            }
         }
         self.read_rows(&mut grid, false, usize::MAX)?;
         Ok(grid)
     }
 
-    /// Reads the rows of a top-level grid with a second thread that starts at `split`, a
-    /// line start about halfway through (a guess: the line may continue a nested grid).
-    /// This thread reads rows up to there; only if a row then starts exactly at `split`
-    /// are the second thread's rows (read by the same code from the same state: a row
-    /// start) appended. Otherwise, or if the second thread failed, this thread reads on
-    /// alone, so the grid and any error (with its position) are those of one thread.
-    fn read_rows_in_two(&mut self, grid: &mut Grid, split: usize) -> Result<()> {
+    /// Reads the rows of a top-level grid in parts on two threads ([`read_chunks`]): the
+    /// parts start at line starts (guesses: a line may continue a nested grid), and a part
+    /// is used only if the part before it stopped exactly at its start; from the first
+    /// one that is not, this thread reads on alone, so the grid and any error (with its
+    /// position) are those of one thread.
+    fn read_rows_in_parts(&mut self, grid: &mut Grid, starts: &[usize]) -> Result<()> {
         let input = self.input;
-        let mut part = grid.empty_like();
-        let (first, second) = crate::codec::beside(
-            move || {
-                let mut other = ZincReader {
-                    input,
-                    pos: split,
-                    depth: 0,
-                    split_rows_from: None,
-                };
-                let read = other.read_rows(&mut part, false, usize::MAX).ok();
-                read.map(|_| (part, other.pos))
-            },
-            || self.read_rows(grid, false, split),
-        );
-        match crate::codec::join_rows(grid, first?, second) {
-            Joined::Done => Ok(()),
-            Joined::At(end) => {
-                self.pos = end;
-                Ok(())
-            }
-            Joined::ReadOn => self.read_rows(grid, false, usize::MAX).map(|_| ()),
-        }
+        let other = |mut part: Grid, start: usize, stop: usize| {
+            let mut reader = ZincReader {
+                input,
+                pos: start,
+                depth: 0,
+                split_rows_from: None,
+            };
+            let end = reader.read_rows(&mut part, false, stop).ok()?;
+            Some(Chunk {
+                grid: part,
+                end: reader.pos,
+                closed: matches!(end, RowsEnd::Closed),
+            })
+        };
+        let read = |grid: &mut Grid, from: usize, stop: usize| {
+            self.pos = from;
+            let end = self.read_rows(grid, false, stop)?;
+            Ok((self.pos, matches!(end, RowsEnd::Closed)))
+        };
+        self.pos = read_chunks(grid, starts, read, &other)?;
+        Ok(())
     }
 
-    /// Reads rows (the reader is at a line start) to the end of the grid, or up to a row
-    /// that starts exactly at `stop`.
+    /// Reads rows (the reader is at a line start) to the end of the grid, or up to the
+    /// first row that starts at or after `stop`.
     fn read_rows(&mut self, grid: &mut Grid, nested: bool, stop: usize) -> Result<RowsEnd> {
         // Every row takes at least one line: reserve for the lines left (bounded by
         // `Grid::reserve_rows`) instead of growing the cells row by row.
@@ -334,7 +331,7 @@ impl<'a> ZincReader<'a> {
         // keeps runs of blank lines (each an all-empty row) linear to read.
         let mut next_content = 0;
         loop {
-            if self.pos == stop {
+            if self.pos >= stop {
                 return Ok(RowsEnd::AtStop);
             }
             if self.pos >= next_content {
