@@ -32,6 +32,7 @@ pub enum Decoder {
     Buildwire,
     /// This project with two-thread decoding turned off (large documents are otherwise
     /// split between two threads; the peers use one).
+    #[serde(rename = "buildwire-1t")]
     BuildwireOneThread,
     /// The Rust crate libhaystack.
     Libhaystack,
