@@ -1,7 +1,7 @@
 //! Wire encodings of the value model: Zinc, JSON (Hayson v4 and v3) and Trio.
 
 use crate::value;
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 
 pub mod csv;
 mod error;
@@ -59,7 +59,21 @@ pub(crate) fn parallel_decode() -> bool {
 
 /// Documents (or the part of one left after its header) at least this long are decoded
 /// by two threads when [`parallel_decode`] allows it; shorter ones are not worth a thread.
-pub(crate) const PARALLEL_MIN_BYTES: usize = 256 * 1024;
+pub const PARALLEL_MIN_BYTES: usize = 256 * 1024;
+
+static PARALLEL_FROM: AtomicUsize = AtomicUsize::new(PARALLEL_MIN_BYTES);
+
+/// Sets the size from which documents are decoded by two threads ([`PARALLEL_MIN_BYTES`]
+/// by default). For fuzzing and tests, which split small documents this way.
+#[doc(hidden)]
+pub fn set_parallel_min_bytes(bytes: usize) {
+    PARALLEL_FROM.store(bytes, Ordering::Relaxed);
+}
+
+/// The size from which documents are decoded by two threads.
+pub(crate) fn parallel_min_bytes() -> usize {
+    PARALLEL_FROM.load(Ordering::Relaxed)
+}
 
 /// Runs `second` on a new thread while `first` runs on this one, and returns both
 /// results; `None` from a second part that failed (a panic there, which would be a bug,

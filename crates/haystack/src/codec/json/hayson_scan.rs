@@ -23,7 +23,7 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 
 use crate::codec::{
-    Chunk, MAX_COLUMNS, MAX_DEPTH, PARALLEL_MIN_BYTES, RowsEnd, chunk_starts, parallel_decode,
+    Chunk, MAX_COLUMNS, MAX_DEPTH, RowsEnd, chunk_starts, parallel_decode, parallel_min_bytes,
     read_chunks, zinc,
 };
 use crate::value::{
@@ -101,7 +101,7 @@ pub(crate) fn scan_value(input: &str) -> Scan<Value> {
 
 /// Decodes a whole Hayson grid document (any `_kind` member is ignored), or gives up.
 pub(crate) fn scan_grid(input: &str) -> Scan<Grid> {
-    let split_rows_from = parallel_decode().then_some(PARALLEL_MIN_BYTES);
+    let split_rows_from = parallel_decode().then(parallel_min_bytes);
     scan_grid_splitting(input, split_rows_from)
 }
 

@@ -415,7 +415,9 @@ fn rows_split_inside_a_string_are_read_again() {
     // may add to the counter concurrently, never subtract).
     let mut plain = Grid::with_column_names(["n"]).expect("valid column");
     for i in 0..400 {
-        plain.push_row(vec![Some(Value::number(f64::from(i)))]).expect("row fits");
+        plain
+            .push_row(vec![Some(Value::number(f64::from(i)))])
+            .expect("row fits");
     }
     let text = hayson::encode_grid(&plain);
     assert_eq!(scan_grid_splitting(&text, Some(0)).ok(), Some(plain));

@@ -8,7 +8,7 @@
 //! followed by indented lines is a nested grid. `//` lines are comments.
 
 use crate::codec::zinc::{self, ZincReader};
-use crate::codec::{DecodeError, DecodeErrorKind, Location, MAX_INPUT_BYTES, PARALLEL_MIN_BYTES};
+use crate::codec::{DecodeError, DecodeErrorKind, Location, MAX_INPUT_BYTES, parallel_min_bytes};
 use crate::value::{Dict, Grid, GridError, Value, is_tag_name};
 use std::collections::HashMap;
 
@@ -257,7 +257,7 @@ pub fn decode_records(input: &str) -> Result<Vec<Dict>> {
 /// in first-seen order (the same grid as [`Grid::from_dicts`] of [`decode_records`]).
 pub fn decode_grid(input: &str) -> Result<Grid> {
     if crate::codec::parallel_decode()
-        && (PARALLEL_MIN_BYTES..=MAX_INPUT_BYTES).contains(&input.len())
+        && (parallel_min_bytes()..=MAX_INPUT_BYTES).contains(&input.len())
         && let Some(split) = record_split_candidate(input)
         && let Some(grid) = decode_grid_in_two(input, split)
     {

@@ -26,7 +26,7 @@ pub(crate) const URI_VERBATIM_ESCAPES: &[u8] = b":/?#[]@\\&=;";
 pub fn decode_grid(input: &str) -> Result<Grid, DecodeError> {
     let mut reader = ZincReader::new(input)?;
     if crate::codec::parallel_decode() {
-        reader = reader.split_rows_from(crate::codec::PARALLEL_MIN_BYTES);
+        reader = reader.split_rows_from(crate::codec::parallel_min_bytes());
     }
     let grid = reader.read_grid()?;
     reader.expect_end()?;
