@@ -23,13 +23,23 @@ struct Line<'a> {
 
 /// The lines of `input[from..to]` (`from` at a line start), with offsets in `input`.
 fn split_lines(input: &str, from: usize, to: usize) -> Vec<Line<'_>> {
-    let mut lines = Vec::new();
-    let mut offset = from;
-    for raw in input.get(from..to).unwrap_or("").split_inclusive('\n') {
-        let text = raw.strip_suffix('\n').unwrap_or(raw);
-        let text = text.strip_suffix('\r').unwrap_or(text);
-        lines.push(Line { text, offset });
-        offset += raw.len();
+    let text = input.get(from..to).unwrap_or("");
+    let mut lines = Vec::with_capacity(text.len() / 24 + 1);
+    let mut start = 0;
+    let line_ends = memchr::memchr_iter(b'\n', text.as_bytes()).chain(std::iter::once(text.len()));
+    for end in line_ends {
+        if start == text.len() && end == text.len() {
+            // No empty line after a final line break (as `split_inclusive`).
+            break;
+        }
+        // `end` is at a '\n' (ASCII) or the end of the text: both are char boundaries.
+        let raw = text.get(start..end).unwrap_or("");
+        let raw = raw.strip_suffix('\r').unwrap_or(raw);
+        lines.push(Line {
+            text: raw,
+            offset: from + start,
+        });
+        start = end + 1;
     }
     lines
 }
@@ -104,6 +114,13 @@ struct GridRecords<'a> {
     first: usize,
 }
 
+/// Tag name equality that settles most unequal pairs on their length and last byte,
+/// without calling `memcmp`.
+#[inline]
+fn same_name(a: &str, b: &str) -> bool {
+    a.len() == b.len() && a.as_bytes().last() == b.as_bytes().last() && a == b
+}
+
 /// No known successor.
 const NO_COLUMN: usize = usize::MAX;
 
@@ -120,14 +137,18 @@ impl<'a> RecordSink<'a> for GridRecords<'a> {
             Some(previous) => self.successor.get(previous).copied().unwrap_or(NO_COLUMN),
             None => self.first,
         };
-        let near = if self.names.get(predicted) == Some(&name) {
+        let near = if self
+            .names
+            .get(predicted)
+            .is_some_and(|n| same_name(n, name))
+        {
             Some(predicted)
         } else {
             let ahead = self.names.get(self.next_guess..).unwrap_or(&[]);
             ahead
                 .iter()
                 .take(TAG_LOOKAHEAD)
-                .position(|n| *n == name)
+                .position(|n| same_name(n, name))
                 .map(|skip| self.next_guess + skip)
         };
         let column = match near.or_else(|| self.index.get(name).copied()) {
@@ -351,10 +372,13 @@ fn read_lines<'a>(
             sink.end_record();
             continue;
         }
-        if line.text.trim().is_empty() || line.text.starts_with("//") {
+        // A line that starts with a lower-case letter is a tag: not blank, not a
+        // comment, not indented (the common case, tested first).
+        let tag_line = matches!(line.text.as_bytes().first(), Some(b'a'..=b'z'));
+        if !tag_line && (line.text.trim().is_empty() || line.text.starts_with("//")) {
             continue;
         }
-        if is_indented(&line) {
+        if !tag_line && is_indented(&line) {
             return Err(DecodeError::at_offset(
                 input,
                 line.offset,
