@@ -81,9 +81,7 @@ impl Grid {
         Ok(Grid {
             meta,
             columns,
-            values: Vec::new(),
-            value_columns: Vec::new(),
-            row_ends: Vec::new(),
+            ..Grid::default()
         })
     }
 
@@ -106,9 +104,7 @@ impl Grid {
         Grid {
             meta: self.meta.clone(),
             columns: self.columns.clone(),
-            values: Vec::new(),
-            value_columns: Vec::new(),
-            row_ends: Vec::new(),
+            ..Grid::default()
         }
     }
 
@@ -160,10 +156,7 @@ impl Grid {
         }
         self.row_ends.reserve(rows.min(MAX_RESERVED_CELLS));
         if let Some(per_row) = self.values.len().checked_div(self.row_ends.len()) {
-            let cells = rows.saturating_mul(per_row + 1);
-            let cells = cells.min(MAX_RESERVED_CELLS);
-            self.values.reserve(cells);
-            self.value_columns.reserve(cells);
+            self.reserve_cells(rows.saturating_mul(per_row + 1));
         }
     }
 

@@ -8,7 +8,9 @@
 //! followed by indented lines is a nested grid. `//` lines are comments.
 
 use crate::codec::zinc::{self, ZincReader};
-use crate::codec::{DecodeError, DecodeErrorKind, Location, MAX_INPUT_BYTES, parallel_min_bytes};
+use crate::codec::{
+    DecodeError, DecodeErrorKind, Location, MAX_INPUT_BYTES, chunk_starts, parallel_min_bytes,
+};
 use crate::value::{Dict, Grid, GridError, Value, is_tag_name};
 use std::collections::HashMap;
 
@@ -102,10 +104,8 @@ struct GridRecords<'a> {
     tags: Vec<(usize, Value)>,
     /// Where each finished, non-empty record ends in `tags`.
     record_ends: Vec<usize>,
-    /// Column after the previous tag's in this record: where the next tag is looked for
-    /// after its predicted column.
-    next_guess: usize,
-    /// The previous tag's column in this record (`None` at a record's start).
+    /// The previous tag's column in this record (`None` at a record's start); the next
+    /// tag is looked for at its predicted column, then from the column after this one.
     previous: Option<usize>,
     /// For each column, the column of the tag that followed it last time, and for the
     /// record start the first tag's: records of one kind list their tags in the same
@@ -144,12 +144,13 @@ impl<'a> RecordSink<'a> for GridRecords<'a> {
         {
             Some(predicted)
         } else {
-            let ahead = self.names.get(self.next_guess..).unwrap_or(&[]);
+            let next_guess = self.previous.map_or(0, |previous| previous + 1);
+            let ahead = self.names.get(next_guess..).unwrap_or(&[]);
             ahead
                 .iter()
                 .take(TAG_LOOKAHEAD)
                 .position(|n| same_name(n, name))
-                .map(|skip| self.next_guess + skip)
+                .map(|skip| next_guess + skip)
         };
         let column = match near.or_else(|| self.index.get(name).copied()) {
             Some(column) => column,
@@ -179,7 +180,6 @@ impl<'a> RecordSink<'a> for GridRecords<'a> {
             ));
         }
         *last = record;
-        self.next_guess = column + 1;
         match self.previous {
             Some(previous) => {
                 if let Some(next) = self.successor.get_mut(previous) {
@@ -194,7 +194,6 @@ impl<'a> RecordSink<'a> for GridRecords<'a> {
     }
 
     fn end_record(&mut self) {
-        self.next_guess = 0;
         self.previous = None;
         let start = self.record_ends.last().copied().unwrap_or(0);
         if self.tags.len() > start {
@@ -284,23 +283,26 @@ pub fn decode_grid(input: &str) -> Result<Grid> {
     {
         return Ok(grid);
     }
+    decode_grid_one_thread(input)
+}
+
+/// [`decode_grid`] on this thread alone.
+fn decode_grid_one_thread(input: &str) -> Result<Grid> {
     let mut sink = GridRecords::default();
     read_records(input, &mut sink)?;
     sink.into_grid()
         .map_err(|e| DecodeError::at_offset(input, 0, DecodeErrorKind::InvalidGrid(e.to_string())))
 }
 
-/// Where in the text (percent of its bytes) the second thread's records start: a little
-/// past the middle, since the second thread starts later.
-const SPLIT_PERCENT: usize = 53;
-
-/// The start of the first `---` line at or after [`SPLIT_PERCENT`] of the text.
+/// Where the second thread's records start: the first `---` line from the middle of the
+/// text on (the share [`chunk_starts`] gives the second of two parts).
 fn record_split_candidate(input: &str) -> Option<usize> {
     let bytes = input.as_bytes();
-    let middle = bytes.len() / 100 * SPLIT_PERCENT;
-    let window = bytes.get(middle..)?;
-    let at = window.windows(4).position(|w| w == b"\n---")?;
-    Some(middle + at + 1)
+    let starts = chunk_starts(0, bytes.len(), |from| {
+        let at = memchr::memmem::find(bytes.get(from..)?, b"\n---")?;
+        Some(from + at + 1)
+    });
+    starts.get(1).copied()
 }
 
 /// Decodes the records before `split` (the start of a `---` line) on this thread and
@@ -554,19 +556,10 @@ mod split_tests {
     use crate::codec::zinc::tests::{nested_value, small_grid};
     use proptest::prelude::*;
 
-    /// The one-thread decode.
-    fn one_thread(input: &str) -> Result<Grid> {
-        let mut sink = GridRecords::default();
-        read_records(input, &mut sink)?;
-        sink.into_grid().map_err(|e| {
-            DecodeError::at_offset(input, 0, DecodeErrorKind::InvalidGrid(e.to_string()))
-        })
-    }
-
     /// Splits at every line that starts with `---` (record separators, and any such line
     /// inside a value): each join that is made equals the one-thread grid.
     fn check_every_split(text: &str) -> std::result::Result<usize, TestCaseError> {
-        let expected = one_thread(text);
+        let expected = decode_grid_one_thread(text);
         let mut joined = 0;
         for (at, _) in text.match_indices("---") {
             if at != 0 && text.as_bytes().get(at - 1) != Some(&b'\n') {
@@ -614,7 +607,7 @@ mod split_tests {
         let crossing = "id:@a\nv:[<<\nver:\"3.0\"\na\n---\n>>]\n---\nid:@b\n";
         let at = crossing.find("---").unwrap_or(0);
         assert!(decode_grid_in_two(crossing, at).is_none());
-        assert!(one_thread(crossing).is_err());
+        assert!(decode_grid_one_thread(crossing).is_err());
         // Lines cut inside a value: the reader says so instead of reading on.
         let limit = multi_line.find("1\n>>").unwrap_or(0);
         let lines = split_lines(multi_line, 0, limit);
