@@ -589,4 +589,49 @@ mod reconnect_tests {
         client.close().await.unwrap();
         restarted.shutdown().await;
     }
+
+    /// A caller that polls with windows far shorter than one reconnect attempt (the Python
+    /// binding polls every 100 ms so other calls can run between polls) still gets the client
+    /// back: an attempt that has started runs to its end, it is not cut off by the window.
+    #[tokio::test]
+    async fn short_polls_do_not_cut_off_a_reconnect() {
+        let (server, bind, mut client, mut events) = server_and_client(1.0).await;
+        let (_, handle) = subscribe_counter(&mut client).await;
+        wait_for_value(&mut client, handle, 1.0).await;
+        server.shutdown().await;
+        // Down for a while: several attempts fail and the backoff grows past the window.
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let restarted = start_on(&bind, 7.0, OperationLimits::default()).await;
+        let mut polls = 0_u32;
+        let seen = tokio::time::timeout(Duration::from_secs(15), async {
+            loop {
+                polls += 1;
+                match client
+                    .next_notification_within(Duration::from_millis(1))
+                    .await
+                    .unwrap()
+                {
+                    Some(SubscriptionEvent::DataChange {
+                        client_handle,
+                        value,
+                        ..
+                    }) if client_handle == handle && value.value == Some(Variant::Double(7.0)) => {
+                        return;
+                    }
+                    _ => tokio::task::yield_now().await,
+                }
+            }
+        })
+        .await;
+        assert!(
+            seen.is_ok(),
+            "no change to 7.0 after {polls} polls: {:?}",
+            drain(&mut events)
+        );
+        assert!(polls > 1, "the window was honoured while connected");
+        assert_eq!(client.reconnects(), 1);
+        assert_eq!(sessions_created(&restarted), 1, "exactly one new session");
+        client.close().await.unwrap();
+        restarted.shutdown().await;
+    }
 }

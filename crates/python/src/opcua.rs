@@ -337,10 +337,12 @@ impl OpcuaClientHandle {
                 let event = {
                     let mut guard = inner.lock().await;
                     let client = guard.as_mut().ok_or_else(|| failed(CLOSED))?;
-                    match tokio::time::timeout(slice, client.next_notification()).await {
-                        Ok(event) => Some(event.map_err(failed)?),
-                        Err(_) => None,
-                    }
+                    // Not a timeout around next_notification: that would cut a reconnect
+                    // attempt off every slice, and the client would never come back.
+                    client
+                        .next_notification_within(slice)
+                        .await
+                        .map_err(failed)?
                 };
                 match event {
                     Some(SubscriptionEvent::DataChange {

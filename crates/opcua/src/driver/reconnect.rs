@@ -310,6 +310,23 @@ impl ReconnectingClient {
         &mut self,
         deadline: Instant,
     ) -> Result<&mut OpcuaClient, ClientError> {
+        self.wait_connected(deadline, None).await?;
+        self.client.as_mut().ok_or_else(|| ClientError::Status {
+            status: StatusCode::BAD_NOT_CONNECTED,
+            context: "not connected".into(),
+        })
+    }
+
+    /// Reconnects if the connection is down. Fails with Bad_NotConnected when the next
+    /// attempt is due after `deadline`; returns `Ok(false)` (after sleeping until `patience`)
+    /// when the next attempt is due after `patience`, so a caller that only wanted to wait
+    /// that long gets control back between attempts. An attempt that has started always runs
+    /// to its end here: it is never cut off by `patience`.
+    async fn wait_connected(
+        &mut self,
+        deadline: Instant,
+        patience: Option<Instant>,
+    ) -> Result<bool, ClientError> {
         if self.client.as_mut().is_some_and(|client| !client.is_open()) {
             self.lost(&ClientError::Status {
                 status: StatusCode::BAD_CONNECTION_CLOSED,
@@ -342,6 +359,10 @@ impl ReconnectingClient {
                     ),
                 });
             }
+            if let Some(patience) = patience.filter(|&patience| at > patience) {
+                tokio::time::sleep_until(patience.into()).await;
+                return Ok(false);
+            }
             tokio::time::sleep_until(at.into()).await;
             self.next_attempt = None;
             let attempt = self.backoff.attempts();
@@ -360,10 +381,7 @@ impl ReconnectingClient {
                 }
             }
         }
-        self.client.as_mut().ok_or_else(|| ClientError::Status {
-            status: StatusCode::BAD_NOT_CONNECTED,
-            context: "not connected".into(),
-        })
+        Ok(true)
     }
 
     /// One reconnect: connect, re-activate (or re-create) the session, run the hooks.
@@ -522,7 +540,9 @@ impl ReconnectingClient {
 
     /// [`OpcuaClient::next_notification`] across reconnects: when the connection is lost
     /// while it waits, it reconnects (restoring the subscriptions) and goes on waiting; it
-    /// fails only when the connection stays down past the policy's reconnect timeout.
+    /// fails only when the connection stays down past the policy's reconnect timeout. To poll
+    /// with a short wait, use [`next_notification_within`](Self::next_notification_within)
+    /// rather than a timeout around this call, which would cut reconnect attempts off.
     pub async fn next_notification(&mut self) -> Result<SubscriptionEvent, ClientError> {
         loop {
             let deadline = Instant::now() + self.policy.reconnect_timeout;
@@ -530,6 +550,45 @@ impl ReconnectingClient {
             match client.next_notification().await {
                 Err(error) if is_connection_lost(error.status_code()) => self.lost(&error),
                 other => return other,
+            }
+        }
+    }
+
+    /// [`next_notification`](Self::next_notification) that waits for a notification at most
+    /// `wait` (then `Ok(None)`), for callers that poll and must let other calls on the client
+    /// run in between. Unlike wrapping `next_notification` in a timeout, a reconnect attempt
+    /// that has started is never cut off half-way: an attempt can take longer than a short
+    /// poll (a new channel, a new session, subscriptions created again), and cutting it off
+    /// every time would keep the client from ever coming back. So this call may return later
+    /// than `wait` by the length of one attempt.
+    ///
+    /// ```no_run
+    /// # async fn demo(client: &mut buildwire_opcua::driver::ReconnectingClient)
+    /// #     -> Result<(), buildwire_opcua::driver::ClientError> {
+    /// use std::time::Duration;
+    /// while let Some(event) = client.next_notification_within(Duration::from_millis(100)).await? {
+    ///     println!("{event:?}");
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn next_notification_within(
+        &mut self,
+        wait: Duration,
+    ) -> Result<Option<SubscriptionEvent>, ClientError> {
+        let until = Instant::now() + wait;
+        loop {
+            let deadline = Instant::now() + self.policy.reconnect_timeout;
+            if !self.wait_connected(deadline, Some(until)).await? {
+                return Ok(None);
+            }
+            let Some(client) = self.client.as_mut() else {
+                continue;
+            };
+            let left = until.saturating_duration_since(Instant::now());
+            match tokio::time::timeout(left, client.next_notification()).await {
+                Err(_) => return Ok(None),
+                Ok(Err(error)) if is_connection_lost(error.status_code()) => self.lost(&error),
+                Ok(other) => return other.map(Some),
             }
         }
     }
