@@ -11,6 +11,12 @@ mod bacnet_sc;
 mod haystack_client;
 mod opcua;
 
+/// Rust allocations of the extension go through mimalloc, as in the `buildwire` binary
+/// (see its `main.rs`): lock-free per-thread free lists instead of glibc's locked arenas.
+/// Python's own objects still use Python's allocator.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 

@@ -75,18 +75,47 @@ pub(crate) fn parallel_min_bytes() -> usize {
     PARALLEL_FROM.load(Ordering::Relaxed)
 }
 
-/// Runs `second` on a new thread while `first` runs on this one, and returns both
-/// results; `None` from a second part that failed (a panic there, which would be a bug,
-/// counts as failed: callers then decode that part themselves).
+/// Runs `second` on the decode helper thread while `first` runs on this one, and returns
+/// both results; `None` from a second part that failed (a panic there, which would be a bug,
+/// counts as failed: callers then decode that part themselves). Without a helper thread
+/// (the system refused to start one) `second` runs here after `first`.
+///
+/// The helper is one thread started on first use and kept: starting a new thread per
+/// document cost 25 to 55 µs before it read anything on the machine of BENCHMARKS.md (a
+/// tenth of a Bravo decode), and each new thread starts with empty allocator caches.
 pub(crate) fn beside<A, B: Send>(
     second: impl FnOnce() -> Option<B> + Send,
     first: impl FnOnce() -> A,
 ) -> (A, Option<B>) {
-    std::thread::scope(|scope| {
-        let handle = scope.spawn(second);
+    let second = || {
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(second))
+            .ok()
+            .flatten()
+    };
+    let Some(helper) = decode_helper() else {
         let first = first();
-        (first, handle.join().ok().flatten())
-    })
+        return (first, second());
+    };
+    let mut other = None;
+    let first = helper.in_place_scope(|scope| {
+        scope.spawn(|_| other = second());
+        first()
+    });
+    (first, other)
+}
+
+/// The one-thread pool two-thread decoding hands its second part to.
+fn decode_helper() -> Option<&'static rayon::ThreadPool> {
+    static HELPER: std::sync::OnceLock<Option<rayon::ThreadPool>> = std::sync::OnceLock::new();
+    HELPER
+        .get_or_init(|| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(1)
+                .thread_name(|_| "haystack-decode".into())
+                .build()
+                .ok()
+        })
+        .as_ref()
 }
 
 /// Counts a join of two threads' parts (tests check that the joined path is taken).
@@ -104,11 +133,14 @@ pub(crate) enum RowsEnd {
     AtStop,
 }
 
-/// Parts a large grid's rows are cut into for two threads. More parts than threads let a
-/// thread that starts late take fewer, but each part costs a copy when it is joined: on
-/// the 2-core machine of BENCHMARKS.md, 3 and 4 parts were slower than 2 for the example
-/// buildings.
-pub(crate) const ROW_CHUNKS: usize = 2;
+/// Parts a large grid's rows are cut into for two threads. This thread takes parts from
+/// the front and reads them straight into the grid; the helper takes them from the back
+/// into grids of its own, joined (copied) at the end. So when the helper starts late or
+/// runs slowly (its core busy with something else, as often on the virtual machines of
+/// BENCHMARKS.md), this thread simply reads more of the parts, and the decode is never
+/// much slower than one thread's. Two halves, each thread one, left this thread waiting
+/// for a slow helper: on such runs two threads took longer than one.
+pub(crate) const ROW_CHUNKS: usize = 8;
 
 /// Rows read from a guessed row start, up to the first row start at or after a stop.
 pub(crate) struct Chunk {
@@ -120,15 +152,23 @@ pub(crate) struct Chunk {
     pub closed: bool,
 }
 
-/// Reads a grid's rows in parts on this thread and one more: `starts` holds the offset of
-/// the first row and guessed row starts after it (increasing). This thread reads the
-/// first part into `grid` with `read` (from a true row start, so its errors are the
-/// grid's) and then, like the other thread, takes the next part not yet taken and reads
-/// it with `other` into a grid of its own. The parts are then joined in order, each only
-/// if the rows before it stopped exactly at its start; where they did not (a guess inside
-/// a value) or a part failed, this thread reads from where the rows stopped with `read`
-/// up to the next part, and reads the last rows itself if needed. So the grid, and any
-/// error, are those of reading the rows in one go. Returns where the rows end.
+/// Which parts are taken: this thread has taken those before `front`, the helper those
+/// from `back` on.
+struct Claims {
+    front: usize,
+    back: usize,
+}
+
+/// Reads a grid's rows in parts on this thread and the decode helper: `starts` holds the
+/// offset of the first row and guessed row starts after it (increasing). This thread reads
+/// from the first row into `grid` with `read` (from a true row start, so its errors are
+/// the grid's), taking parts from the front while the helper takes parts from the back and
+/// reads each with `other` into a grid of its own. Where the two meet, the helper's parts
+/// are joined in order, each only if the rows before it stopped exactly at its start;
+/// where they did not (a guess inside a value) or a part failed, this thread reads from
+/// where the rows stopped with `read` up to the next part, and reads the last rows itself
+/// if needed. So the grid, and any error, are those of reading the rows in one go.
+/// Returns where the rows end.
 ///
 /// `read(grid, from, stop)` reads rows from `from` up to the first row start at or after
 /// `stop` and returns where it stopped and whether the rows ended there; `other` does the
@@ -141,35 +181,52 @@ pub(crate) fn read_chunks<E>(
 ) -> Result<usize, E> {
     use std::sync::Mutex;
     let stop = |i: usize| starts.get(i + 1).copied().unwrap_or(usize::MAX);
-    let empty = grid.empty_like();
+    let empty = grid.rows_part();
     let parts: Vec<Mutex<Option<Chunk>>> = starts.iter().map(|_| Mutex::new(None)).collect();
-    let next = std::sync::atomic::AtomicUsize::new(1);
-    let take_parts = || {
-        loop {
-            let i = next.fetch_add(1, Ordering::Relaxed);
+    let claims = Mutex::new(Claims {
+        front: 1,
+        back: starts.len(),
+    });
+    // The next part from the back for the helper, or from the front for this thread.
+    let claim_back = || {
+        let mut claims = claims.lock().ok()?;
+        (claims.back > claims.front).then(|| {
+            claims.back -= 1;
+            claims.back
+        })
+    };
+    let claim_front = || {
+        let mut claims = claims.lock().ok()?;
+        (claims.front < claims.back).then(|| {
+            claims.front += 1;
+            claims.front - 1
+        })
+    };
+    let helper = || {
+        while let Some(i) = claim_back() {
             let (Some(&start), Some(slot)) = (starts.get(i), parts.get(i)) else {
-                return;
+                break;
             };
-            let chunk = other(empty.empty_like(), start, stop(i));
+            let chunk = other(empty.rows_part(), start, stop(i));
             if let Ok(mut slot) = slot.lock() {
                 *slot = chunk;
             }
         }
+        Some(())
     };
     let first_start = starts.first().copied().unwrap_or_default();
-    let (first, _) = beside(
-        || {
-            take_parts();
-            Some(())
-        },
-        || {
-            let first = read(grid, first_start, stop(0));
-            take_parts();
-            first
-        },
-    );
-    let (mut end, mut closed) = first?;
-    for (start, slot) in starts.iter().zip(&parts).skip(1) {
+    let (mine, _) = beside(helper, || {
+        let (mut end, mut closed) = read(grid, first_start, stop(0))?;
+        #[cfg(test)]
+        wait_for_helper(&claims, starts.len());
+        while !closed && let Some(i) = claim_front() {
+            (end, closed) = read(grid, end, stop(i))?;
+        }
+        Ok((end, closed))
+    });
+    let (mut end, mut closed) = mine?;
+    let helper_from = claims.lock().map_or(starts.len(), |claims| claims.front);
+    for (start, slot) in starts.iter().zip(&parts).skip(helper_from) {
         if closed {
             break;
         }
@@ -194,17 +251,32 @@ pub(crate) fn read_chunks<E>(
     Ok(end)
 }
 
+/// In tests, this thread lets the helper take a part before it takes more itself, so that
+/// the joining of the helper's parts runs even on documents this thread would read alone
+/// before the helper starts (for at most a second: a helper that never comes is a path
+/// of its own).
+#[cfg(test)]
+fn wait_for_helper(claims: &std::sync::Mutex<Claims>, parts: usize) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(1);
+    while claims.lock().is_ok_and(|claims| claims.back == parts)
+        && std::time::Instant::now() < deadline
+    {
+        std::thread::yield_now();
+    }
+}
+
 /// Guessed row starts for [`read_chunks`]: `first` (a true row start), then for each
-/// further part the first offset `find` accepts at or after an even share of the text
-/// after `first`, kept only while they increase.
+/// further of `parts` parts the first offset `find` accepts at or after an even share of
+/// the text after `first`, kept only while they increase.
 pub(crate) fn chunk_starts(
     first: usize,
     len: usize,
+    parts: usize,
     find: impl Fn(usize) -> Option<usize>,
 ) -> Vec<usize> {
     let mut starts = vec![first];
-    let share = (len - first) / ROW_CHUNKS;
-    for part in 1..ROW_CHUNKS {
+    let share = (len - first) / parts.max(1);
+    for part in 1..parts {
         let Some(at) = find(first + share * part) else {
             break;
         };
@@ -220,3 +292,33 @@ pub(crate) fn chunk_starts(
 #[cfg(test)]
 pub(crate) static SPLITS_JOINED: std::sync::atomic::AtomicUsize =
     std::sync::atomic::AtomicUsize::new(0);
+
+#[cfg(test)]
+mod tests {
+    use super::beside;
+
+    #[test]
+    fn beside_runs_both_parts_on_two_threads() {
+        let here = std::thread::current().id();
+        let (first, second) = beside(
+            || Some(std::thread::current().id()),
+            || std::thread::current().id(),
+        );
+        assert_eq!(first, here);
+        assert!(second.is_some_and(|id| id != here), "{second:?}");
+        // The helper thread is kept: a second call runs on the same one.
+        let (_, again) = beside(|| Some(std::thread::current().id()), || ());
+        assert_eq!(again, second);
+    }
+
+    #[test]
+    fn a_panic_in_the_second_part_counts_as_failed() {
+        let (first, second) = beside(
+            || -> Option<u8> { panic!("a bug in the second part") },
+            || 7,
+        );
+        assert_eq!((first, second), (7, None));
+        // The helper survives it.
+        assert_eq!(beside(|| Some(2), || 1), (1, Some(2)));
+    }
+}

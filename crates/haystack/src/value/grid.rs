@@ -108,6 +108,21 @@ impl Grid {
         }
     }
 
+    /// An empty grid for rows read apart and then joined to this one with `append_rows`:
+    /// as many columns, but unnamed and without meta (nothing to copy).
+    pub(crate) fn rows_part(&self) -> Grid {
+        let column = || Column {
+            name: String::new(),
+            meta: Dict::default(),
+        };
+        Grid {
+            columns: std::iter::repeat_with(column)
+                .take(self.columns.len())
+                .collect(),
+            ..Grid::default()
+        }
+    }
+
     /// Appends a row given cell by cell; missing trailing cells are empty. A grid
     /// without columns holds no rows, so an empty row pushed to it is ignored.
     ///

@@ -23,8 +23,8 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 
 use crate::codec::{
-    Chunk, MAX_COLUMNS, MAX_DEPTH, RowsEnd, chunk_starts, parallel_decode, parallel_min_bytes,
-    read_chunks, zinc,
+    Chunk, MAX_COLUMNS, MAX_DEPTH, ROW_CHUNKS, RowsEnd, chunk_starts, parallel_decode,
+    parallel_min_bytes, read_chunks, zinc,
 };
 use crate::value::{
     Column, Coord, Date, DateTime, Dict, Grid, Kind, Number, Ref, Value, XStr, is_ref_id,
@@ -943,7 +943,9 @@ impl<'a> Scanner<'a> {
             && self.bytes.len() - self.pos >= from
         {
             let bytes = self.bytes;
-            let starts = chunk_starts(self.pos, bytes.len(), |at| row_start_after(bytes, at));
+            let starts = chunk_starts(self.pos, bytes.len(), ROW_CHUNKS, |at| {
+                row_start_after(bytes, at)
+            });
             if starts.len() > 1 {
                 return self.rows_in_parts(grid, &rows, &starts);
             }

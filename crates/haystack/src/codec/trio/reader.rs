@@ -298,7 +298,7 @@ fn decode_grid_one_thread(input: &str) -> Result<Grid> {
 /// text on (the share [`chunk_starts`] gives the second of two parts).
 fn record_split_candidate(input: &str) -> Option<usize> {
     let bytes = input.as_bytes();
-    let starts = chunk_starts(0, bytes.len(), |from| {
+    let starts = chunk_starts(0, bytes.len(), 2, |from| {
         let at = memchr::memmem::find(bytes.get(from..)?, b"\n---")?;
         Some(from + at + 1)
     });

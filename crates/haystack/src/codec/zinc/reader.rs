@@ -4,8 +4,8 @@
 //! nesting depth against [`MAX_DEPTH`] and reports errors with line and column.
 
 use crate::codec::{
-    Chunk, DecodeError, DecodeErrorKind, MAX_COLUMNS, MAX_DEPTH, MAX_INPUT_BYTES, RowsEnd,
-    chunk_starts, read_chunks,
+    Chunk, DecodeError, DecodeErrorKind, MAX_COLUMNS, MAX_DEPTH, MAX_INPUT_BYTES, ROW_CHUNKS,
+    RowsEnd, chunk_starts, read_chunks,
 };
 use crate::value::{
     Column, Coord, Date, DateTime, Dict, Grid, GridError, Number, Ref, RowCells, Time, Value, XStr,
@@ -273,7 +273,9 @@ impl<'a> ZincReader<'a> {
             && self.input.len() - self.pos >= from
         {
             let bytes = self.input.as_bytes();
-            let starts = chunk_starts(self.pos, bytes.len(), |at| line_start_after(bytes, at));
+            let starts = chunk_starts(self.pos, bytes.len(), ROW_CHUNKS, |at| {
+                line_start_after(bytes, at)
+            });
             if starts.len() > 1 {
                 self.read_rows_in_parts(&mut grid, &starts)?;
                 return Ok(grid);
