@@ -90,8 +90,13 @@ pub struct DecodeResult {
     pub min_ms: Option<f64>,
     /// Median encode time back to the same format, ms (ours only).
     pub encode_median_ms: Option<f64>,
-    /// Peak resident memory of the decoding process, MiB (includes the runtime's baseline).
+    /// Peak resident memory of the decoding process, MiB (includes the runtime's baseline;
+    /// the largest over the rounds).
     pub peak_rss_mib: Option<f64>,
+    /// With several rounds: each round's median decode time, ms, in round order
+    /// (`median_ms` is their median).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub round_medians_ms: Vec<f64>,
     /// Why there is no number: a decode failure, a wrong row count, or a missing peer.
     pub error: Option<String>,
 }
@@ -101,8 +106,12 @@ pub struct DecodeResult {
 pub struct DecodeConfig {
     /// Folder with alpha.* and bravo.*.
     pub data_dir: PathBuf,
-    /// Decode iterations per (file, decoder).
+    /// Decode iterations per (file, decoder) and round.
     pub iterations: usize,
+    /// Rounds: the whole sequence of files and decoders is run this many times, one round
+    /// after the other, so that a noisy minute of the machine falls on every decoder alike.
+    #[serde(default = "one_round")]
+    pub rounds: usize,
     /// Where scripts/peers.sh installed the peers.
     pub peers_dir: PathBuf,
     /// How to start `buildwire` for the in-house worker (the running program).
@@ -121,7 +130,23 @@ pub const FILES: [(&str, usize); 6] = [
     ("bravo.trio", 1077),
 ];
 
-/// Runs every decoder on every file; `progress` is told what runs next.
+fn one_round() -> usize {
+    1
+}
+
+/// One round's numbers for one (file, decoder).
+struct RoundResult {
+    rows: Option<usize>,
+    median_ms: Option<f64>,
+    min_ms: Option<f64>,
+    encode_median_ms: Option<f64>,
+    peak_rss_mib: Option<f64>,
+    error: Option<String>,
+}
+
+/// Runs every decoder on every file, `config.rounds` times over; `progress` is told what
+/// runs next. Each result combines the rounds: the median of the round medians, the
+/// fastest decode of any round, the largest peak RSS, the first error.
 pub fn run(config: &DecodeConfig, progress: &dyn Fn(&str)) -> Vec<DecodeResult> {
     let scripts = match write_scripts() {
         Ok(dir) => Some(dir),
@@ -130,55 +155,108 @@ pub fn run(config: &DecodeConfig, progress: &dyn Fn(&str)) -> Vec<DecodeResult> 
             None
         }
     };
-    let mut results = Vec::new();
-    for (file, expected_rows) in FILES {
-        let path = config.data_dir.join(file);
-        for &decoder in &config.decoders {
-            progress(&format!("{file}: {}", decoder.name()));
+    let rounds = config.rounds.max(1);
+    let pairs: Vec<(&str, usize, Decoder)> = FILES
+        .iter()
+        .flat_map(|&(file, rows)| config.decoders.iter().map(move |&d| (file, rows, d)))
+        .collect();
+    let mut measured: Vec<Vec<RoundResult>> = pairs.iter().map(|_| Vec::new()).collect();
+    for round in 1..=rounds {
+        for ((file, expected_rows, decoder), runs) in pairs.iter().zip(&mut measured) {
+            let what = format!("{file}: {}", decoder.name());
+            if rounds > 1 {
+                progress(&format!("round {round}/{rounds}: {what}"));
+            } else {
+                progress(&what);
+            }
+            let path = config.data_dir.join(file);
             let command = scripts
                 .as_deref()
                 .ok_or_else(|| "peer scripts unavailable".to_owned())
-                .and_then(|dir| worker_command(config, decoder, &path, dir));
-            let format = file.rsplit('.').next().unwrap_or_default().to_owned();
-            let mut result = DecodeResult {
-                file: file.to_owned(),
-                format,
-                decoder: decoder.name().to_owned(),
-                rows: None,
-                median_ms: None,
-                min_ms: None,
-                encode_median_ms: None,
-                peak_rss_mib: None,
-                error: None,
-            };
-            match command.and_then(run_child) {
-                Ok((out, rss)) => fill(&mut result, out, rss, expected_rows),
-                Err(e) => result.error = Some(e),
-            }
-            results.push(result);
+                .and_then(|dir| worker_command(config, *decoder, &path, dir));
+            runs.push(match command.and_then(run_child) {
+                Ok((out, rss)) => measure(out, rss, *expected_rows),
+                Err(e) => RoundResult {
+                    rows: None,
+                    median_ms: None,
+                    min_ms: None,
+                    encode_median_ms: None,
+                    peak_rss_mib: None,
+                    error: Some(e),
+                },
+            });
         }
     }
-    results
+    pairs
+        .iter()
+        .zip(measured)
+        .map(|(&(file, _, decoder), runs)| combine(file, decoder, &runs))
+        .collect()
 }
 
-fn fill(result: &mut DecodeResult, out: WorkerOutput, rss_kib: u64, expected_rows: usize) {
-    result.peak_rss_mib = Some(rss_kib as f64 / 1024.0);
-    if let Some(error) = out.error {
-        result.error = Some(error);
-        return;
+fn measure(out: WorkerOutput, rss_kib: u64, expected_rows: usize) -> RoundResult {
+    let mut result = RoundResult {
+        rows: out.rows,
+        median_ms: None,
+        min_ms: None,
+        encode_median_ms: None,
+        peak_rss_mib: Some(rss_kib as f64 / 1024.0),
+        error: out.error,
+    };
+    if result.error.is_some() {
+        return result;
     }
-    result.rows = out.rows;
     if out.rows != Some(expected_rows) {
         result.error = Some(format!(
             "decoded {:?} rows, expected {expected_rows}",
             out.rows
         ));
-        return;
+        return result;
     }
-    let (median, min) = summarize(out.ms.unwrap_or_default());
-    result.median_ms = median;
-    result.min_ms = min;
+    (result.median_ms, result.min_ms) = summarize(out.ms.unwrap_or_default());
     result.encode_median_ms = summarize(out.encode_ms.unwrap_or_default()).0;
+    result
+}
+
+/// One result from the rounds of one (file, decoder).
+fn combine(file: &str, decoder: Decoder, runs: &[RoundResult]) -> DecodeResult {
+    let median_of = |values: Vec<f64>| summarize_all(values).0;
+    let round_medians: Vec<f64> = runs.iter().filter_map(|r| r.median_ms).collect();
+    let largest = |values: Vec<f64>| values.into_iter().reduce(f64::max);
+    let error = runs.iter().enumerate().find_map(|(i, r)| {
+        r.error.as_ref().map(|e| {
+            if runs.len() > 1 {
+                format!("round {}: {e}", i + 1)
+            } else {
+                e.clone()
+            }
+        })
+    });
+    DecodeResult {
+        file: file.to_owned(),
+        format: file.rsplit('.').next().unwrap_or_default().to_owned(),
+        decoder: decoder.name().to_owned(),
+        rows: runs.iter().find_map(|r| r.rows),
+        median_ms: median_of(round_medians.clone()),
+        min_ms: runs.iter().filter_map(|r| r.min_ms).reduce(f64::min),
+        encode_median_ms: median_of(runs.iter().filter_map(|r| r.encode_median_ms).collect()),
+        peak_rss_mib: largest(runs.iter().filter_map(|r| r.peak_rss_mib).collect()),
+        round_medians_ms: if runs.len() > 1 {
+            round_medians
+        } else {
+            Vec::new()
+        },
+        error,
+    }
+}
+
+/// Median (the upper one of an even count) and minimum of all values.
+fn summarize_all(mut values: Vec<f64>) -> (Option<f64>, Option<f64>) {
+    values.sort_by(f64::total_cmp);
+    (
+        values.get(values.len() / 2).copied(),
+        values.first().copied(),
+    )
 }
 
 /// Median and minimum, leaving out the first (cold) iteration when there are several.
@@ -186,9 +264,7 @@ fn summarize(mut ms: Vec<f64>) -> (Option<f64>, Option<f64>) {
     if ms.len() > 1 {
         ms.remove(0);
     }
-    ms.sort_by(f64::total_cmp);
-    let median = ms.get(ms.len() / 2).copied();
-    (median, ms.first().copied())
+    summarize_all(ms)
 }
 
 fn write_scripts() -> std::io::Result<PathBuf> {
@@ -391,5 +467,52 @@ pub fn libhaystack_grid(format: Format, text: &str) -> Result<libhaystack::val::
             .map(libhaystack::val::Value::from)
             .map_err(|e| e.to_string()),
         Format::JsonV3 => Err("libhaystack reads JSON v4 only".into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn round(median: f64, min: f64, rss: f64, error: Option<&str>) -> RoundResult {
+        RoundResult {
+            rows: Some(1077),
+            median_ms: error.is_none().then_some(median),
+            min_ms: error.is_none().then_some(min),
+            encode_median_ms: error.is_none().then_some(median / 2.0),
+            peak_rss_mib: Some(rss),
+            error: error.map(str::to_owned),
+        }
+    }
+
+    #[test]
+    fn rounds_combine_into_the_median_of_medians() {
+        let runs = [
+            round(0.9, 0.8, 20.0, None),
+            round(0.5, 0.45, 25.0, None),
+            round(0.6, 0.4, 22.0, None),
+        ];
+        let result = combine("bravo.json", Decoder::Buildwire, &runs);
+        assert_eq!(result.median_ms, Some(0.6));
+        assert_eq!(result.min_ms, Some(0.4));
+        assert_eq!(result.encode_median_ms, Some(0.3));
+        assert_eq!(result.peak_rss_mib, Some(25.0));
+        assert_eq!(result.round_medians_ms, vec![0.9, 0.5, 0.6]);
+        assert_eq!((result.format.as_str(), result.error), ("json", None));
+    }
+
+    #[test]
+    fn a_failed_round_is_reported_with_its_number() {
+        let runs = [
+            round(0.9, 0.8, 20.0, None),
+            round(0.0, 0.0, 21.0, Some("boom")),
+        ];
+        let result = combine("alpha.zinc", Decoder::HaystackPy, &runs);
+        assert_eq!(result.error.as_deref(), Some("round 2: boom"));
+        assert_eq!(result.median_ms, Some(0.9));
+        // One round: the error as the worker gave it, no round list.
+        let single = combine("alpha.zinc", Decoder::HaystackPy, &runs[1..]);
+        assert_eq!(single.error.as_deref(), Some("boom"));
+        assert!(single.round_medians_ms.is_empty());
     }
 }

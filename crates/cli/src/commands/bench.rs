@@ -34,7 +34,7 @@ pub enum HaystackBench {
     /// haystack-core and haystack-py, each in its own process (peak memory per process).
     #[command(
         after_help = "Peers come from scripts/peers.sh (node, py313); a missing one is \
-        reported and skipped.\n\nExample:\n  buildwire bench haystack decode --iterations 20 --json"
+        reported and skipped.\n\nExamples:\n  buildwire bench haystack decode --iterations 20 --json\n  buildwire bench haystack decode --iterations 40 --rounds 3   # as in BENCHMARKS.md"
     )]
     Decode(HaystackDecodeArgs),
     /// HTTP load as haystack-py publishes it: 50 connections, SCRAM once each, a mix of
@@ -62,6 +62,11 @@ pub struct HaystackDecodeArgs {
     /// Decodes per file and decoder (the first is a warm-up and not counted).
     #[arg(long, default_value_t = 10)]
     iterations: usize,
+    /// Run everything this many times, round after round, and report the median of the
+    /// rounds' medians (each round's median is in the JSON report): on a noisy machine
+    /// three rounds give ratios that one run cannot.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=100))]
+    rounds: u64,
     /// Where scripts/peers.sh installed the peers (default: $BUILDWIRE_PEERS or ./.peers).
     #[arg(long)]
     peers: Option<PathBuf>,
@@ -187,6 +192,7 @@ fn haystack_decode(args: HaystackDecodeArgs) -> CommandResult {
     let config = decode::DecodeConfig {
         data_dir: args.data.clone(),
         iterations: args.iterations.max(2),
+        rounds: usize::try_from(args.rounds).unwrap_or(1),
         peers_dir: peers,
         worker_program,
         decoders,
@@ -196,7 +202,7 @@ fn haystack_decode(args: HaystackDecodeArgs) -> CommandResult {
         progress.set(format!("decoding {what}"))
     });
     progress.finish();
-    let table = decode_table(&results);
+    let table = decode_table(&results, config.rounds);
     let report = serde_json::json!({
         "benchmark": "haystack decode",
         "machine": MachineInfo::detect(),
@@ -234,7 +240,7 @@ fn short_note(error: &str) -> String {
     note
 }
 
-fn decode_table(results: &[decode::DecodeResult]) -> String {
+fn decode_table(results: &[decode::DecodeResult], rounds: usize) -> String {
     use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
     let mut table = Table::new();
     table.load_preset(UTF8_FULL_CONDENSED).set_header(vec![
@@ -272,8 +278,13 @@ fn decode_table(results: &[decode::DecodeResult]) -> String {
             r.error.as_deref().map_or_else(String::new, short_note),
         ]);
     }
+    let medians = if rounds > 1 {
+        format!("; median ms: the median of {rounds} rounds' medians, min ms: of all rounds")
+    } else {
+        String::new()
+    };
     format!(
-        "haystack decode (each decoder in its own process)\nmachine: {}\n{table}\n",
+        "haystack decode (each decoder in its own process{medians})\nmachine: {}\n{table}\n",
         MachineInfo::detect().one_line()
     )
 }

@@ -152,11 +152,62 @@ pub(crate) struct Chunk {
     pub closed: bool,
 }
 
-/// Which parts are taken: this thread has taken those before `front`, the helper those
-/// from `back` on.
-struct Claims {
-    front: usize,
-    back: usize,
+/// Which of a document's parts are taken: the calling thread takes them from the front
+/// (it starts with part 0), the decode helper from the back, until they meet.
+pub(crate) struct PartClaims {
+    /// Parts before `front` are the caller's, parts from `back` on the helper's.
+    taken: std::sync::Mutex<(usize, usize)>,
+    parts: usize,
+}
+
+impl PartClaims {
+    /// `parts` parts, part 0 already the caller's.
+    pub(crate) fn new(parts: usize) -> Self {
+        PartClaims {
+            taken: std::sync::Mutex::new((1, parts)),
+            parts,
+        }
+    }
+
+    /// The caller's next part, if the helper has not taken it.
+    pub(crate) fn front(&self) -> Option<usize> {
+        let mut taken = self.taken.lock().ok()?;
+        (taken.0 < taken.1).then(|| {
+            taken.0 += 1;
+            taken.0 - 1
+        })
+    }
+
+    /// The helper's next part, from the back, if the caller has not taken it.
+    pub(crate) fn back(&self) -> Option<usize> {
+        let mut taken = self.taken.lock().ok()?;
+        (taken.1 > taken.0).then(|| {
+            taken.1 -= 1;
+            taken.1
+        })
+    }
+
+    /// The first of the helper's parts (the part count if it took none), once both stopped.
+    pub(crate) fn helper_from(&self) -> usize {
+        self.taken.lock().map_or(self.parts, |taken| taken.1)
+    }
+
+    /// In tests, the caller lets the helper take a part before it takes more itself, so
+    /// that joining the helper's parts runs even on documents the caller would read alone
+    /// before the helper starts (for at most a second: a helper that never comes is a
+    /// path of its own).
+    #[cfg(test)]
+    pub(crate) fn wait_for_helper(&self) {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(1);
+        while self
+            .taken
+            .lock()
+            .is_ok_and(|taken| taken.1 == self.parts && taken.1 > taken.0)
+            && std::time::Instant::now() < deadline
+        {
+            std::thread::yield_now();
+        }
+    }
 }
 
 /// Reads a grid's rows in parts on this thread and the decode helper: `starts` holds the
@@ -183,27 +234,9 @@ pub(crate) fn read_chunks<E>(
     let stop = |i: usize| starts.get(i + 1).copied().unwrap_or(usize::MAX);
     let empty = grid.rows_part();
     let parts: Vec<Mutex<Option<Chunk>>> = starts.iter().map(|_| Mutex::new(None)).collect();
-    let claims = Mutex::new(Claims {
-        front: 1,
-        back: starts.len(),
-    });
-    // The next part from the back for the helper, or from the front for this thread.
-    let claim_back = || {
-        let mut claims = claims.lock().ok()?;
-        (claims.back > claims.front).then(|| {
-            claims.back -= 1;
-            claims.back
-        })
-    };
-    let claim_front = || {
-        let mut claims = claims.lock().ok()?;
-        (claims.front < claims.back).then(|| {
-            claims.front += 1;
-            claims.front - 1
-        })
-    };
+    let claims = PartClaims::new(starts.len());
     let helper = || {
-        while let Some(i) = claim_back() {
+        while let Some(i) = claims.back() {
             let (Some(&start), Some(slot)) = (starts.get(i), parts.get(i)) else {
                 break;
             };
@@ -218,14 +251,14 @@ pub(crate) fn read_chunks<E>(
     let (mine, _) = beside(helper, || {
         let (mut end, mut closed) = read(grid, first_start, stop(0))?;
         #[cfg(test)]
-        wait_for_helper(&claims, starts.len());
-        while !closed && let Some(i) = claim_front() {
+        claims.wait_for_helper();
+        while !closed && let Some(i) = claims.front() {
             (end, closed) = read(grid, end, stop(i))?;
         }
         Ok((end, closed))
     });
     let (mut end, mut closed) = mine?;
-    let helper_from = claims.lock().map_or(starts.len(), |claims| claims.front);
+    let helper_from = claims.helper_from();
     for (start, slot) in starts.iter().zip(&parts).skip(helper_from) {
         if closed {
             break;
@@ -249,20 +282,6 @@ pub(crate) fn read_chunks<E>(
         (end, _) = read(grid, end, usize::MAX)?;
     }
     Ok(end)
-}
-
-/// In tests, this thread lets the helper take a part before it takes more itself, so that
-/// the joining of the helper's parts runs even on documents this thread would read alone
-/// before the helper starts (for at most a second: a helper that never comes is a path
-/// of its own).
-#[cfg(test)]
-fn wait_for_helper(claims: &std::sync::Mutex<Claims>, parts: usize) {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(1);
-    while claims.lock().is_ok_and(|claims| claims.back == parts)
-        && std::time::Instant::now() < deadline
-    {
-        std::thread::yield_now();
-    }
 }
 
 /// Guessed row starts for [`read_chunks`]: `first` (a true row start), then for each

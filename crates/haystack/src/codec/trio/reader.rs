@@ -9,7 +9,8 @@
 
 use crate::codec::zinc::{self, ZincReader};
 use crate::codec::{
-    DecodeError, DecodeErrorKind, Location, MAX_INPUT_BYTES, chunk_starts, parallel_min_bytes,
+    DecodeError, DecodeErrorKind, Location, MAX_INPUT_BYTES, PartClaims, chunk_starts,
+    parallel_min_bytes,
 };
 use crate::value::{Dict, Grid, GridError, Value, is_tag_name};
 use std::collections::HashMap;
@@ -278,10 +279,13 @@ pub fn decode_records(input: &str) -> Result<Vec<Dict>> {
 pub fn decode_grid(input: &str) -> Result<Grid> {
     if crate::codec::parallel_decode()
         && (parallel_min_bytes()..=MAX_INPUT_BYTES).contains(&input.len())
-        && let Some(split) = record_split_candidate(input)
-        && let Some(grid) = decode_grid_in_two(input, split)
     {
-        return Ok(grid);
+        let starts = record_part_starts(input);
+        if starts.len() > 1
+            && let Some(grid) = decode_grid_in_parts(input, &starts)
+        {
+            return Ok(grid);
+        }
     }
     decode_grid_one_thread(input)
 }
@@ -294,46 +298,74 @@ fn decode_grid_one_thread(input: &str) -> Result<Grid> {
         .map_err(|e| DecodeError::at_offset(input, 0, DecodeErrorKind::InvalidGrid(e.to_string())))
 }
 
-/// Where the second thread's records start: the first `---` line from the middle of the
-/// text on (the share [`chunk_starts`] gives the second of two parts).
-fn record_split_candidate(input: &str) -> Option<usize> {
+/// Parts a large Trio document is cut into for two threads. Fewer than for JSON and Zinc
+/// rows: every part the helper reads builds a column table of its own, which the join
+/// then renumbers.
+const RECORD_PARTS: usize = 4;
+
+/// Where the parts of a document read by two threads start: 0, then the first `---` line
+/// from each even share of the text on ([`chunk_starts`]).
+fn record_part_starts(input: &str) -> Vec<usize> {
     let bytes = input.as_bytes();
-    let starts = chunk_starts(0, bytes.len(), 2, |from| {
+    chunk_starts(0, bytes.len(), RECORD_PARTS, |from| {
         let at = memchr::memmem::find(bytes.get(from..)?, b"\n---")?;
         Some(from + at + 1)
-    });
-    starts.get(1).copied()
+    })
 }
 
-/// Decodes the records before `split` (the start of a `---` line) on this thread and
-/// those from `split` on on a second one, and joins them: columns in first-seen order
-/// over both parts, as one thread would have them. `None` when one thread alone must
-/// decide: a value before `split` runs past it (a nested grid over several lines), or
-/// either part has an error (whose first occurrence and position the one-thread decode
-/// reports).
-fn decode_grid_in_two(input: &str, split: usize) -> Option<Grid> {
-    let (read, second) = crate::codec::beside(
-        move || {
-            let lines = split_lines(input, split, input.len());
+/// Decodes the records of the parts that start at `starts` (0, then starts of `---`
+/// lines) on this thread and the decode helper, and joins them: this thread reads parts
+/// from the front into one record table, the helper parts from the back into tables of
+/// their own (so a helper that starts late or runs slowly just gets fewer), and the
+/// helper's tables are appended in order, columns in first-seen order over all parts, as
+/// one thread would have them. `None` when one thread alone must decide: a value runs past
+/// its part's end (a nested grid over several lines), or any part has an error (whose
+/// first occurrence and position the one-thread decode reports).
+fn decode_grid_in_parts<'a>(input: &'a str, starts: &[usize]) -> Option<Grid> {
+    use std::sync::Mutex;
+    let end = |i: usize| starts.get(i + 1).copied().unwrap_or(input.len());
+    let read_part = |i: usize, sink: &mut GridRecords<'a>| {
+        let (from, to) = (*starts.get(i)?, end(i));
+        let lines = split_lines(input, from, to);
+        matches!(read_lines(input, &lines, to, sink), Ok(Read::All)).then_some(())
+    };
+    let claims = PartClaims::new(starts.len());
+    let parts: Vec<Mutex<Option<GridRecords<'a>>>> =
+        starts.iter().map(|_| Mutex::new(None)).collect();
+    let helper = || {
+        while let Some(i) = claims.back() {
             let mut sink = GridRecords::default();
-            let read = read_lines(input, &lines, input.len(), &mut sink);
-            matches!(read, Ok(Read::All)).then_some(sink)
-        },
-        || {
-            let lines = split_lines(input, 0, split);
-            let mut first = GridRecords::default();
-            read_lines(input, &lines, split, &mut first).map(|read| (read, first))
-        },
-    );
-    match (read, second) {
-        (Ok((Read::All, mut first)), Some(second)) => {
-            first.append(second);
-            let grid = first.into_grid().ok()?;
-            crate::codec::count_split_joined();
-            Some(grid)
+            let read = read_part(i, &mut sink).map(|()| sink);
+            let failed = read.is_none();
+            if let Some(slot) = parts.get(i)
+                && let Ok(mut slot) = slot.lock()
+            {
+                *slot = read;
+            }
+            if failed {
+                // One thread reads the whole document again anyway.
+                return None;
+            }
         }
-        _ => None,
+        Some(())
+    };
+    let (mine, _) = crate::codec::beside(helper, || {
+        let mut records = GridRecords::default();
+        read_part(0, &mut records)?;
+        #[cfg(test)]
+        claims.wait_for_helper();
+        while let Some(i) = claims.front() {
+            read_part(i, &mut records)?;
+        }
+        Some(records)
+    });
+    let mut records = mine?;
+    for slot in parts.iter().skip(claims.helper_from()) {
+        let part = slot.lock().ok()?.take()?;
+        records.append(part);
+        crate::codec::count_split_joined();
     }
+    records.into_grid().ok()
 }
 
 /// How [`read_lines`] ended.
@@ -565,7 +597,7 @@ mod split_tests {
             if at != 0 && text.as_bytes().get(at - 1) != Some(&b'\n') {
                 continue;
             }
-            if let Some(grid) = decode_grid_in_two(text, at) {
+            if let Some(grid) = decode_grid_in_parts(text, &[0, at]) {
                 prop_assert_eq!(
                     Some(&grid),
                     expected.as_ref().ok(),
@@ -577,6 +609,50 @@ mod split_tests {
             }
         }
         Ok(joined)
+    }
+
+    /// Cuts at every line that starts with `---` at once, so that both threads read
+    /// several parts: a join, when made, equals the one-thread grid.
+    fn check_all_parts(text: &str) -> std::result::Result<bool, TestCaseError> {
+        let mut starts = vec![0];
+        starts.extend(
+            text.match_indices("\n---")
+                .map(|(at, _)| at + 1)
+                .filter(|&at| at < text.len()),
+        );
+        let expected = decode_grid_one_thread(text);
+        match decode_grid_in_parts(text, &starts) {
+            Some(grid) => {
+                prop_assert_eq!(Some(&grid), expected.as_ref().ok(), "{}", text);
+                Ok(true)
+            }
+            None => Ok(false),
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn records_read_in_many_parts_equal_records_read_by_one(
+            grid in small_grid(nested_value())
+        ) {
+            check_all_parts(&crate::codec::trio::encode_grid(&grid))?;
+        }
+    }
+
+    #[test]
+    fn many_parts_are_joined_in_order() {
+        let mut text = String::new();
+        for i in 0..40 {
+            // Tag orders and new columns vary from record to record.
+            text.push_str(&format!("id:@r{i}\nn:{i}\n"));
+            if i % 3 == 0 {
+                text.push_str(&format!("c{}:M\n", i % 7));
+            }
+            text.push_str("---\n");
+        }
+        let before = crate::codec::SPLITS_JOINED.load(std::sync::atomic::Ordering::Relaxed);
+        assert_eq!(check_all_parts(&text).ok(), Some(true));
+        assert!(crate::codec::SPLITS_JOINED.load(std::sync::atomic::Ordering::Relaxed) > before);
     }
 
     proptest! {
@@ -594,7 +670,7 @@ mod split_tests {
         let text = "id:@a\ndis:A\n---\nid:@b\narea:1m\n---\narea:2m\nnew:T\nid:@c\n---\nz\ndis:D\n";
         let joined = check_every_split(text).unwrap_or_default();
         assert_eq!(joined, 3);
-        let grid = decode_grid_in_two(text, text.find("---\narea").unwrap_or(0));
+        let grid = decode_grid_in_parts(text, &[0, text.find("---\narea").unwrap_or(0)]);
         let names: Vec<String> = grid
             .map(|g| g.columns().iter().map(|c| c.name.clone()).collect())
             .unwrap_or_default();
@@ -606,7 +682,7 @@ mod split_tests {
         // one-thread decode reports the error.
         let crossing = "id:@a\nv:[<<\nver:\"3.0\"\na\n---\n>>]\n---\nid:@b\n";
         let at = crossing.find("---").unwrap_or(0);
-        assert!(decode_grid_in_two(crossing, at).is_none());
+        assert!(decode_grid_in_parts(crossing, &[0, at]).is_none());
         assert!(decode_grid_one_thread(crossing).is_err());
         // Lines cut inside a value: the reader says so instead of reading on.
         let limit = multi_line.find("1\n>>").unwrap_or(0);
@@ -615,7 +691,7 @@ mod split_tests {
         let read = read_lines(multi_line, &lines, limit, &mut sink);
         assert!(matches!(read, Ok(Read::Crossed)));
         // An error in either part: the one-thread decode reports it.
-        assert!(decode_grid_in_two("a:\"open\n---\nb\n", 6).is_none());
-        assert!(decode_grid_in_two("a\n---\nb:\"open\n", 2).is_none());
+        assert!(decode_grid_in_parts("a:\"open\n---\nb\n", &[0, 6]).is_none());
+        assert!(decode_grid_in_parts("a\n---\nb:\"open\n", &[0, 2]).is_none());
     }
 }
