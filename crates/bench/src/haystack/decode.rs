@@ -135,6 +135,7 @@ fn one_round() -> usize {
 }
 
 /// One round's numbers for one (file, decoder).
+#[derive(Default)]
 struct RoundResult {
     rows: Option<usize>,
     median_ms: Option<f64>,
@@ -177,12 +178,8 @@ pub fn run(config: &DecodeConfig, progress: &dyn Fn(&str)) -> Vec<DecodeResult> 
             runs.push(match command.and_then(run_child) {
                 Ok((out, rss)) => measure(out, rss, *expected_rows),
                 Err(e) => RoundResult {
-                    rows: None,
-                    median_ms: None,
-                    min_ms: None,
-                    encode_median_ms: None,
-                    peak_rss_mib: None,
                     error: Some(e),
+                    ..RoundResult::default()
                 },
             });
         }
@@ -197,11 +194,9 @@ pub fn run(config: &DecodeConfig, progress: &dyn Fn(&str)) -> Vec<DecodeResult> 
 fn measure(out: WorkerOutput, rss_kib: u64, expected_rows: usize) -> RoundResult {
     let mut result = RoundResult {
         rows: out.rows,
-        median_ms: None,
-        min_ms: None,
-        encode_median_ms: None,
         peak_rss_mib: Some(rss_kib as f64 / 1024.0),
         error: out.error,
+        ..RoundResult::default()
     };
     if result.error.is_some() {
         return result;
@@ -222,7 +217,6 @@ fn measure(out: WorkerOutput, rss_kib: u64, expected_rows: usize) -> RoundResult
 fn combine(file: &str, decoder: Decoder, runs: &[RoundResult]) -> DecodeResult {
     let median_of = |values: Vec<f64>| summarize_all(values).0;
     let round_medians: Vec<f64> = runs.iter().filter_map(|r| r.median_ms).collect();
-    let largest = |values: Vec<f64>| values.into_iter().reduce(f64::max);
     let error = runs.iter().enumerate().find_map(|(i, r)| {
         r.error.as_ref().map(|e| {
             if runs.len() > 1 {
@@ -240,7 +234,7 @@ fn combine(file: &str, decoder: Decoder, runs: &[RoundResult]) -> DecodeResult {
         median_ms: median_of(round_medians.clone()),
         min_ms: runs.iter().filter_map(|r| r.min_ms).reduce(f64::min),
         encode_median_ms: median_of(runs.iter().filter_map(|r| r.encode_median_ms).collect()),
-        peak_rss_mib: largest(runs.iter().filter_map(|r| r.peak_rss_mib).collect()),
+        peak_rss_mib: runs.iter().filter_map(|r| r.peak_rss_mib).reduce(f64::max),
         round_medians_ms: if runs.len() > 1 {
             round_medians
         } else {

@@ -142,27 +142,17 @@ pub(crate) enum RowsEnd {
 /// for a slow helper: on such runs two threads took longer than one.
 pub(crate) const ROW_CHUNKS: usize = 8;
 
-/// Rows read from a guessed row start, up to the first row start at or after a stop.
-pub(crate) struct Chunk {
-    /// The rows read.
-    pub grid: value::Grid,
-    /// Where reading stopped: a row start at or after the stop, or the end of the rows.
-    pub end: usize,
-    /// Whether the rows ended there.
-    pub closed: bool,
-}
-
 /// Which of a document's parts are taken: the calling thread takes them from the front
 /// (it starts with part 0), the decode helper from the back, until they meet.
-pub(crate) struct PartClaims {
-    /// Parts before `front` are the caller's, parts from `back` on the helper's.
+struct PartClaims {
+    /// Parts before `.0` are the caller's, parts from `.1` on the helper's.
     taken: std::sync::Mutex<(usize, usize)>,
     parts: usize,
 }
 
 impl PartClaims {
     /// `parts` parts, part 0 already the caller's.
-    pub(crate) fn new(parts: usize) -> Self {
+    fn new(parts: usize) -> Self {
         PartClaims {
             taken: std::sync::Mutex::new((1, parts)),
             parts,
@@ -170,7 +160,7 @@ impl PartClaims {
     }
 
     /// The caller's next part, if the helper has not taken it.
-    pub(crate) fn front(&self) -> Option<usize> {
+    fn front(&self) -> Option<usize> {
         let mut taken = self.taken.lock().ok()?;
         (taken.0 < taken.1).then(|| {
             taken.0 += 1;
@@ -179,7 +169,7 @@ impl PartClaims {
     }
 
     /// The helper's next part, from the back, if the caller has not taken it.
-    pub(crate) fn back(&self) -> Option<usize> {
+    fn back(&self) -> Option<usize> {
         let mut taken = self.taken.lock().ok()?;
         (taken.1 > taken.0).then(|| {
             taken.1 -= 1;
@@ -188,7 +178,7 @@ impl PartClaims {
     }
 
     /// The first of the helper's parts (the part count if it took none), once both stopped.
-    pub(crate) fn helper_from(&self) -> usize {
+    fn helper_from(&self) -> usize {
         self.taken.lock().map_or(self.parts, |taken| taken.1)
     }
 
@@ -197,7 +187,7 @@ impl PartClaims {
     /// before the helper starts (for at most a second: a helper that never comes is a
     /// path of its own).
     #[cfg(test)]
-    pub(crate) fn wait_for_helper(&self) {
+    fn wait_for_helper(&self) {
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(1);
         while self
             .taken
@@ -210,72 +200,103 @@ impl PartClaims {
     }
 }
 
-/// Reads a grid's rows in parts on this thread and the decode helper: `starts` holds the
-/// offset of the first row and guessed row starts after it (increasing). This thread reads
-/// from the first row into `grid` with `read` (from a true row start, so its errors are
-/// the grid's), taking parts from the front while the helper takes parts from the back and
-/// reads each with `other` into a grid of its own. Where the two meet, the helper's parts
-/// are joined in order, each only if the rows before it stopped exactly at its start;
-/// where they did not (a guess inside a value) or a part failed, this thread reads from
-/// where the rows stopped with `read` up to the next part, and reads the last rows itself
-/// if needed. So the grid, and any error, are those of reading the rows in one go.
-/// Returns where the rows end.
-///
-/// `read(grid, from, stop)` reads rows from `from` up to the first row start at or after
-/// `stop` and returns where it stopped and whether the rows ended there; `other` does the
-/// same into the grid it is given, `None` on any failure.
-pub(crate) fn read_chunks<E>(
-    grid: &mut value::Grid,
-    starts: &[usize],
-    mut read: impl FnMut(&mut value::Grid, usize, usize) -> Result<(usize, bool), E>,
-    other: &(impl Fn(value::Grid, usize, usize) -> Option<Chunk> + Sync),
-) -> Result<usize, E> {
+/// Reads `parts` parts of a document on this thread and the decode helper. This thread
+/// reads part 0 and then the next parts from the front with `front(i)`, which says whether
+/// to go on; the helper takes parts from the back and reads each with `back(i)` (`None`:
+/// it failed). So a helper that starts late or runs slowly just gets fewer parts. Returns
+/// the helper's parts in order, with their numbers, for the caller to join.
+pub(crate) fn read_parts<T: Send, E>(
+    parts: usize,
+    mut front: impl FnMut(usize) -> Result<bool, E>,
+    back: &(impl Fn(usize) -> Option<T> + Sync),
+) -> Result<Vec<(usize, Option<T>)>, E> {
     use std::sync::Mutex;
-    let stop = |i: usize| starts.get(i + 1).copied().unwrap_or(usize::MAX);
-    let empty = grid.rows_part();
-    let parts: Vec<Mutex<Option<Chunk>>> = starts.iter().map(|_| Mutex::new(None)).collect();
-    let claims = PartClaims::new(starts.len());
+    let claims = PartClaims::new(parts);
+    let slots: Vec<Mutex<Option<T>>> = (0..parts).map(|_| Mutex::new(None)).collect();
     let helper = || {
         while let Some(i) = claims.back() {
-            let (Some(&start), Some(slot)) = (starts.get(i), parts.get(i)) else {
-                break;
-            };
-            let chunk = other(empty.rows_part(), start, stop(i));
-            if let Ok(mut slot) = slot.lock() {
-                *slot = chunk;
+            let part = back(i);
+            if let Some(slot) = slots.get(i)
+                && let Ok(mut slot) = slot.lock()
+            {
+                *slot = part;
             }
         }
         Some(())
     };
-    let first_start = starts.first().copied().unwrap_or_default();
     let (mine, _) = beside(helper, || {
-        let (mut end, mut closed) = read(grid, first_start, stop(0))?;
-        #[cfg(test)]
-        claims.wait_for_helper();
-        while !closed && let Some(i) = claims.front() {
-            (end, closed) = read(grid, end, stop(i))?;
+        if front(0)? {
+            #[cfg(test)]
+            claims.wait_for_helper();
+            while let Some(i) = claims.front() {
+                if !front(i)? {
+                    break;
+                }
+            }
         }
-        Ok((end, closed))
+        Ok(())
     });
-    let (mut end, mut closed) = mine?;
-    let helper_from = claims.helper_from();
-    for (start, slot) in starts.iter().zip(&parts).skip(helper_from) {
+    mine?;
+    Ok(slots
+        .into_iter()
+        .enumerate()
+        .skip(claims.helper_from())
+        .map(|(i, slot)| (i, slot.into_inner().ok().flatten()))
+        .collect())
+}
+
+/// Reads a grid's rows in parts ([`read_parts`]) at `starts`: the offset of the first row
+/// and guessed row starts after it (increasing). This thread reads from the first row into
+/// `grid` (from a true row start, so its errors are the grid's); the helper reads its parts
+/// into grids of their own. Those are joined in order, each only if the rows before it
+/// stopped exactly at its start; where they did not (a guess inside a value) or a part
+/// failed, this thread reads from where the rows stopped up to the next part, and reads the
+/// last rows itself if needed. So the grid, and any error, are those of reading the rows
+/// in one go. Returns where the rows end.
+///
+/// `read(grid, from, stop)` reads rows from `from` up to the first row start at or after
+/// `stop` (with a reader of its own) and returns where it stopped and whether the rows
+/// ended there.
+pub(crate) fn read_chunks<E>(
+    grid: &mut value::Grid,
+    starts: &[usize],
+    read: &(impl Fn(&mut value::Grid, usize, usize) -> Result<(usize, bool), E> + Sync),
+) -> Result<usize, E> {
+    let stop = |i: usize| starts.get(i + 1).copied().unwrap_or(usize::MAX);
+    let empty = grid.rows_part();
+    let back = |i: usize| {
+        let mut part = empty.rows_part();
+        let (end, closed) = read(&mut part, *starts.get(i)?, stop(i)).ok()?;
+        Some((part, end, closed))
+    };
+    let mut end = starts.first().copied().unwrap_or_default();
+    let mut closed = false;
+    let helper_parts = read_parts(
+        starts.len(),
+        |i| {
+            (end, closed) = read(grid, end, stop(i))?;
+            Ok(!closed)
+        },
+        &back,
+    )?;
+    for (i, part) in helper_parts {
+        let Some(&start) = starts.get(i) else {
+            break;
+        };
         if closed {
             break;
         }
-        if end < *start {
+        if end < start {
             // The part before was unusable: read the rows up to this one's start.
-            (end, closed) = read(grid, end, *start)?;
+            (end, closed) = read(grid, end, start)?;
             if closed {
                 break;
             }
         }
-        let chunk = slot.lock().ok().and_then(|mut slot| slot.take());
-        if let Some(chunk) = chunk.filter(|_| *start == end) {
+        if let Some((rows, rows_end, rows_closed)) = part.filter(|_| start == end) {
             count_split_joined();
-            grid.append_rows(chunk.grid);
-            end = chunk.end;
-            closed = chunk.closed;
+            grid.append_rows(rows);
+            (end, closed) = (rows_end, rows_closed);
         }
     }
     if !closed {

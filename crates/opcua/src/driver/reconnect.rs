@@ -545,11 +545,9 @@ impl ReconnectingClient {
     /// rather than a timeout around this call, which would cut reconnect attempts off.
     pub async fn next_notification(&mut self) -> Result<SubscriptionEvent, ClientError> {
         loop {
-            let deadline = Instant::now() + self.policy.reconnect_timeout;
-            let client = self.ensure_connected(deadline).await?;
-            match client.next_notification().await {
-                Err(error) if is_connection_lost(error.status_code()) => self.lost(&error),
-                other => return other,
+            // Without an end to the wait there is always an event or an error.
+            if let Some(event) = self.notification_until(None).await? {
+                return Ok(event);
             }
         }
     }
@@ -575,20 +573,36 @@ impl ReconnectingClient {
         &mut self,
         wait: Duration,
     ) -> Result<Option<SubscriptionEvent>, ClientError> {
-        let until = Instant::now() + wait;
+        self.notification_until(Some(Instant::now() + wait)).await
+    }
+
+    /// The next notification across reconnects, or `None` once `until` has passed (never
+    /// before an attempt that has started has ended).
+    async fn notification_until(
+        &mut self,
+        until: Option<Instant>,
+    ) -> Result<Option<SubscriptionEvent>, ClientError> {
         loop {
             let deadline = Instant::now() + self.policy.reconnect_timeout;
-            if !self.wait_connected(deadline, Some(until)).await? {
+            if !self.wait_connected(deadline, until).await? {
                 return Ok(None);
             }
             let Some(client) = self.client.as_mut() else {
                 continue;
             };
-            let left = until.saturating_duration_since(Instant::now());
-            match tokio::time::timeout(left, client.next_notification()).await {
-                Err(_) => return Ok(None),
-                Ok(Err(error)) if is_connection_lost(error.status_code()) => self.lost(&error),
-                Ok(other) => return other.map(Some),
+            let event = match until {
+                Some(until) => {
+                    let left = until.saturating_duration_since(Instant::now());
+                    match tokio::time::timeout(left, client.next_notification()).await {
+                        Err(_) => return Ok(None),
+                        Ok(event) => event,
+                    }
+                }
+                None => client.next_notification().await,
+            };
+            match event {
+                Err(error) if is_connection_lost(error.status_code()) => self.lost(&error),
+                other => return other.map(Some),
             }
         }
     }

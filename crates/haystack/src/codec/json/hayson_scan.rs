@@ -23,8 +23,8 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 
 use crate::codec::{
-    Chunk, MAX_COLUMNS, MAX_DEPTH, ROW_CHUNKS, RowsEnd, chunk_starts, parallel_decode,
-    parallel_min_bytes, read_chunks, zinc,
+    MAX_COLUMNS, MAX_DEPTH, ROW_CHUNKS, RowsEnd, chunk_starts, parallel_decode, parallel_min_bytes,
+    read_chunks, zinc,
 };
 use crate::value::{
     Column, Coord, Date, DateTime, Dict, Grid, Kind, Number, Ref, Value, XStr, is_ref_id,
@@ -965,22 +965,13 @@ impl<'a> Scanner<'a> {
         starts: &[usize],
     ) -> Scan<()> {
         let input = self.input;
-        let other = |mut part: Grid, start: usize, stop: usize| {
-            let mut scanner = Scanner::new(input);
-            scanner.pos = start;
-            let end = scanner.row_loop(&mut part, rows, stop).ok()?;
-            Some(Chunk {
-                grid: part,
-                end: scanner.pos,
-                closed: matches!(end, RowsEnd::Closed),
-            })
-        };
         let read = |grid: &mut Grid, from: usize, stop: usize| {
-            self.pos = from;
-            let end = self.row_loop(grid, rows, stop)?;
-            Ok((self.pos, matches!(end, RowsEnd::Closed)))
+            let mut scanner = Scanner::new(input);
+            scanner.pos = from;
+            let end = scanner.row_loop(grid, rows, stop)?;
+            Ok((scanner.pos, matches!(end, RowsEnd::Closed)))
         };
-        self.pos = read_chunks(grid, starts, read, &other)?;
+        self.pos = read_chunks(grid, starts, &read)?;
         Ok(())
     }
 

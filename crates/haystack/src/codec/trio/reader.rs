@@ -9,8 +9,7 @@
 
 use crate::codec::zinc::{self, ZincReader};
 use crate::codec::{
-    DecodeError, DecodeErrorKind, Location, MAX_INPUT_BYTES, PartClaims, chunk_starts,
-    parallel_min_bytes,
+    DecodeError, DecodeErrorKind, Location, MAX_INPUT_BYTES, chunk_starts, parallel_min_bytes,
 };
 use crate::value::{Dict, Grid, GridError, Value, is_tag_name};
 use std::collections::HashMap;
@@ -322,47 +321,25 @@ fn record_part_starts(input: &str) -> Vec<usize> {
 /// its part's end (a nested grid over several lines), or any part has an error (whose
 /// first occurrence and position the one-thread decode reports).
 fn decode_grid_in_parts<'a>(input: &'a str, starts: &[usize]) -> Option<Grid> {
-    use std::sync::Mutex;
-    let end = |i: usize| starts.get(i + 1).copied().unwrap_or(input.len());
     let read_part = |i: usize, sink: &mut GridRecords<'a>| {
-        let (from, to) = (*starts.get(i)?, end(i));
+        let from = *starts.get(i)?;
+        let to = starts.get(i + 1).copied().unwrap_or(input.len());
         let lines = split_lines(input, from, to);
         matches!(read_lines(input, &lines, to, sink), Ok(Read::All)).then_some(())
     };
-    let claims = PartClaims::new(starts.len());
-    let parts: Vec<Mutex<Option<GridRecords<'a>>>> =
-        starts.iter().map(|_| Mutex::new(None)).collect();
-    let helper = || {
-        while let Some(i) = claims.back() {
-            let mut sink = GridRecords::default();
-            let read = read_part(i, &mut sink).map(|()| sink);
-            let failed = read.is_none();
-            if let Some(slot) = parts.get(i)
-                && let Ok(mut slot) = slot.lock()
-            {
-                *slot = read;
-            }
-            if failed {
-                // One thread reads the whole document again anyway.
-                return None;
-            }
-        }
-        Some(())
+    let back = |i: usize| {
+        let mut sink = GridRecords::default();
+        read_part(i, &mut sink).map(|()| sink)
     };
-    let (mine, _) = crate::codec::beside(helper, || {
-        let mut records = GridRecords::default();
-        read_part(0, &mut records)?;
-        #[cfg(test)]
-        claims.wait_for_helper();
-        while let Some(i) = claims.front() {
-            read_part(i, &mut records)?;
-        }
-        Some(records)
-    });
-    let mut records = mine?;
-    for slot in parts.iter().skip(claims.helper_from()) {
-        let part = slot.lock().ok()?.take()?;
-        records.append(part);
+    let mut records = GridRecords::default();
+    let helper_parts = crate::codec::read_parts(
+        starts.len(),
+        |i| read_part(i, &mut records).map(|()| true).ok_or(()),
+        &back,
+    )
+    .ok()?;
+    for (_, part) in helper_parts {
+        records.append(part?);
         crate::codec::count_split_joined();
     }
     records.into_grid().ok()

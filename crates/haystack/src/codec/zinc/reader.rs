@@ -4,8 +4,8 @@
 //! nesting depth against [`MAX_DEPTH`] and reports errors with line and column.
 
 use crate::codec::{
-    Chunk, DecodeError, DecodeErrorKind, MAX_COLUMNS, MAX_DEPTH, MAX_INPUT_BYTES, ROW_CHUNKS,
-    RowsEnd, chunk_starts, read_chunks,
+    DecodeError, DecodeErrorKind, MAX_COLUMNS, MAX_DEPTH, MAX_INPUT_BYTES, ROW_CHUNKS, RowsEnd,
+    chunk_starts, read_chunks,
 };
 use crate::value::{
     Column, Coord, Date, DateTime, Dict, Grid, GridError, Number, Ref, RowCells, Time, Value, XStr,
@@ -292,26 +292,18 @@ impl<'a> ZincReader<'a> {
     /// position) are those of one thread.
     fn read_rows_in_parts(&mut self, grid: &mut Grid, starts: &[usize]) -> Result<()> {
         let input = self.input;
-        let other = |mut part: Grid, start: usize, stop: usize| {
+        let read = |grid: &mut Grid, from: usize, stop: usize| {
+            // Top-level rows: a reader of its own per part, at depth 0 like this one.
             let mut reader = ZincReader {
                 input,
-                pos: start,
+                pos: from,
                 depth: 0,
                 split_rows_from: None,
             };
-            let end = reader.read_rows(&mut part, false, stop).ok()?;
-            Some(Chunk {
-                grid: part,
-                end: reader.pos,
-                closed: matches!(end, RowsEnd::Closed),
-            })
+            let end = reader.read_rows(grid, false, stop)?;
+            Ok((reader.pos, matches!(end, RowsEnd::Closed)))
         };
-        let read = |grid: &mut Grid, from: usize, stop: usize| {
-            self.pos = from;
-            let end = self.read_rows(grid, false, stop)?;
-            Ok((self.pos, matches!(end, RowsEnd::Closed)))
-        };
-        self.pos = read_chunks(grid, starts, read, &other)?;
+        self.pos = read_chunks(grid, starts, &read)?;
         Ok(())
     }
 
