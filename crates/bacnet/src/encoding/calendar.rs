@@ -18,54 +18,30 @@ use super::tag::Tag;
 
 /// True for a leap year of the Gregorian calendar.
 pub const fn is_leap_year(year: u16) -> bool {
-    (year.is_multiple_of(4) && !year.is_multiple_of(100)) || year.is_multiple_of(400)
+    buildwire_civil::is_leap_year(year as i64)
 }
 
 /// Days in `month` (1..=12) of `year`; 0 for a month out of range.
 pub const fn days_in_month(year: u16, month: u8) -> u8 {
-    match month {
-        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
-        4 | 6 | 9 | 11 => 30,
-        2 if is_leap_year(year) => 29,
-        2 => 28,
-        _ => 0,
-    }
+    // At most 31: the narrowing keeps the value.
+    buildwire_civil::days_in_month(year as i64, month as u32) as u8
 }
 
 /// Days since 1970-01-01 of a proleptic Gregorian date (negative before it).
-pub fn days_from_civil(year: i64, month: u8, day: u8) -> i64 {
-    let year = if month <= 2 { year - 1 } else { year };
-    let era = year.div_euclid(400);
-    let year_of_era = year - era * 400;
-    let month = i64::from(month);
-    let shifted_month = if month > 2 { month - 3 } else { month + 9 };
-    let day_of_year = (153 * shifted_month + 2) / 5 + i64::from(day) - 1;
-    let day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
-    era * 146_097 + day_of_era - 719_468
+pub const fn days_from_civil(year: i64, month: u8, day: u8) -> i64 {
+    buildwire_civil::days_from_civil(year, month as u32, day as u32)
 }
 
 /// The calendar date (year, month, day) of a day count since 1970-01-01.
-pub fn civil_from_days(days: i64) -> (i64, u8, u8) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let day_of_era = z - era * 146_097;
-    let year_of_era =
-        (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
-    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
-    let shifted_month = (5 * day_of_year + 2) / 153;
-    let day = (day_of_year - (153 * shifted_month + 2) / 5 + 1) as u8;
-    let month = if shifted_month < 10 {
-        shifted_month + 3
-    } else {
-        shifted_month - 9
-    } as u8;
-    let year = year_of_era + era * 400 + i64::from(month <= 2);
-    (year, month, day)
+pub const fn civil_from_days(days: i64) -> (i64, u8, u8) {
+    let (year, month, day) = buildwire_civil::civil_from_days(days);
+    // Month 1..=12 and day 1..=31: the narrowing keeps the values.
+    (year, month as u8, day as u8)
 }
 
 /// ISO weekday (Monday 1 .. Sunday 7) of a day count since 1970-01-01 (a Thursday).
-pub fn weekday_from_days(days: i64) -> u8 {
-    ((days + 3).rem_euclid(7) + 1) as u8
+pub const fn weekday_from_days(days: i64) -> u8 {
+    buildwire_civil::iso_weekday(days) as u8
 }
 
 /// Hundredths of a second since 1970-01-01T00:00 of a date and time that names one

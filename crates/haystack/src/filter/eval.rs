@@ -151,16 +151,11 @@ pub fn compare_values(a: &Value, b: &Value) -> Option<Ordering> {
 
 /// Days from 1970-01-01 to `date` in the proleptic Gregorian calendar.
 pub(crate) fn days_since_epoch(date: Date) -> i64 {
-    let month = i64::from(date.month());
-    let day = i64::from(date.day());
-    // Shift the year to start in March so the leap day is the last day of the year.
-    let year = i64::from(date.year()) - i64::from(month <= 2);
-    let era = year.div_euclid(400);
-    let year_of_era = year - era * 400;
-    let month_from_march = (month + 9) % 12;
-    let day_of_year = (153 * month_from_march + 2) / 5 + day - 1;
-    let day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
-    era * 146_097 + day_of_era - 719_468
+    crate::timezone::days_from_civil(
+        i64::from(date.year()),
+        u32::from(date.month()),
+        u32::from(date.day()),
+    )
 }
 
 /// The absolute instant of a timestamp: seconds since the Unix epoch (UTC) and nanoseconds.

@@ -116,36 +116,13 @@ pub fn parse_argument(text: &str) -> Result<Variant, ValueTextError> {
     })
 }
 
-/// Days since 1970-01-01 to (year, month, day) in the proleptic Gregorian calendar.
-fn civil_from_days(days: i64) -> (i64, u32, u32) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let day_of_era = z.rem_euclid(146_097);
-    let year_of_era =
-        (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
-    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
-    let shifted_month = (5 * day_of_year + 2) / 153;
-    let day = day_of_year - (153 * shifted_month + 2) / 5 + 1;
-    let month = if shifted_month < 10 {
-        shifted_month + 3
-    } else {
-        shifted_month - 9
-    };
-    let year = year_of_era + era * 400 + i64::from(month <= 2);
-    (
-        year,
-        u32::try_from(month).unwrap_or(1),
-        u32::try_from(day).unwrap_or(1),
-    )
-}
-
 /// `YYYY-MM-DDTHH:MM:SS.fffffffZ` for a DateTime (ticks of 100 ns since 1601, UTC).
 pub fn date_time_to_iso(value: DateTime) -> String {
     let since_epoch = i128::from(value.ticks()) - i128::from(UNIX_EPOCH_TICKS);
     let ticks_per_day: i128 = 864_000_000_000;
     let days = i64::try_from(since_epoch.div_euclid(ticks_per_day)).unwrap_or(0);
     let in_day = since_epoch.rem_euclid(ticks_per_day);
-    let (year, month, day) = civil_from_days(days);
+    let (year, month, day) = buildwire_civil::civil_from_days(days);
     let seconds = in_day / 10_000_000;
     let fraction = in_day % 10_000_000;
     format!(

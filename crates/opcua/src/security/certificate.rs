@@ -238,17 +238,9 @@ impl Certificate {
     }
 }
 
-/// (year, month, day) of a Unix time (days-from-civil inverse, proleptic Gregorian).
+/// (year, month, day) of a Unix time (proleptic Gregorian, UTC).
 fn civil_from_unix(unix: i64) -> (i32, u8, u8) {
-    let z = unix.div_euclid(86_400) + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
+    let (year, month, day) = buildwire_civil::civil_from_unix_seconds(unix);
     (
         i32::try_from(year).unwrap_or(9999),
         u8::try_from(month).unwrap_or(1),
