@@ -1054,7 +1054,7 @@ def test_our_client_falls_back_and_batches_against_rusty_bacnet(
             objects = [f"analog-value,{101 + i}" for i in range(extra)]
             return await client.read_many(device, [(o, "object-name") for o in objects])
         finally:
-            client.close()
+            await client.close()
 
     with rusty_bacnet(peer_python, "--extra", str(extra)) as (port, _):
         relay = UdpRelay(port)

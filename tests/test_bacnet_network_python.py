@@ -47,9 +47,9 @@ def test_foreign_device_finds_a_device_through_a_python_bbmd() -> None:
             assert [e["address"] for e in remote_bdt] == [f"127.0.0.61:{port}"]
             assert bbmd.stats()["registrations"] >= 1
         finally:
-            client.close()
+            await client.close()
             await server.stop()
-            bbmd.close()
+            await bbmd.stop()
 
     asyncio.run(scenario())
 
@@ -72,8 +72,8 @@ def test_a_python_router_carries_reads_and_writes_to_network_2() -> None:
             assert await client.read(device, "av,3", "pv") == 44.25
             assert router.stats()["routed"] >= 6
         finally:
-            client.close()
+            await client.close()
             await server.stop()
-            router.close()
+            await router.stop()
 
     asyncio.run(scenario())

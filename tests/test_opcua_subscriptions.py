@@ -137,11 +137,11 @@ def test_our_python_client_subscribes_to_asyncua(counter_server: str) -> None:
     async def main() -> list[int]:
         client = await opcua.Client.connect(counter_server)
         counts: list[int] = []
-        async with await client.subscribe("ns=1;s=Counter", interval=0.05, queue=10) as changes:
+        async with client.subscribe("ns=1;s=Counter", interval=0.05, queue=10) as changes:
             async for change in changes:
-                assert change["node"] == "ns=1;s=Counter"
-                assert change["status"].startswith("Good")
-                counts.append(change["value"])
+                assert change.node == "ns=1;s=Counter"
+                assert change.status.startswith("Good")
+                counts.append(change.value)
                 if len(counts) == 10:
                     break
         await client.close()
@@ -165,7 +165,7 @@ def test_python_subscription_survives_a_server_restart(buildwire_cmd: list[str])
         while True:
             change = await changes.next(timeout=20)
             assert change is not None, f"no change to {value}"
-            if change["value"] == value:
+            if change.value == value:
                 return
 
     async def main() -> int:
@@ -181,7 +181,7 @@ def test_python_subscription_survives_a_server_restart(buildwire_cmd: list[str])
         # The client notices, reconnects with a new session, creates the subscription
         # again and reports the restarted server's value.
         await wait_for(changes, 42.5)
-        reconnects = await client.reconnects()
+        reconnects = client.reconnects
         await changes.delete()
         await client.close()
         return reconnects

@@ -45,7 +45,7 @@ async def test_bacnet_client_reads_and_writes_the_stress_device() -> None:
         with pytest.raises(ValueError, match="nonsense"):
             await client.read(device, "nonsense,1", "pv")
     finally:
-        client.close()
+        await client.close()
         await server.stop()
 
 
@@ -116,7 +116,7 @@ async def test_bacnet_server_objects_and_write_stream() -> None:
         with pytest.raises(ValueError, match="unknown-object"):
             server.remove_object("av,50")
     finally:
-        client.close()
+        await client.close()
         await server.stop()
 
 
@@ -131,7 +131,7 @@ async def test_bacnet_who_is_by_broadcast_on_loopback() -> None:
         assert found[0]["address"] == server.address
         assert await client.who_is(timeout=0.5, low=1, high=10) == []
     finally:
-        client.close()
+        await client.close()
         await server.stop()
 
 
@@ -143,17 +143,17 @@ async def test_bacnet_timeout_against_a_silent_address() -> None:
         with pytest.raises(TimeoutError):
             await client.read(f"127.0.0.1:{silent.getsockname()[1]}", "ai,1", "pv")
     finally:
-        client.close()
+        await client.close()
         silent.close()
 
 
-async def test_bacnet_subscribe_cov_async_iterator() -> None:
+async def test_bacnet_subscribe_async_iterator() -> None:
     server = await bacnet.Server.start("127.0.0.1:0")
     client = await bacnet.Client.bind("127.0.0.1:0")
     device = server.address
     try:
         # SubscribeCOV, unconfirmed: the initial notification, then each written value.
-        async with client.subscribe_cov(device, "av,1", lifetime=120) as changes:
+        async with client.subscribe(device, "av,1", lifetime=120) as changes:
             assert await client.read(device, "device,400", "active-cov-subscriptions") != []
             assert server.cov_subscriptions == 1
             first = await changes.__anext__()
@@ -177,7 +177,7 @@ async def test_bacnet_subscribe_cov_async_iterator() -> None:
         # SubscribeCOVProperty, confirmed, with a COV increment of 1.0: a local sensor reading
         # 0.5 away is not reported, the next one 1.5 away is.
         seen = []
-        watch = client.subscribe_cov(device, "ai,1", "pv", confirmed=True, increment=1.0)
+        watch = client.subscribe(device, "ai,1", "pv", confirmed=True, increment=1.0)
         async for notification in watch:
             assert notification.confirmed is True
             seen.append(notification.values)
@@ -196,7 +196,7 @@ async def test_bacnet_subscribe_cov_async_iterator() -> None:
         assert await client.read(device, "device,400", "active-cov-subscriptions") == []
 
         # A subscription dropped without cancel() is cancelled on the device too.
-        dropped = client.subscribe_cov(device, "bv,1")
+        dropped = client.subscribe(device, "bv,1")
         await dropped.__anext__()
         assert server.cov_subscriptions == 1
         del dropped
@@ -208,12 +208,12 @@ async def test_bacnet_subscribe_cov_async_iterator() -> None:
 
         # The device's refusal raises at subscription time.
         with pytest.raises(RuntimeError, match="unknown-object"):
-            async with client.subscribe_cov(device, "ai,99"):
+            async with client.subscribe(device, "ai,99"):
                 pass
         with pytest.raises(ValueError, match="property_id"):
-            await client.subscribe_cov(device, "ai,1", increment=1.0).start()
+            await client.subscribe(device, "ai,1", increment=1.0).start()
     finally:
-        client.close()
+        await client.close()
         await server.stop()
 
 
@@ -224,7 +224,7 @@ async def test_bacnet_subscription_is_renewed_and_survives_a_device_restart() ->
     device = server.address
     try:
         # Lifetime 2 s: the client renews it before it ends, the device keeps it.
-        async with client.subscribe_cov(server.address, "ai,1", lifetime=2) as changes:
+        async with client.subscribe(server.address, "ai,1", lifetime=2) as changes:
             assert (await changes.__anext__()).values["present-value"] == pytest.approx(61.5)
             await asyncio.sleep(3.5)
             assert server.cov_subscriptions == 1  # renewed, not added again
@@ -244,7 +244,7 @@ async def test_bacnet_subscription_is_renewed_and_survives_a_device_restart() ->
             assert await client.read(device, "device,400", "active-cov-subscriptions") != []
         assert await client.read(device, "device,400", "active-cov-subscriptions") == []
     finally:
-        client.close()
+        await client.close()
         await server.stop()
 
 
@@ -302,7 +302,7 @@ async def test_bacnet_read_many_batches_and_keeps_order() -> None:
             assert row["value"] == await client.read(device, row["object"], row["property"])
         assert await client.read_many(device, []) == []
     finally:
-        client.close()
+        await client.close()
         await server.stop()
 
 

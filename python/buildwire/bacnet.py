@@ -10,11 +10,20 @@ Example (a simulated 40-object device and a client reading from it):
     ...     value = await client.read(server.address, "ai,1", "pv")
     ...     await client.write(server.address, "av,1", "pv", 42.5, priority=8)
     ...     written = await client.read(server.address, "av,1", "pv")
-    ...     client.close()
+    ...     await client.close()
     ...     await server.stop()
     ...     return value, written
     >>> asyncio.run(main())
     (61.5, 42.5)
+
+Every client and server is also an async context manager that closes or stops it:
+
+    >>> async def main():
+    ...     async with bacnet.Server.start("127.0.0.1:0") as server:
+    ...         async with bacnet.Client.bind("127.0.0.1:0") as client:
+    ...             return await client.read(server.address, "ai,1", "pv")
+    >>> asyncio.run(main())
+    61.5
 
 Wire tools:
 
@@ -29,12 +38,14 @@ Wire tools:
 
 from __future__ import annotations
 
+import datetime as _dt
 import json
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from buildwire import _native
+from buildwire._lifecycle import AsyncClient, AsyncService, Opening
 
 __all__ = [
     "Client",
@@ -134,7 +145,7 @@ def _text(value: Any) -> tuple[str, str | None]:
     return str(value), None
 
 
-class Client:
+class Client(AsyncClient):
     """An asyncio BACnet/IP client. Create it with :meth:`Client.bind`.
 
     Addresses are ``"HOST:PORT"`` (the port defaults to 47808); objects are ``"ai,1"`` or
@@ -147,8 +158,15 @@ class Client:
         self._handle = handle
 
     @classmethod
-    async def bind(cls, address: str = "0.0.0.0:0", broadcast: str | None = None) -> Client:
-        """Bind a client (port 0 picks one); give ``broadcast`` to send Who-Is broadcasts."""
+    def bind(cls, address: str = "0.0.0.0:0", broadcast: str | None = None) -> Opening[Client]:
+        """Bind a client (port 0 picks one); give ``broadcast`` to send Who-Is broadcasts.
+
+        Await it (``client = await Client.bind(...)``) or use it in ``async with``.
+        """
+        return Opening(cls._bind(address, broadcast))
+
+    @classmethod
+    async def _bind(cls, address: str, broadcast: str | None) -> Client:
         return cls(await _native.bacnet_client(address, broadcast))
 
     @property
@@ -213,7 +231,7 @@ class Client:
             ...     rows = await client.read_many(
             ...         server.address, [("ai,1", "pv"), ("av,1", "priority-array", 16)]
             ...     )
-            ...     client.close()
+            ...     await client.close()
             ...     await server.stop()
             ...     return [row["value"] for row in rows]
             >>> asyncio.run(main())
@@ -222,7 +240,7 @@ class Client:
         triples = [(r[0], r[1], r[2] if len(r) > 2 else None) for r in references]
         return _result_rows(await self._handle.read_many(device, triples))
 
-    def subscribe_cov(
+    def subscribe(
         self,
         device: str,
         object_id: str,
@@ -251,13 +269,13 @@ class Client:
             ...     server = await Server.start("127.0.0.1:0")
             ...     client = await Client.bind("127.0.0.1:0")
             ...     seen = []
-            ...     async with client.subscribe_cov(server.address, "ai,1") as changes:
+            ...     async with client.subscribe(server.address, "ai,1") as changes:
             ...         async for notification in changes:
             ...             seen.append(notification.values["present-value"])
             ...             if len(seen) == 2:
             ...                 break
             ...             server.set("ai,1", "pv", 63.0)  # a new sensor reading
-            ...     client.close()
+            ...     await client.close()
             ...     await server.stop()
             ...     return seen
             >>> asyncio.run(main())
@@ -274,27 +292,32 @@ class Client:
         result: list[dict[str, Any]] = json.loads(await self._handle.who_is(timeout, low, high))
         return result
 
-    def close(self) -> None:
+    async def close(self) -> None:
         """Stop the client."""
         self._handle.close()
 
 
-class Server:
+class Server(AsyncService):
     """A simulated BACnet/IP device. Create it with :meth:`Server.start`."""
 
     def __init__(self, handle: Any) -> None:
         self._handle = handle
 
     @classmethod
-    async def start(
+    def start(
         cls, address: str = "0.0.0.0:47808", objects: str = "stress",
         broadcast: str | None = None,
-    ) -> Server:  # fmt: skip
+    ) -> Opening[Server]:  # fmt: skip
         """Start a device on ``address`` (port 0 picks one).
 
         ``objects`` is ``"stress"`` (the 40-object profile of the bac-py benchmarks),
-        ``"large:N"`` (N analog values) or the text of a JSON device file.
+        ``"large:N"`` (N analog values) or the text of a JSON device file. Await it or use
+        it in ``async with``.
         """
+        return Opening(cls._start(address, objects, broadcast))
+
+    @classmethod
+    async def _start(cls, address: str, objects: str, broadcast: str | None) -> Server:
         return cls(await _native.bacnet_serve(address, objects, broadcast))
 
     @property
@@ -366,7 +389,7 @@ class Server:
             ...     await client.write(server.address, "av,1", "pv", 19.5, priority=8)
             ...     async for write in server.writes():
             ...         break
-            ...     client.close()
+            ...     await client.close()
             ...     await server.stop()
             ...     return write.object, write.property, write.value
             >>> asyncio.run(main())
@@ -408,7 +431,7 @@ class PropertyWrite:
 
 @dataclass(frozen=True)
 class CovNotification:
-    """One change-of-value notification (see :meth:`Client.subscribe_cov`)."""
+    """One change-of-value notification (see :meth:`Client.subscribe`)."""
 
     device: str
     """The device that sent it, e.g. ``"device,400"``."""
@@ -424,12 +447,14 @@ class CovNotification:
     """The subscriber process identifier the subscription uses."""
     address: str
     """The address it came from."""
+    timestamp: _dt.datetime
+    """When it reached this program (UTC); BACnet notifications carry no time of their own."""
 
 
 class CovSubscription:
     """A COV subscription: an async iterator of :class:`CovNotification`.
 
-    Made by :meth:`Client.subscribe_cov`. It subscribes when first iterated or entered with
+    Made by :meth:`Client.subscribe`. It subscribes when first iterated or entered with
     ``async with``, keeps the subscription alive (renewal, resubscription after a device
     restart) while it is in use, and cancels it on the device at :meth:`cancel`, at the end
     of an ``async with`` block, or when it is garbage collected.
@@ -476,6 +501,7 @@ class CovSubscription:
             time_remaining=data["time_remaining"],
             process=data["process"],
             address=data["address"],
+            timestamp=_dt.datetime.now(_dt.timezone.utc),
         )
 
     async def __aenter__(self) -> CovSubscription:

@@ -15,9 +15,9 @@ Example (a router between two loopback "networks" that differ by port, a device 
     ...     server = await bacnet.Server.start("127.0.0.3:47932")
     ...     client = await bacnet.Client.bind("127.0.0.2:47931", "127.255.255.255")
     ...     value = await client.read("2:127.0.0.3:47932", "ai,1", "pv")
-    ...     client.close()
+    ...     await client.close()
     ...     await server.stop()
-    ...     router.close()
+    ...     await router.stop()
     ...     return value
     >>> asyncio.run(main())
     61.5
@@ -30,37 +30,42 @@ import json
 from typing import Any
 
 from buildwire import _native
+from buildwire._lifecycle import AsyncService, Opening
 from buildwire.bacnet import Client
 
 __all__ = ["Bbmd", "Router", "foreign_client", "read_bdt", "read_fdt"]
 
 
-class Router:
+class Router(AsyncService):
     """A running BACnet router. Start it with :meth:`Router.start`."""
 
     def __init__(self, handle: Any) -> None:
         self._handle = handle
 
     @classmethod
-    async def start(
+    def start(
         cls,
         ports: list[str],
         routes: list[str] | None = None,
         device_id: int | None = None,
         objects: str = "none",
         accept_routing_table_updates: bool = False,
-    ) -> Router:
+    ) -> Opening[Router]:
         """Bind the ports and start routing.
 
         ``ports``: ``"NETWORK=bip:HOST:PORT[,broadcast=IP][,bdt=FILE]"`` or
         ``"NETWORK=bip6:[ADDRESS]:PORT[,vmac=HEX6][,interface=NAME][,group=ADDRESS]"``.
         ``routes``: static routes ``"NETWORK=PORT_NETWORK[:NEXT_HOP_HEXMAC]"``.
         ``device_id`` hosts a device in the router (``objects``: ``"none"`` or ``"stress"``).
+        Await it or use it in ``async with``.
         """
-        handle = await _native.bacnet_router(
-            ports, routes or [], device_id, objects, accept_routing_table_updates
+        return Opening(
+            cls._start(ports, routes or [], device_id, objects, accept_routing_table_updates)
         )
-        return cls(handle)
+
+    @classmethod
+    async def _start(cls, *args: Any) -> Router:
+        return cls(await _native.bacnet_router(*args))
 
     def ports(self) -> list[dict[str, Any]]:
         """Return the ports: ``network``, ``link``, ``address`` and ``vmac`` (B/IPv6)."""
@@ -81,35 +86,36 @@ class Router:
         """Announce Router-Busy-To-Network (or Router-Available) and reject while busy."""
         self._handle.set_busy(busy)
 
-    def close(self) -> None:
+    async def stop(self) -> None:
         """Stop routing."""
         self._handle.close()
 
 
-class Bbmd:
+class Bbmd(AsyncService):
     """A running BBMD (Annex J). Start it with :meth:`Bbmd.start`."""
 
     def __init__(self, handle: Any) -> None:
         self._handle = handle
 
     @classmethod
-    async def start(
+    def start(
         cls,
         bind: str,
         bdt: list[str] | None = None,
         broadcast: str | None = None,
         allow_write_bdt: bool = False,
         max_foreign_devices: int = 512,
-    ) -> Bbmd:
+    ) -> Opening[Bbmd]:
         """Start a BBMD on ``bind`` (its own IP address and port).
 
         ``bdt`` lists the peer BBMDs as ``"ADDRESS:PORT[/MASK]"`` (default mask /32:
-        two-hop); this BBMD is added when missing.
+        two-hop); this BBMD is added when missing. Await it or use it in ``async with``.
         """
-        handle = await _native.bacnet_bbmd(
-            bind, bdt or [], broadcast, allow_write_bdt, max_foreign_devices
-        )
-        return cls(handle)
+        return Opening(cls._start(bind, bdt or [], broadcast, allow_write_bdt, max_foreign_devices))
+
+    @classmethod
+    async def _start(cls, *args: Any) -> Bbmd:
+        return cls(await _native.bacnet_bbmd(*args))
 
     @property
     def address(self) -> str:
@@ -131,7 +137,7 @@ class Bbmd:
         result: dict[str, int] = json.loads(self._handle.stats())
         return result
 
-    def close(self) -> None:
+    async def stop(self) -> None:
         """Stop the BBMD."""
         self._handle.close()
 
@@ -148,11 +154,16 @@ async def read_fdt(address: str, timeout: float = 3.0) -> list[dict[str, Any]]:
     return result
 
 
-async def foreign_client(
+def foreign_client(
     bind: str, bbmd: str, ttl: int = 60, broadcast: str | None = None
-) -> Client:
+) -> Opening[Client]:
     """Start a client registered as a foreign device with the BBMD at ``bbmd``.
 
     The registration is renewed at half of ``ttl``; Who-Is then reaches the BBMD's subnets.
+    Await it or use it in ``async with``.
     """
+    return Opening(_foreign_client(bind, bbmd, ttl, broadcast))
+
+
+async def _foreign_client(bind: str, bbmd: str, ttl: int, broadcast: str | None) -> Client:
     return Client(await _native.bacnet_foreign_client(bind, bbmd, ttl, broadcast))

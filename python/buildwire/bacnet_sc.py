@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from buildwire import _native
+from buildwire._lifecycle import AsyncClient, AsyncService, Opening
 
 __all__ = ["Client", "Device", "Hub", "make_certificates", "tls_files"]
 
@@ -48,26 +49,31 @@ def tls_files(directory: str | Path, name: str) -> dict[str, Any]:
     }
 
 
-class Hub:
+class Hub(AsyncService):
     """A running BACnet/SC hub. Start it with :meth:`Hub.start`."""
 
     def __init__(self, handle: Any) -> None:
         self._handle = handle
 
     @classmethod
-    async def start(
+    def start(
         cls,
         bind: str,
         cert: str | None = None,
         key: str | None = None,
         ca: list[str] | None = None,
         no_tls: bool = False,
-    ) -> Hub:
+    ) -> Opening[Hub]:
         """Listen on ``bind`` (``HOST:PORT``; port 0 picks one) with mutual TLS 1.3.
 
-        ``no_tls=True`` serves plaintext ``ws://``: only for comparing with TLS.
+        ``no_tls=True`` serves plaintext ``ws://``: only for comparing with TLS. Await it or
+        use it in ``async with``.
         """
-        return cls(await _native.bacnet_sc_hub(bind, cert, key, ca or [], no_tls))
+        return Opening(cls._start(bind, cert, key, ca or [], no_tls))
+
+    @classmethod
+    async def _start(cls, *args: Any) -> Hub:
+        return cls(await _native.bacnet_sc_hub(*args))
 
     @property
     def uri(self) -> str:
@@ -84,14 +90,14 @@ class Hub:
         await self._handle.stop()
 
 
-class Device:
+class Device(AsyncService):
     """The 40-object stress device on a BACnet/SC node. Start it with :meth:`Device.start`."""
 
     def __init__(self, handle: Any) -> None:
         self._handle = handle
 
     @classmethod
-    async def start(
+    def start(
         cls,
         hub: str,
         cert: str | None = None,
@@ -100,12 +106,16 @@ class Device:
         no_tls: bool = False,
         device_id: int = 400,
         failover_hub: str | None = None,
-    ) -> Device:
-        """Connect to ``hub`` (and ``failover_hub`` when it fails) and serve."""
-        handle = await _native.bacnet_sc_device(
-            hub, cert, key, ca or [], no_tls, device_id, failover_hub
-        )
-        return cls(handle)
+    ) -> Opening[Device]:
+        """Connect to ``hub`` (and ``failover_hub`` when it fails) and serve.
+
+        Await it or use it in ``async with``.
+        """
+        return Opening(cls._start(hub, cert, key, ca or [], no_tls, device_id, failover_hub))
+
+    @classmethod
+    async def _start(cls, *args: Any) -> Device:
+        return cls(await _native.bacnet_sc_device(*args))
 
     @property
     def vmac(self) -> str:
@@ -117,7 +127,7 @@ class Device:
         await self._handle.stop()
 
 
-class Client:
+class Client(AsyncClient):
     """A BACnet client on its own BACnet/SC node; devices are addressed by VMAC.
 
     Start it with :meth:`Client.connect`. Values come back as Python values (a list of
@@ -128,16 +138,27 @@ class Client:
         self._handle = handle
 
     @classmethod
-    async def connect(
+    def connect(
         cls,
         hub: str,
         cert: str | None = None,
         key: str | None = None,
         ca: list[str] | None = None,
         no_tls: bool = False,
-    ) -> Client:
-        """Join the hub at ``hub`` (``wss://HOST:PORT``) as a new node."""
-        return cls(await _native.bacnet_sc_client(hub, cert, key, ca or [], no_tls))
+    ) -> Opening[Client]:
+        """Join the hub at ``hub`` (``wss://HOST:PORT``) as a new node.
+
+        Await it or use it in ``async with``.
+        """
+        return Opening(cls._connect(hub, cert, key, ca or [], no_tls))
+
+    @classmethod
+    async def _connect(cls, *args: Any) -> Client:
+        return cls(await _native.bacnet_sc_client(*args))
+
+    async def close(self) -> None:
+        """Leave the hub and stop the client."""
+        self._handle.close()
 
     async def who_is(self, timeout: float = 2.0) -> list[dict[str, Any]]:
         """Broadcast Who-Is through the hub; each answer's VMAC ``address`` and ``instance``."""

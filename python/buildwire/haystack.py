@@ -27,12 +27,17 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import math
+import os
+import pathlib
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Generator
 from dataclasses import dataclass, field
+from types import TracebackType
 from typing import Any, Union
 
 from buildwire import _native
+from buildwire._lifecycle import AsyncClient, Opening
+from buildwire._time import iso_text
 
 __all__ = [
     "MARKER",
@@ -41,17 +46,21 @@ __all__ = [
     "Client",
     "Coord",
     "DateTime",
+    "EntityChange",
     "Grid",
     "Number",
     "Ref",
     "Symbol",
     "Uri",
+    "Watch",
     "XStr",
     "convert",
     "decode",
     "decode_value",
+    "detect_format",
     "encode",
     "encode_value",
+    "read_file",
 ]
 
 FORMATS = ("zinc", "json", "json3", "trio")
@@ -183,15 +192,58 @@ Value = Union[
 ]  # fmt: skip
 
 
-def decode(text: str, format: str = "zinc") -> Grid:
-    """Decode a grid from ``zinc``, ``json``, ``json3`` or ``trio`` text.
+def decode(text: str | bytes, format: str | None = None) -> Grid:
+    """Decode a grid from ``zinc``, ``json``, ``json3`` or ``trio`` text (or UTF-8 bytes).
+
+    Without ``format`` it is told from the text (see :func:`detect_format`).
+
+    >>> decode('{"_kind": "grid", "meta": {"ver": "3.0"}, "cols": [{"name": "a"}], '
+    ...        '"rows": [{"a": 1}]}').rows
+    [{'a': Number(val=1.0, unit=None)}]
 
     Raises:
         ValueError: with the line and column of the first error.
 
     """
-    hayson = _native.haystack_convert(text, _check(format), "json")
+    if isinstance(text, (bytes, bytearray, memoryview)):
+        text = bytes(text).decode("utf-8-sig")
+    chosen = detect_format(text) if format is None else _check(format)
+    hayson = _native.haystack_convert(text, chosen, "json")
     return _from_hayson(json.loads(hayson))
+
+
+_JSON3_VALUE = re.compile(r'"[-mznrsdhtubcxy]:')
+_EXTENSIONS = {".zinc": "zinc", ".trio": "trio"}
+
+
+def detect_format(text: str) -> str:
+    r"""Tell the format of grid text: ``zinc``, ``json``, ``json3`` or ``trio``.
+
+    Zinc starts with ``ver:``; JSON with ``{`` or ``[`` (JSON v3 when it has no ``_kind``
+    and holds v3's typed strings such as ``"r:abc"`` or ``"n:42"``); anything else is read
+    as Trio.
+
+    >>> detect_format('ver:"3.0"\nid\n@a\n'), detect_format('{"rows": [{"id": "r:a"}]}')
+    ('zinc', 'json3')
+    """
+    head = text.lstrip("\ufeff \t\r\n")
+    if head.startswith("ver:"):
+        return "zinc"
+    if head.startswith(("{", "[")):
+        if '"_kind"' not in text and _JSON3_VALUE.search(text):
+            return "json3"
+        return "json"
+    return "trio"
+
+
+def read_file(path: str | os.PathLike[str], format: str | None = None) -> Grid:
+    """Decode a grid file; the format comes from ``.zinc``/``.trio`` or from the text.
+
+    ``.json`` files are told apart as JSON v4 (Hayson) or v3 by their content.
+    """
+    text = pathlib.Path(path).read_bytes()
+    suffix = pathlib.Path(path).suffix.lower()
+    return decode(text, format or _EXTENSIONS.get(suffix))
 
 
 def encode(grid: Grid, format: str = "zinc") -> str:
@@ -232,21 +284,8 @@ def _number_from_hayson(obj: dict[str, Any]) -> Number:
     return Number(float(val), obj.get("unit"))
 
 
-_FRACTION = re.compile(r"\.(\d+)")
-
-
-def _iso(text: str) -> str:
-    """Make Haystack's ISO text readable by every supported Python's ``fromisoformat``.
-
-    Haystack allows any number of fraction digits and ``Z``; Python before 3.11 wants 3 or 6
-    digits and an explicit offset.
-    """
-    text = _FRACTION.sub(lambda m: "." + (m.group(1) + "000000")[:6], text, count=1)
-    return text[:-1] + "+00:00" if text.endswith("Z") else text
-
-
 def _datetime_from_hayson(obj: dict[str, Any]) -> DateTime:
-    parsed = _dt.datetime.fromisoformat(_iso(obj["val"]))
+    parsed = _dt.datetime.fromisoformat(iso_text(obj["val"]))
     result = DateTime(
         parsed.year, parsed.month, parsed.day, parsed.hour, parsed.minute, parsed.second,
         parsed.microsecond, tzinfo=parsed.tzinfo,
@@ -284,7 +323,7 @@ def _from_hayson(obj: Any) -> Any:
     if kind == "date":
         return _dt.date.fromisoformat(obj["val"])
     if kind == "time":
-        return _dt.time.fromisoformat(_iso(obj["val"]))
+        return _dt.time.fromisoformat(iso_text(obj["val"]))
     if kind == "dateTime":
         return _datetime_from_hayson(obj)
     if kind == "grid":
@@ -378,7 +417,7 @@ def _dumps(value: Any) -> str:
     return json.dumps(_to_hayson(value), ensure_ascii=False, allow_nan=False)
 
 
-class Client:
+class Client(AsyncClient):
     """An asyncio client of a Haystack server, with SCRAM-SHA-256 login.
 
     It speaks the HTTP API, or the WebSocket API when asked. Create it with
@@ -403,7 +442,7 @@ class Client:
         self._handle = handle
 
     @classmethod
-    async def connect(
+    def connect(
         cls,
         url: str,
         username: str | None = None,
@@ -413,16 +452,21 @@ class Client:
         timeout: float = 30.0,
         ca: bytes | None = None,
         websocket: bool = False,
-    ) -> Client:
+    ) -> Opening[Client]:
         """Connect to the API at ``url`` (``http://host:port/api``) and log in.
 
+        Await it (``client = await Client.connect(...)``) or use it in ``async with``, which
+        ends the session on the server (the ``close`` op) at the end of the block.
         ``wire`` is the encoding on the wire (``zinc`` or ``json``); ``ca`` a PEM of extra
         trusted CA certificates for https; ``websocket`` sends the ops over the server's
-        WebSocket API (``/api/ws``) after the HTTP login.
+        WebSocket API (``/api/ws``) after the HTTP login. A URL where nothing answers
+        (HTTP 404) raises :class:`ConnectionError` saying to check the API path.
         """
-        return cls(
-            await _native.haystack_connect(url, username, password, wire, timeout, ca, websocket)
-        )
+        return Opening(cls._connect(url, username, password, wire, timeout, ca, websocket))
+
+    @classmethod
+    async def _connect(cls, *args: Any) -> Client:
+        return cls(await _native.haystack_connect(*args))
 
     @property
     def url(self) -> str:
@@ -516,6 +560,101 @@ class Client:
         finally:
             await handle.close()
 
+    def subscribe(
+        self,
+        ids: list[Ref | str],
+        *,
+        dis: str = "buildwire",
+        lease: float | None = None,
+        interval: float = 1.0,
+    ) -> Watch:
+        """Watch entities: ``async with`` the result, ``async for`` each changed entity.
+
+        The watch opens on the server on entering the block (or when awaited) and closes
+        when it ends. The first changes are the entities' current state; then each entity
+        the server reports changed, polled every ``interval`` seconds (pushed over the
+        WebSocket API). ``lease`` is the watch's lease in seconds.
+
+        Example::
+
+            async with client.subscribe(["@p1", "@p2"]) as changes:
+                async for change in changes:
+                    print(change.id, change.entity.get("curVal"), change.timestamp)
+        """
+        return Watch(self._handle, [_ref_text(i) for i in ids], dis, lease, interval)
+
     async def close(self) -> None:
         """End the session on the server (the ``close`` op)."""
         await self.call("close")
+
+
+@dataclass(frozen=True)
+class EntityChange:
+    """One entity a watch reported changed (see :meth:`Client.subscribe`)."""
+
+    id: Ref
+    """The entity's id."""
+    entity: dict[str, Any]
+    """The entity's tags as the server sent them (``curVal``, ``curStatus`` ...)."""
+    removed: bool
+    """True when the server says the entity left the watch (deleted, or no longer readable)."""
+    timestamp: _dt.datetime
+    """When the change reached this program (UTC)."""
+
+
+class Watch:
+    """A Haystack watch: an async iterator of :class:`EntityChange`.
+
+    Made by :meth:`Client.subscribe`; ``async with`` it (or await it) to open it on the
+    server, leave the block or call :meth:`close` to close it there.
+    """
+
+    def __init__(
+        self, client: Any, ids: list[str], dis: str, lease: float | None, interval: float
+    ) -> None:
+        self._client = client
+        self._request = (ids, dis, lease, interval)
+        self._handle: Any = None
+        self._pending: list[EntityChange] = []
+
+    async def start(self) -> Watch:
+        """Open the watch on the server (once)."""
+        if self._handle is None:
+            self._handle = await self._client.watch(*self._request)
+        return self
+
+    def __await__(self) -> Generator[Any, None, Watch]:
+        return self.start().__await__()
+
+    def __aiter__(self) -> Watch:
+        return self
+
+    async def __anext__(self) -> EntityChange:
+        await self.start()
+        while not self._pending:
+            changes = await self._handle.next()
+            if changes is None:
+                raise StopAsyncIteration
+            now = _dt.datetime.now(_dt.timezone.utc)
+            self._pending = [
+                EntityChange(row["id"], row, row.get("removed") is MARKER, now)
+                for row in _grid(changes).rows
+                if isinstance(row.get("id"), Ref)
+            ]
+        return self._pending.pop(0)
+
+    async def close(self) -> None:
+        """Close the watch on the server."""
+        if self._handle is not None:
+            await self._handle.close()
+
+    async def __aenter__(self) -> Watch:
+        return await self.start()
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()

@@ -5,13 +5,11 @@ Example (our server with the Throughput methods, and a client calling them):
     >>> import asyncio
     >>> from buildwire import opcua
     >>> async def main():
-    ...     server = await opcua.Server.start("127.0.0.1:0")
-    ...     client = await opcua.Client.connect(server.endpoint)
-    ...     await client.call("ns=1;i=5000", "ns=1;i=6000", ["uint32:4"])
-    ...     (data,) = await client.call("ns=1;i=5000", "ns=1;i=6001", [])
-    ...     names = [r["browse_name"] for r in await client.browse("i=85")]
-    ...     await client.close()
-    ...     await server.stop()
+    ...     async with opcua.Server.start("127.0.0.1:0") as server:
+    ...         async with opcua.Client.connect(server.endpoint) as client:
+    ...             await client.call("ns=1;i=5000", "ns=1;i=6000", ["uint32:4"])
+    ...             (data,) = await client.call("ns=1;i=5000", "ns=1;i=6001", [])
+    ...             names = [r["browse_name"] for r in await client.browse("i=85")]
     ...     return len(data), names
     >>> asyncio.run(main())
     (4096, ['Server', '1:Throughput'])
@@ -23,9 +21,9 @@ connection or a server restart):
     ...     server = await opcua.Server.start("127.0.0.1:0")
     ...     client = await opcua.Client.connect(server.endpoint)
     ...     seen = []
-    ...     async with await client.subscribe("i=2258", interval=0.05) as changes:
+    ...     async with client.subscribe("i=2258", interval=0.05) as changes:
     ...         async for change in changes:
-    ...             seen.append(change["node"])
+    ...             seen.append(change.node)
     ...             if len(seen) == 2:
     ...                 break
     ...     await client.close()
@@ -44,14 +42,18 @@ Wire tools:
 
 from __future__ import annotations
 
+import datetime as _dt
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Generator
+from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
 
 from buildwire import _native
+from buildwire._lifecycle import AsyncClient, AsyncService, Opening
+from buildwire._time import parse_datetime
 
-__all__ = ["Client", "Server", "Subscription", "dissect", "status_name"]
+__all__ = ["Client", "DataChange", "Server", "Subscription", "dissect", "status_name"]
 
 
 def dissect(stream: bytes) -> dict[str, Any]:
@@ -69,7 +71,36 @@ def status_name(code: int) -> str | None:
     return _native.opcua_status_name(code)
 
 
-class Client:
+@dataclass(frozen=True)
+class DataChange:
+    """One data change of a monitored item (see :meth:`Client.subscribe`)."""
+
+    node: str
+    """The monitored node, e.g. ``"ns=1;s=Setpoint"``."""
+    value: Any
+    """The new value (None for an empty Variant)."""
+    type: str | None
+    """The value's built-in DataType name (``"Double"``, ``"DateTime"`` ...)."""
+    status: str
+    """The StatusCode's name (``"Good"``, ``"BadCommunicationError"`` ...)."""
+    source_timestamp: _dt.datetime | None
+    """When the source sampled the value (timezone-aware, UTC), if the server says."""
+    server_timestamp: _dt.datetime | None
+    """When the server received the value (timezone-aware, UTC), if it says."""
+
+    @classmethod
+    def _from_row(cls, row: dict[str, Any]) -> DataChange:
+        return cls(
+            node=row["node"],
+            value=row["value"],
+            type=row.get("type"),
+            status=row["status"],
+            source_timestamp=parse_datetime(row.get("source_timestamp")),
+            server_timestamp=parse_datetime(row.get("server_timestamp")),
+        )
+
+
+class Client(AsyncClient):
     """An asyncio OPC UA client session. Create it with :meth:`connect`.
 
     NodeIds are text: ``"i=2258"``, ``"ns=1;i=5000"``, ``"ns=2;s=Name"``. Bad status codes
@@ -80,7 +111,7 @@ class Client:
         self._handle = handle
 
     @classmethod
-    async def connect(
+    def connect(
         cls,
         endpoint: str,
         user: str | None = None,
@@ -93,8 +124,10 @@ class Client:
         user_cert: str | None = None,
         user_key: str | None = None,
         reconnect_timeout: float = 30.0,
-    ) -> Client:
+    ) -> Opening[Client]:
         """Connect to ``opc.tcp://host:port`` and activate a session (anonymous by default).
+
+        Await it (``client = await Client.connect(...)``) or use it in ``async with``.
 
         With ``security`` (``"Basic256Sha256"``, ``"Aes128_Sha256_RsaOaep"`` or
         ``"Aes256_Sha256_RsaPss"``) the channel is signed (``mode="sign"``) or signed and
@@ -112,36 +145,47 @@ class Client:
 
         Example::
 
-            client = await Client.connect(
+            async with Client.connect(
                 "opc.tcp://127.0.0.1:4840",
                 "alice",
                 "secret",
                 security="Aes256_Sha256_RsaPss",
                 pki="/var/lib/myapp/pki",
-            )
+            ) as client:
+                print(await client.read("i=2258"))
         """
-        handle = await _native.opcua_connect(
-            endpoint,
-            user,
-            password,
-            security,
-            mode if security else None,
-            pki,
-            trust_server,
-            user_cert,
-            user_key,
-            reconnect_timeout,
+        return Opening(
+            cls._connect(
+                endpoint,
+                user,
+                password,
+                security,
+                mode if security else None,
+                pki,
+                trust_server,
+                user_cert,
+                user_key,
+                reconnect_timeout,
+            )
         )
-        return cls(handle)
+
+    @classmethod
+    async def _connect(cls, *args: Any) -> Client:
+        return cls(await _native.opcua_connect(*args))
 
     async def browse(self, node_id: str = "i=85") -> list[dict[str, Any]]:
         """Forward hierarchical references of a node (default: the Objects folder)."""
         result: list[dict[str, Any]] = json.loads(await self._handle.browse(node_id))
         return result
 
-    async def read(self, *node_ids: str) -> list[Any]:
-        """Read the Value attribute of each node (raises if a status is bad)."""
-        rows = json.loads(await self._handle.read(list(node_ids)))
+    async def read(self, *node_ids: str, attribute: str | None = None) -> list[Any]:
+        """Read one attribute of each node (default: Value); raises if a status is bad.
+
+        ``attribute`` is a name as in the CLI's ``--attribute``: ``"browse-name"``,
+        ``"display-name"``, ``"data-type"``, ``"node-class"``, ``"access-level"`` ...
+        (``BrowseName`` and ``browse_name`` work too).
+        """
+        rows = json.loads(await self._handle.read(list(node_ids), attribute))
         bad = [
             f"{n}: {r['status']}" for n, r in zip(node_ids, rows) if r["status"].startswith("Bad")
         ]
@@ -162,7 +206,7 @@ class Client:
             for o in outputs
         ]
 
-    async def subscribe(
+    def subscribe(
         self,
         *node_ids: str,
         interval: float = 1.0,
@@ -170,39 +214,32 @@ class Client:
         queue: int = 1,
         deadband: tuple[str, float] | None = None,
     ) -> Subscription:
-        """Monitor the Value of each node; iterate the result for changes.
+        """Monitor the Value of each node: ``async with`` the result, ``async for`` changes.
 
         ``interval`` is the publishing interval and ``sampling`` the sampling interval, in
         seconds (the server may revise both; ``sampling`` defaults to ``interval``).
         ``queue`` values are kept per item between two publishes. ``deadband`` is
         ``("abs", X)`` (in the value's units) or ``("pct", X)`` (percent of the node's
-        EURange). Nodes the server refuses raise :class:`RuntimeError` naming them.
+        EURange). The subscription is made on entering the ``async with`` block (or when
+        awaited); nodes the server refuses raise :class:`RuntimeError` naming them there.
 
         Example::
 
-            async with await client.subscribe("ns=1;s=Setpoint", interval=0.5) as changes:
+            async with client.subscribe("ns=1;s=Setpoint", interval=0.5) as changes:
                 async for change in changes:
-                    print(change["node"], change["value"], change["source_timestamp"])
+                    print(change.node, change.value, change.source_timestamp)
         """
         if not node_ids:
             raise ValueError("subscribe to at least one node id")
-        subscription = await self._handle.create_subscription(interval * 1000.0)
         sampling_ms = (sampling if sampling is not None else interval) * 1000.0
-        rows = json.loads(
-            await self._handle.monitor(subscription, list(node_ids), sampling_ms, queue, deadband)
+        return Subscription(
+            self._handle, list(node_ids), interval * 1000.0, sampling_ms, queue, deadband
         )
-        refused = [
-            f"{r['node']}: {r['status']}" for r in rows if not r["status"].startswith("Good")
-        ]
-        if refused:
-            await self._handle.delete_subscriptions([subscription])
-            raise RuntimeError("not monitored: " + "; ".join(refused))
-        return Subscription(self._handle, subscription)
 
-    async def reconnects(self) -> int:
+    @property
+    def reconnects(self) -> int:
         """How many times the client reconnected so far."""
-        state: dict[str, Any] = json.loads(await self._handle.state())
-        return int(state["reconnects"])
+        return int(self._handle.reconnects)
 
     async def close(self) -> None:
         """Close the session and the connection."""
@@ -212,27 +249,57 @@ class Client:
 class Subscription:
     """Data changes of monitored items, from :meth:`Client.subscribe`.
 
-    Iterate it (``async for change in subscription``) for dicts with ``node``, ``value``,
-    ``type``, ``status``, ``source_timestamp`` and ``server_timestamp``; leave the
-    ``async with`` block or call :meth:`delete` to remove it from the server.
+    ``async with`` it (or await it) to create it on the server; iterate it (``async for
+    change in subscription``) for :class:`DataChange` values; leave the ``async with`` block
+    or call :meth:`delete` to remove it from the server.
     """
 
-    def __init__(self, handle: Any, subscription_id: int) -> None:
+    def __init__(
+        self,
+        handle: Any,
+        node_ids: list[str],
+        interval_ms: float,
+        sampling_ms: float,
+        queue: int,
+        deadband: tuple[str, float] | None,
+    ) -> None:
         self._handle = handle
-        self._id = subscription_id
+        self._request = (node_ids, interval_ms, sampling_ms, queue, deadband)
+        self._id: int | None = None
 
-    async def next(self, timeout: float = 60.0) -> dict[str, Any] | None:
+    async def start(self) -> Subscription:
+        """Create the subscription and its monitored items on the server (once)."""
+        if self._id is not None:
+            return self
+        node_ids, interval_ms, sampling_ms, queue, deadband = self._request
+        subscription = await self._handle.create_subscription(interval_ms)
+        rows = json.loads(
+            await self._handle.monitor(subscription, node_ids, sampling_ms, queue, deadband)
+        )
+        refused = [
+            f"{r['node']}: {r['status']}" for r in rows if not r["status"].startswith("Good")
+        ]
+        if refused:
+            await self._handle.delete_subscriptions([subscription])
+            raise RuntimeError("not monitored: " + "; ".join(refused))
+        self._id = subscription
+        return self
+
+    def __await__(self) -> Generator[Any, None, Subscription]:
+        return self.start().__await__()
+
+    async def next(self, timeout: float = 60.0) -> DataChange | None:
         """Wait for the next change of any subscription of the client (None after ``timeout``)."""
+        await self.start()
         text = await self._handle.next_change(timeout)
         if text is None:
             return None
-        change: dict[str, Any] = json.loads(text)
-        return change
+        return DataChange._from_row(json.loads(text))
 
-    def __aiter__(self) -> AsyncIterator[dict[str, Any]]:
+    def __aiter__(self) -> AsyncIterator[DataChange]:
         return self._changes()
 
-    async def _changes(self) -> AsyncIterator[dict[str, Any]]:
+    async def _changes(self) -> AsyncIterator[DataChange]:
         while True:
             change = await self.next()
             if change is not None:
@@ -248,7 +315,7 @@ class Subscription:
         await self._handle.delete_subscriptions(state["subscriptions"])
 
     async def __aenter__(self) -> Subscription:
-        return self
+        return await self.start()
 
     async def __aexit__(
         self,
@@ -259,14 +326,14 @@ class Subscription:
         await self.delete()
 
 
-class Server:
+class Server(AsyncService):
     """An OPC UA server with namespace 0 and the Throughput benchmark object (ns=1;i=5000)."""
 
     def __init__(self, handle: Any) -> None:
         self._handle = handle
 
     @classmethod
-    async def start(
+    def start(
         cls,
         address: str = "127.0.0.1:4840",
         *,
@@ -274,8 +341,8 @@ class Server:
         mode: str = "both",
         pki: str | None = None,
         auto_trust: bool = False,
-    ) -> Server:
-        """Start serving on ``address`` (port 0 picks one).
+    ) -> Opening[Server]:
+        """Start serving on ``address`` (port 0 picks one); await it or ``async with`` it.
 
         Without ``security`` only SecurityPolicy None is offered. With a list of policies
         (``["Basic256Sha256", "Aes256_Sha256_RsaPss"]``; add ``"None"`` to keep an open
@@ -286,12 +353,16 @@ class Server:
 
         Example::
 
-            server = await Server.start(
+            async with Server.start(
                 "127.0.0.1:0", security=["Aes256_Sha256_RsaPss"], pki="/var/lib/myapp/pki"
-            )
+            ) as server:
+                print(server.endpoint)
         """
-        handle = await _native.opcua_serve(address, security, mode, pki, auto_trust)
-        return cls(handle)
+        return Opening(cls._start(address, security, mode, pki, auto_trust))
+
+    @classmethod
+    async def _start(cls, *args: Any) -> Server:
+        return cls(await _native.opcua_serve(*args))
 
     @property
     def endpoint(self) -> str:

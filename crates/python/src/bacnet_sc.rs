@@ -291,6 +291,11 @@ impl BacnetScClientHandle {
                 .map_err(crate::bacnet::client_error)
         })
     }
+
+    /// Stops the client's task (the node leaves the hub).
+    fn close(&self) {
+        self.inner.shutdown();
+    }
 }
 
 /// Connects a client node to the hub at `hub`.

@@ -20,9 +20,9 @@ fn client_error(error: ClientError) -> PyErr {
         ClientError::LoginRefused { .. } | ClientError::Auth(_) => {
             PyPermissionError::new_err(error.to_string())
         }
-        ClientError::Transport { .. } | ClientError::WebSocket(_) => {
-            PyConnectionError::new_err(error.to_string())
-        }
+        ClientError::Transport { .. }
+        | ClientError::WebSocket(_)
+        | ClientError::NotFound { .. } => PyConnectionError::new_err(error.to_string()),
         ClientError::Config(_) | ClientError::Request(_) => {
             PyValueError::new_err(error.to_string())
         }

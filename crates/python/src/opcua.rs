@@ -2,6 +2,7 @@
 //! Structured results cross as JSON text (decoded in `python/buildwire/opcua.py`).
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use buildwire_opcua::client::ClientIdentity;
 use buildwire_opcua::client::subscriptions::{
@@ -48,6 +49,9 @@ pub struct OpcuaClientHandle {
     inner: Arc<Mutex<Option<ReconnectingClient>>>,
     /// Node text of each monitored item, by client handle.
     nodes: Arc<std::sync::Mutex<std::collections::HashMap<u32, String>>>,
+    /// Reconnects so far, as last seen by a call that held the client: the `reconnects`
+    /// property reads it without waiting for a call in progress.
+    reconnects: Arc<AtomicU64>,
 }
 
 /// How long `next_change` holds the client between two looks (other calls get their turn
@@ -134,6 +138,7 @@ pub fn opcua_connect(
         Ok(OpcuaClientHandle {
             inner: Arc::new(Mutex::new(Some(client))),
             nodes: Arc::default(),
+            reconnects: Arc::default(),
         })
     })
 }
@@ -161,20 +166,32 @@ impl OpcuaClientHandle {
         })
     }
 
-    /// The Value attribute of each node; JSON list of {value, status}.
-    fn read<'py>(&self, py: Python<'py>, node_ids: Vec<String>) -> PyResult<Bound<'py, PyAny>> {
+    /// One attribute (by name; default Value) of each node; JSON list of {value, status}.
+    #[pyo3(signature = (node_ids, attribute=None))]
+    fn read<'py>(
+        &self,
+        py: Python<'py>,
+        node_ids: Vec<String>,
+        attribute: Option<String>,
+    ) -> PyResult<Bound<'py, PyAny>> {
         let nodes = node_ids
             .iter()
             .map(|t| node(t))
             .collect::<PyResult<Vec<_>>>()?;
+        let attribute = match attribute.as_deref() {
+            None => AttributeId::Value,
+            Some(name) => AttributeId::from_name(name).ok_or_else(|| {
+                PyValueError::new_err(format!(
+                    "unknown attribute {name:?}: try value, browse-name, display-name, \
+                     data-type, node-class, description, access-level"
+                ))
+            })?,
+        };
         let inner = Arc::clone(&self.inner);
         future_into_py(py, async move {
             let mut guard = inner.lock().await;
             let client = guard.as_mut().ok_or_else(|| failed(CLOSED))?;
-            let values = client
-                .read(&nodes, AttributeId::Value)
-                .await
-                .map_err(failed)?;
+            let values = client.read(&nodes, attribute).await.map_err(failed)?;
             let rows: Vec<_> = values
                 .iter()
                 .map(|dv| {
@@ -326,6 +343,7 @@ impl OpcuaClientHandle {
         let timeout = std::time::Duration::try_from_secs_f64(timeout)
             .map_err(|_| PyValueError::new_err("timeout must be a number of seconds >= 0"))?;
         let (inner, names) = (Arc::clone(&self.inner), Arc::clone(&self.nodes));
+        let reconnects = Arc::clone(&self.reconnects);
         future_into_py(py, async move {
             let deadline = tokio::time::Instant::now() + timeout;
             loop {
@@ -339,10 +357,9 @@ impl OpcuaClientHandle {
                     let client = guard.as_mut().ok_or_else(|| failed(CLOSED))?;
                     // Not a timeout around next_notification: that would cut a reconnect
                     // attempt off every slice, and the client would never come back.
-                    client
-                        .next_notification_within(slice)
-                        .await
-                        .map_err(failed)?
+                    let event = client.next_notification_within(slice).await;
+                    reconnects.store(client.reconnects(), Ordering::Relaxed);
+                    event.map_err(failed)?
                 };
                 match event {
                     Some(SubscriptionEvent::DataChange {
@@ -401,6 +418,19 @@ impl OpcuaClientHandle {
             let ids = client.subscription_ids();
             Ok(json!({"subscriptions": ids, "reconnects": client.reconnects()}).to_string())
         })
+    }
+
+    /// Reconnects so far: the live count when no call holds the client, else the count the
+    /// last call saw.
+    #[getter]
+    fn reconnects(&self) -> u64 {
+        if let Ok(guard) = self.inner.try_lock()
+            && let Some(client) = guard.as_ref()
+        {
+            self.reconnects
+                .store(client.reconnects(), Ordering::Relaxed);
+        }
+        self.reconnects.load(Ordering::Relaxed)
     }
 
     /// Closes the session and the channel.

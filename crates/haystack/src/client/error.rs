@@ -25,6 +25,15 @@ pub enum ClientError {
         /// The start of the body, for the message.
         body: String,
     },
+    /// Nothing answers at the URL (HTTP 404): most likely the API path is wrong.
+    #[error(
+        "HTTP 404 from {url}: no Haystack API at this URL; check its path (most servers \
+         serve the API under /api, e.g. http://host:8080/api)"
+    )]
+    NotFound {
+        /// The URL asked.
+        url: String,
+    },
     /// The login was refused (wrong user name or password, or locked out).
     #[error("login refused for user {user:?} (HTTP {status}): check the user name and password")]
     LoginRefused {

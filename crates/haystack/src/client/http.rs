@@ -160,6 +160,12 @@ impl HaystackClient {
                     self.bearer = Some(format!("BEARER authToken={token}"));
                     return Ok(());
                 }
+                // A wrong path is no refused login: say where to look.
+                StatusCode::NOT_FOUND => {
+                    return Err(ClientError::NotFound {
+                        url: self.api.clone(),
+                    });
+                }
                 status => {
                     return Err(ClientError::LoginRefused {
                         user,

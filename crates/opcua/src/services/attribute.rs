@@ -41,6 +41,20 @@ macro_rules! attribute_ids {
                     $( Self::$name => stringify!($name), )+
                 }
             }
+
+            /// The attribute named `name`, ignoring case, `-` and `_` (`BrowseName`,
+            /// `browse-name` and `browse_name` alike), if the table lists it.
+            pub fn from_name(name: &str) -> Option<Self> {
+                let wanted = name.chars().filter(|c| *c != '-' && *c != '_');
+                Self::ALL.iter().copied().find(|attribute| {
+                    attribute.name().len() == wanted.clone().count()
+                        && attribute
+                            .name()
+                            .chars()
+                            .zip(wanted.clone())
+                            .all(|(a, b)| a.eq_ignore_ascii_case(&b))
+                })
+            }
         }
     };
 }
