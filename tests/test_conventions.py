@@ -20,7 +20,7 @@ import pytest
 from conftest import REPO
 
 from buildwire import bacnet, haystack, opcua
-from buildwire._lifecycle import AsyncClient, AsyncService, Opening
+from buildwire._lifecycle import AsyncClient, AsyncService, Opening, Subscribing
 
 MODULES = ["bacnet", "bacnet_network", "bacnet_sc", "haystack", "opcua"]
 
@@ -47,11 +47,7 @@ def test_clients_close_and_services_stop_asynchronously_in_async_with() -> None:
     lifecycle = [c for c in public_classes() if hasattr(c, "close") or hasattr(c, "stop")]
     # Subscriptions and watches end with their own verb (delete/cancel/close) and are
     # checked below; every other class with close/stop is a client or a service.
-    endpoints = [
-        c
-        for c in lifecycle
-        if c not in (opcua.Subscription, bacnet.CovSubscription, haystack.Watch)
-    ]
+    endpoints = [c for c in lifecycle if not issubclass(c, Subscribing)]
     assert len(endpoints) >= 9, endpoints
     for cls in endpoints:
         assert issubclass(cls, (AsyncClient, AsyncService)), f"{cls.__qualname__}"
@@ -85,8 +81,8 @@ def test_subscriptions_have_one_shape() -> None:
         assert not inspect.iscoroutinefunction(subscribe), f"{client.__module__}.subscribe"
         hints = typing.get_type_hints(subscribe, vars(sys.modules[client.__module__]))
         assert hints["return"] is made
-        for dunder in ("__aenter__", "__aexit__", "__aiter__"):
-            assert hasattr(made, dunder), f"{made.__qualname__} lacks {dunder}"
+        assert issubclass(made, Subscribing), made
+        assert hasattr(made, "__aiter__"), f"{made.__qualname__} is not async-iterable"
 
 
 def test_changes_are_dataclasses_with_aware_timestamps() -> None:

@@ -16,49 +16,70 @@ from collections.abc import Coroutine, Generator
 from types import TracebackType
 from typing import Any, Generic, TypeVar
 
-__all__ = ["AsyncClient", "AsyncService", "Opening"]
+__all__ = ["AsyncClient", "AsyncService", "Opening", "Subscribing"]
 
-_C = TypeVar("_C", bound="AsyncClient")
-_S = TypeVar("_S", bound="AsyncService")
+_E = TypeVar("_E", bound="_EndsOnExit")
+_Sub = TypeVar("_Sub", bound="Subscribing")
 _T = TypeVar("_T", bound="AsyncClient | AsyncService")
 
 
-class AsyncClient(ABC):
+class _EndsOnExit(ABC):
+    """Ends itself (close, stop, cancel ...) when its ``async with`` block ends."""
+
+    @abstractmethod
+    async def _end(self) -> None:
+        """End it the way its class does."""
+
+    async def __aenter__(self: _E) -> _E:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self._end()
+
+
+class AsyncClient(_EndsOnExit):
     """A client: ``async with`` it, or ``await client.close()`` when done."""
 
     @abstractmethod
     async def close(self) -> None:
         """Close the client; calling it again does nothing."""
 
-    async def __aenter__(self: _C) -> _C:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    async def _end(self) -> None:
         await self.close()
 
 
-class AsyncService(ABC):
+class AsyncService(_EndsOnExit):
     """A server or other running service: ``async with`` it, or ``await it.stop()``."""
 
     @abstractmethod
     async def stop(self) -> None:
         """Stop the service; calling it again does nothing."""
 
-    async def __aenter__(self: _S) -> _S:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    async def _end(self) -> None:
         await self.stop()
+
+
+class Subscribing(_EndsOnExit):
+    """A subscription: made on entering ``async with`` (or when awaited), ended on exit.
+
+    Subclasses make it on the device or server in :meth:`start` (once) and end it there in
+    ``_end`` (their public verb: ``delete``, ``cancel`` or ``close``).
+    """
+
+    @abstractmethod
+    async def start(self: _Sub) -> _Sub:
+        """Subscribe now (once); the device's or server's refusal raises here."""
+
+    def __await__(self: _Sub) -> Generator[Any, None, _Sub]:
+        return self.start().__await__()
+
+    async def __aenter__(self: _Sub) -> _Sub:
+        return await self.start()
 
 
 class Opening(Coroutine[Any, Any, _T], Generic[_T]):
@@ -66,15 +87,6 @@ class Opening(Coroutine[Any, Any, _T], Generic[_T]):
 
     It is a coroutine too, so ``asyncio.run``, ``asyncio.create_task`` and
     ``asyncio.wait_for`` take it as they take ``async def`` calls.
-
-    >>> import asyncio
-    >>> from buildwire import bacnet
-    >>> async def main():
-    ...     async with bacnet.Server.start("127.0.0.1:0") as server:
-    ...         async with bacnet.Client.bind("127.0.0.1:0") as client:
-    ...             return await client.read(server.address, "ai,1", "pv")
-    >>> asyncio.run(main())
-    61.5
     """
 
     __slots__ = ("_opened", "_pending")

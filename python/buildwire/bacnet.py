@@ -45,7 +45,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from buildwire import _native
-from buildwire._lifecycle import AsyncClient, AsyncService, Opening
+from buildwire._lifecycle import AsyncClient, AsyncService, Opening, Subscribing
 
 __all__ = [
     "Client",
@@ -451,7 +451,7 @@ class CovNotification:
     """When it reached this program (UTC); BACnet notifications carry no time of their own."""
 
 
-class CovSubscription:
+class CovSubscription(Subscribing):
     """A COV subscription: an async iterator of :class:`CovNotification`.
 
     Made by :meth:`Client.subscribe`. It subscribes when first iterated or entered with
@@ -504,10 +504,5 @@ class CovSubscription:
             timestamp=_dt.datetime.now(_dt.timezone.utc),
         )
 
-    async def __aenter__(self) -> CovSubscription:
-        """Subscribe."""
-        return await self.start()
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        """Cancel the subscription."""
+    async def _end(self) -> None:
         await self.cancel()

@@ -30,13 +30,12 @@ import math
 import os
 import pathlib
 import re
-from collections.abc import AsyncIterator, Generator
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from types import TracebackType
 from typing import Any, Union
 
 from buildwire import _native
-from buildwire._lifecycle import AsyncClient, Opening
+from buildwire._lifecycle import AsyncClient, Opening, Subscribing
 from buildwire._time import iso_text
 
 __all__ = [
@@ -602,7 +601,7 @@ class EntityChange:
     """When the change reached this program (UTC)."""
 
 
-class Watch:
+class Watch(Subscribing):
     """A Haystack watch: an async iterator of :class:`EntityChange`.
 
     Made by :meth:`Client.subscribe`; ``async with`` it (or await it) to open it on the
@@ -622,9 +621,6 @@ class Watch:
         if self._handle is None:
             self._handle = await self._client.watch(*self._request)
         return self
-
-    def __await__(self) -> Generator[Any, None, Watch]:
-        return self.start().__await__()
 
     def __aiter__(self) -> Watch:
         return self
@@ -648,13 +644,5 @@ class Watch:
         if self._handle is not None:
             await self._handle.close()
 
-    async def __aenter__(self) -> Watch:
-        return await self.start()
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    async def _end(self) -> None:
         await self.close()

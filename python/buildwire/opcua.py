@@ -44,13 +44,12 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
-from collections.abc import AsyncIterator, Generator
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from types import TracebackType
 from typing import Any
 
 from buildwire import _native
-from buildwire._lifecycle import AsyncClient, AsyncService, Opening
+from buildwire._lifecycle import AsyncClient, AsyncService, Opening, Subscribing
 from buildwire._time import parse_datetime
 
 __all__ = ["Client", "DataChange", "Server", "Subscription", "dissect", "status_name"]
@@ -246,7 +245,7 @@ class Client(AsyncClient):
         await self._handle.close()
 
 
-class Subscription:
+class Subscription(Subscribing):
     """Data changes of monitored items, from :meth:`Client.subscribe`.
 
     ``async with`` it (or await it) to create it on the server; iterate it (``async for
@@ -285,9 +284,6 @@ class Subscription:
         self._id = subscription
         return self
 
-    def __await__(self) -> Generator[Any, None, Subscription]:
-        return self.start().__await__()
-
     async def next(self, timeout: float = 60.0) -> DataChange | None:
         """Wait for the next change of any subscription of the client (None after ``timeout``)."""
         await self.start()
@@ -314,15 +310,7 @@ class Subscription:
         state = json.loads(await self._handle.state())
         await self._handle.delete_subscriptions(state["subscriptions"])
 
-    async def __aenter__(self) -> Subscription:
-        return await self.start()
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    async def _end(self) -> None:
         await self.delete()
 
 
