@@ -23,6 +23,7 @@
 //! assert_eq!(error.status_code(), StatusCode::BAD_DECODING_ERROR);
 //! ```
 
+pub mod channel;
 pub mod client;
 pub mod driver;
 pub mod encoding;

@@ -32,17 +32,12 @@ use super::security::{
     client_signature, secure_user_token, user_token_signature, verify_server_signature,
 };
 use crate::encoding::{BinaryEncodable, ByteString, DateTime, LocalizedText, NodeId, UaString};
-use crate::secure_channel::{
-    AssembledMessage, AssemblerRole, AssemblyEvent, AsymmetricSecurityHeader, MessageAssembler,
-    SecureChannelChunk, SecurityHeader,
+use crate::channel::{
+    ChannelEndpoint, CloseReason, OutgoingBody, OutgoingMessage, Rejection, Side,
+    asymmetric_header, frame_bytes, header_policy, opn_security_header, plain_frame,
 };
+use crate::secure_channel::{AssembledMessage, AssemblyEvent, SecureChannelChunk, SecurityHeader};
 use crate::security::ChannelSecurity;
-use crate::server::channel_state::{ReceiveSequence, SendSequence};
-use crate::server::outgoing::{OutgoingBody, OutgoingMessage};
-use crate::server::security::{
-    Rejection, asymmetric_header, frame_bytes, header_policy, limit_body, open_symmetric,
-    plain_frame, write_secured_chunk,
-};
 use crate::services::{
     ActivateSessionRequest, ApplicationDescription, ApplicationType, CloseSecureChannelRequest,
     CloseSessionRequest, CreateSessionRequest, EndpointDescription, MessageSecurityMode,
@@ -50,8 +45,8 @@ use crate::services::{
     ServiceResponse,
 };
 use crate::transport::{
-    Acknowledge, ChunkSink, ConnectionMessage, ErrorMessage, Frame, FrameDecoder, Hello,
-    MessageType, NegotiatedLimits, PROTOCOL_VERSION, TransmitBuffer, accept_acknowledge,
+    Acknowledge, ConnectionMessage, ErrorMessage, Frame, Hello, MessageType, NegotiatedLimits,
+    PROTOCOL_VERSION, TransmitBuffer, accept_acknowledge,
 };
 use crate::types::StatusCode;
 
@@ -143,12 +138,6 @@ enum Phase {
     Closed,
 }
 
-#[derive(Debug)]
-struct Established {
-    limits: NegotiatedLimits,
-    assembler: MessageAssembler,
-}
-
 #[derive(Clone, Copy, Debug)]
 struct Channel {
     id: u32,
@@ -171,8 +160,8 @@ pub struct ClientConnection {
     epoch: Instant,
     start_time: DateTime,
     hello: Hello,
-    decoder: FrameDecoder,
-    established: Option<Established>,
+    /// Framing, limits, sequences, send queues and security.
+    endpoint: ChannelEndpoint,
     phase: Phase,
     channel: Option<Channel>,
     authentication_token: NodeId,
@@ -181,10 +170,6 @@ pub struct ClientConnection {
     outcome: Option<SessionOutcome>,
     server_endpoints: Vec<EndpointDescription>,
     max_request_message_size: usize,
-    receive_sequence: ReceiveSequence,
-    send_sequence: SendSequence,
-    immediate: VecDeque<Vec<u8>>,
-    outgoing: VecDeque<OutgoingMessage>,
     requests: RequestTable,
     waiting: VecDeque<WaitingRequest>,
     events: VecDeque<ClientEvent>,
@@ -192,8 +177,6 @@ pub struct ClientConnection {
     next_request_id: u32,
     connect_deadline: Instant,
     nonce_state: u64,
-    /// The channel's security (None under SecurityPolicy None).
-    security: Option<ChannelSecurity>,
     /// The nonce of the OpenSecureChannel request in flight.
     channel_nonce: Vec<u8>,
     /// The nonce of CreateSession (the server signs it) and the server's latest nonce.
@@ -214,13 +197,17 @@ impl ClientConnection {
     /// read `start_time` (RequestHeader timestamps are `start_time` plus the elapsed time).
     pub fn new(config: ClientConfig, now: Instant, start_time: DateTime) -> Self {
         let hello = config.connection_limits.hello(&config.endpoint_url);
+        let mut endpoint = ChannelEndpoint::new(
+            Side::Client,
+            hello.receive_buffer_size,
+            config.decoding_limits,
+        );
+        endpoint.queue_immediate(hello.to_message_bytes());
         Self {
-            decoder: FrameDecoder::new(hello.receive_buffer_size),
-            immediate: VecDeque::from([hello.to_message_bytes()]),
+            endpoint,
             hello,
             epoch: now,
             start_time,
-            established: None,
             phase: Phase::AwaitingAcknowledge,
             channel: None,
             authentication_token: NodeId::default(),
@@ -229,9 +216,6 @@ impl ClientConnection {
             outcome: None,
             server_endpoints: Vec::new(),
             max_request_message_size: 0,
-            receive_sequence: ReceiveSequence::default(),
-            send_sequence: SendSequence::default(),
-            outgoing: VecDeque::new(),
             requests: RequestTable::default(),
             waiting: VecDeque::new(),
             events: VecDeque::new(),
@@ -239,7 +223,6 @@ impl ClientConnection {
             next_request_id: 1,
             connect_deadline: now + config.connect_timeout,
             nonce_state: (start_time.ticks().unsigned_abs() ^ 0x9E37_79B9_7F4A_7C15).max(1),
-            security: None,
             channel_nonce: Vec::new(),
             session_nonces: (Vec::new(), Vec::new()),
             config,
@@ -248,7 +231,7 @@ impl ClientConnection {
 
     /// The channel's security, once it is open under a policy other than None.
     pub fn security(&self) -> Option<&ChannelSecurity> {
-        self.security.as_ref()
+        self.endpoint.security()
     }
 
     /// A connection that re-activates `session` on its new channel instead of creating one
@@ -313,7 +296,7 @@ impl ClientConnection {
 
     /// The limits agreed in the Hello / Acknowledge exchange.
     pub fn negotiated_limits(&self) -> Option<&NegotiatedLimits> {
-        self.established.as_ref().map(|e| &e.limits)
+        self.endpoint.limits()
     }
 
     /// The secure channel id and current token id, once the channel is open.
@@ -419,56 +402,35 @@ impl ClientConnection {
 
     /// The next bytes to write, if any.
     pub fn poll_transmit(&mut self) -> Option<Vec<u8>> {
-        let mut out = Vec::new();
-        self.write_next(&mut out).then_some(out)
+        let bytes = self.endpoint.poll_transmit();
+        self.sync_send_failure();
+        bytes
     }
 
     /// Appends whole chunks to `out` until it grew by at least `max_bytes` or nothing is
     /// pending; returns the number of bytes appended.
     pub fn transmit_into(&mut self, out: &mut Vec<u8>, max_bytes: usize) -> usize {
-        self.transmit_to(out, max_bytes)
+        let written = self.endpoint.transmit_into(out, max_bytes);
+        self.sync_send_failure();
+        written
     }
 
     /// As [`transmit_into`](Self::transmit_into), into a gather list for a vectored write.
     pub fn transmit_buffered(&mut self, out: &mut TransmitBuffer, max_bytes: usize) -> usize {
-        self.transmit_to(out, max_bytes)
+        let written = self.endpoint.transmit_buffered(out, max_bytes);
+        self.sync_send_failure();
+        written
     }
 
-    fn transmit_to<S: ChunkSink>(&mut self, out: &mut S, max_bytes: usize) -> usize {
-        let start = out.len();
-        while out.len() - start < max_bytes && self.write_next(out) {}
-        out.len() - start
-    }
-
-    fn write_next<S: ChunkSink>(&mut self, out: &mut S) -> bool {
-        if let Some(bytes) = self.immediate.pop_front() {
-            out.put_slice(&bytes);
-            return true;
+    /// A chunk that could not be secured closed the endpoint while sending: the connection
+    /// closes with it (outstanding requests fail, then the Closed event).
+    fn sync_send_failure(&mut self) {
+        if let (false, Some(CloseReason::Error { status, reason })) =
+            (self.is_closed(), self.endpoint.close_reason())
+        {
+            let (status, reason) = (*status, reason.clone());
+            self.fail(status, &reason);
         }
-        let chunk_size = self
-            .established
-            .as_ref()
-            .map_or(0, |e| e.limits.send_buffer_size as usize);
-        let Some(message) = self.outgoing.front_mut() else {
-            return false;
-        };
-        let sequence_number = self.send_sequence.next_number();
-        let written = match &self.security {
-            Some(security) => {
-                match write_secured_chunk(security, message, chunk_size, sequence_number, out) {
-                    Ok(written) => written,
-                    Err(error) => {
-                        self.fail(error.status_code(), &error.to_string());
-                        return false;
-                    }
-                }
-            }
-            None => message.write_next_chunk(chunk_size, sequence_number, out),
-        };
-        if message.is_done() {
-            self.outgoing.pop_front();
-        }
-        written || self.write_next(out)
     }
 
     /// The next event, if any.
@@ -536,7 +498,7 @@ impl ClientConnection {
         if self.is_closed() {
             return;
         }
-        self.decoder.push(bytes);
+        self.endpoint.push(bytes);
         self.handle_received(now);
     }
 
@@ -545,12 +507,7 @@ impl ClientConnection {
     /// [`handle_received`](Self::handle_received). Only append. Once the connection is closed
     /// the buffer is emptied each time, so a driver that goes on reading holds nothing.
     pub fn read_buffer(&mut self) -> &mut BytesMut {
-        let closed = self.is_closed();
-        let buffer = self.decoder.read_buffer();
-        if closed {
-            buffer.clear();
-        }
-        buffer
+        self.endpoint.read_buffer()
     }
 
     /// Handles the bytes appended to [`read_buffer`](Self::read_buffer): frames are split off
@@ -558,7 +515,7 @@ impl ClientConnection {
     /// long ByteString in it becomes a slice of the receive buffer).
     pub fn handle_received(&mut self, now: Instant) {
         while !self.is_closed() {
-            match self.decoder.next_frame() {
+            match self.endpoint.next_frame() {
                 Ok(Some(frame)) => self.handle_frame(now, &frame),
                 Ok(None) => break,
                 Err(error) => self.fail(error.status_code(), &error.to_string()),
@@ -640,25 +597,14 @@ impl ClientConnection {
         request_id: u32,
         request: &ServiceRequest,
     ) -> Result<(), SendError> {
-        let (Some(established), channel) = (&self.established, self.channel) else {
+        let (Some(&limits), channel) = (self.endpoint.limits(), self.channel) else {
             return Err(SendError::Closed(StatusCode::BAD_NOT_CONNECTED));
         };
-        let limits = established.limits;
         let body = request.encode_message();
         let (channel_id, security_header) = match (message_type, channel) {
             (MessageType::OpenSecureChannel, channel) => (
                 channel.map_or(0, |c| c.id),
-                match &self.security {
-                    Some(security) => AsymmetricSecurityHeader {
-                        security_policy_uri: security.policy().uri().into(),
-                        sender_certificate: ByteString::from(security.local().certificate.der()),
-                        receiver_certificate_thumbprint: ByteString::from(
-                            security.remote().thumbprint().as_slice(),
-                        ),
-                    },
-                    None => AsymmetricSecurityHeader::none(),
-                }
-                .to_bytes(),
+                opn_security_header(self.endpoint.security()).to_bytes(),
             ),
             (_, Some(channel)) => (channel.id, channel.token_id.to_bytes()),
             (_, None) => return Err(SendError::Closed(StatusCode::BAD_SECURE_CHANNEL_CLOSED)),
@@ -685,9 +631,7 @@ impl ClientConnection {
             request_id,
             OutgoingBody::owned(body),
         );
-        if let Some(security) = &self.security {
-            limit_body(security, &mut message, limits.send_buffer_size as usize);
-        }
+        self.endpoint.limit_body(&mut message);
         let chunks = message.chunk_count(limits.send_buffer_size as usize);
         if limits.max_send_chunk_count != 0 && chunks > limits.max_send_chunk_count as usize {
             return Err(SendError::RequestTooLarge {
@@ -696,7 +640,7 @@ impl ClientConnection {
                     * (limits.send_buffer_size as usize).saturating_sub(message.overhead()),
             });
         }
-        self.outgoing.push_back(message);
+        self.endpoint.queue(message);
         Ok(())
     }
 
@@ -711,8 +655,9 @@ impl ClientConnection {
         }
         self.phase = Phase::Closed;
         if drop_outgoing {
-            self.outgoing.clear();
-            self.immediate.clear();
+            self.endpoint.fail(status, reason);
+        } else {
+            self.endpoint.close();
         }
         let request_status = if status.is_good() {
             StatusCode::BAD_CONNECTION_CLOSED
@@ -772,15 +717,7 @@ impl ClientConnection {
             Ok(limits) => limits,
             Err(error) => return self.fail(error.status, error.reason),
         };
-        self.decoder.set_max_frame_size(limits.receive_buffer_size);
-        self.established = Some(Established {
-            limits,
-            assembler: MessageAssembler::new(
-                AssemblerRole::Client,
-                limits.max_receive_message_size,
-                limits.max_receive_chunk_count,
-            ),
-        });
+        self.endpoint.establish(limits);
         self.phase = Phase::OpeningChannel;
         if self.config.security.is_secured() {
             let security = &self.config.security;
@@ -794,7 +731,7 @@ impl ClientConnection {
                 _ => Err(StatusCode::BAD_CERTIFICATE_INVALID),
             };
             match created {
-                Ok(channel_security) => self.security = Some(channel_security),
+                Ok(channel_security) => self.endpoint.set_security(Some(channel_security)),
                 Err(status) => {
                     return self.fail(
                         status,
@@ -807,7 +744,8 @@ impl ClientConnection {
     }
 
     fn open_channel(&mut self, now: Instant, request_type: SecurityTokenRequestType) {
-        self.channel_nonce = match self.security.as_ref().map(|s| s.algorithms().nonce_length) {
+        let nonce_length = self.security().map(|s| s.algorithms().nonce_length);
+        self.channel_nonce = match nonce_length {
             Some(length) => match crate::security::crypto::random_bytes(length) {
                 Ok(nonce) => nonce,
                 Err(error) => return self.fail(error.status_code(), &error.to_string()),
@@ -819,8 +757,7 @@ impl ClientConnection {
             client_protocol_version: PROTOCOL_VERSION,
             request_type,
             security_mode: self
-                .security
-                .as_ref()
+                .security()
                 .map_or(MessageSecurityMode::None, ChannelSecurity::mode),
             client_nonce: ByteString::from(self.channel_nonce.clone()),
             requested_lifetime: self.config.token_lifetime_ms,
@@ -841,51 +778,41 @@ impl ClientConnection {
 
     /// Checks and decrypts a received chunk under the channel's security.
     fn open_secured(&mut self, frame: &Frame) -> Result<Frame, Rejection> {
-        let policy = self.config.security.policy;
-        match (&self.security, frame.header.message_type) {
-            (_, MessageType::OpenSecureChannel) => {
-                let (header, header_end) = asymmetric_header(frame)?;
-                if header_policy(&header)? != policy {
-                    return Err(Rejection {
-                        status: StatusCode::BAD_SECURITY_POLICY_REJECTED,
-                        reason: format!("the server answered with another policy than {policy}"),
-                        rejected_certificate: None,
-                    });
-                }
-                match &self.security {
-                    Some(security) => {
-                        let ours = security.local().certificate.thumbprint();
-                        if header.receiver_certificate_thumbprint.as_bytes() != Some(&ours[..]) {
-                            return Err(Rejection {
-                                status: StatusCode::BAD_SECURITY_CHECKS_FAILED,
-                                reason: "the OPN response is not for our certificate".into(),
-                                rejected_certificate: None,
-                            });
-                        }
-                        if header.sender_certificate.as_bytes() != Some(security.remote().der()) {
-                            return Err(Rejection {
-                                status: StatusCode::BAD_SECURITY_CHECKS_FAILED,
-                                reason: "the server signed with another certificate".into(),
-                                rejected_certificate: None,
-                            });
-                        }
-                        plain_frame(security.unsecure_asymmetric(&frame_bytes(frame), header_end)?)
-                    }
-                    None => Ok(frame.clone()),
-                }
+        if frame.header.message_type != MessageType::OpenSecureChannel {
+            let plain = self.endpoint.open_symmetric(frame)?;
+            // The server uses the newest token: the previous keys can go.
+            if let (Some(channel), Some(security)) = (self.channel, self.endpoint.security_mut())
+                && frame.body.get(4..8) == Some(&channel.token_id.to_le_bytes()[..])
+            {
+                security.drop_tokens_except(channel.token_id);
             }
-            (Some(security), _) => {
-                let plain = open_symmetric(security, frame)?;
-                // The server uses the newest token: the previous keys can go.
-                if let (Some(channel), Some(security)) = (self.channel, self.security.as_mut())
-                    && frame.body.get(4..8) == Some(&channel.token_id.to_le_bytes()[..])
-                {
-                    security.drop_tokens_except(channel.token_id);
-                }
-                Ok(plain)
-            }
-            (None, _) => Ok(frame.clone()),
+            return Ok(plain);
         }
+        let policy = self.config.security.policy;
+        let (header, header_end) = asymmetric_header(frame)?;
+        if header_policy(&header)? != policy {
+            return Err(Rejection::new(
+                StatusCode::BAD_SECURITY_POLICY_REJECTED,
+                format!("the server answered with another policy than {policy}"),
+            ));
+        }
+        let Some(security) = self.endpoint.security() else {
+            return Ok(frame.clone());
+        };
+        let ours = security.local().certificate.thumbprint();
+        if header.receiver_certificate_thumbprint.as_bytes() != Some(&ours[..]) {
+            return Err(Rejection::new(
+                StatusCode::BAD_SECURITY_CHECKS_FAILED,
+                "the OPN response is not for our certificate",
+            ));
+        }
+        if header.sender_certificate.as_bytes() != Some(security.remote().der()) {
+            return Err(Rejection::new(
+                StatusCode::BAD_SECURITY_CHECKS_FAILED,
+                "the server signed with another certificate",
+            ));
+        }
+        plain_frame(security.unsecure_asymmetric(&frame_bytes(frame), header_end)?)
     }
 
     fn handle_chunk(&mut self, now: Instant, frame: &Frame) {
@@ -914,15 +841,12 @@ impl ClientConnection {
             _ => {}
         }
         if let Err(status) = self
-            .receive_sequence
-            .accept(chunk.sequence_header.sequence_number)
+            .endpoint
+            .accept_sequence(chunk.sequence_header.sequence_number)
         {
             return self.fail(status, "sequence number out of order");
         }
-        let Some(established) = self.established.as_mut() else {
-            return;
-        };
-        match established.assembler.push(chunk) {
+        match self.endpoint.assemble(chunk) {
             Ok(Some(AssemblyEvent::Message(message))) => self.handle_message(now, message),
             Ok(Some(AssemblyEvent::Aborted {
                 request_id, error, ..
@@ -984,7 +908,7 @@ impl ClientConnection {
                     renew_at: now + Duration::from_millis(renew_after),
                     renewing: false,
                 });
-                if let Some(security) = self.security.as_mut() {
+                if let Some(security) = self.endpoint.security_mut() {
                     let server_nonce = open.server_nonce.as_bytes().unwrap_or_default();
                     if server_nonce.len() != security.algorithms().nonce_length {
                         return self.fail(
@@ -1015,7 +939,7 @@ impl ClientConnection {
                 }
             }
             (RequestPurpose::CreateSession, ServiceResponse::CreateSession(created)) => {
-                if self.security.is_some() {
+                if self.security().is_some() {
                     let expected = self
                         .config
                         .security
@@ -1112,7 +1036,7 @@ impl ClientConnection {
 
     fn create_session(&mut self, now: Instant) {
         self.phase = Phase::CreatingSession;
-        let nonce = match self.security {
+        let nonce = match self.security() {
             Some(_) => match crate::security::crypto::random_bytes(CLIENT_NONCE_LENGTH) {
                 Ok(nonce) => nonce,
                 Err(error) => return self.fail(error.status_code(), &error.to_string()),
@@ -1120,7 +1044,7 @@ impl ClientConnection {
             None => self.nonce(),
         };
         self.session_nonces.0 = nonce.clone();
-        let client_certificate = match &self.security {
+        let client_certificate = match self.security() {
             Some(security) => ByteString::from(security.local().certificate.der()),
             None => ByteString::NULL,
         };
@@ -1149,7 +1073,7 @@ impl ClientConnection {
     fn activate_session(&mut self, now: Instant) {
         self.phase = Phase::ActivatingSession;
         let security = &self.config.security;
-        let mut token = if self.security.is_some() {
+        let mut token = if self.security().is_some() {
             self.config
                 .identity
                 .token_for_endpoint(security.matching_endpoint(&self.server_endpoints))
@@ -1158,7 +1082,7 @@ impl ClientConnection {
         };
         let mut client_signature_data = Default::default();
         let mut user_signature = Default::default();
-        if self.security.is_some() {
+        if self.security().is_some() {
             let nonce = &self.session_nonces.1;
             let endpoints = &self.server_endpoints;
             let signed = client_signature(security, nonce).and_then(|signature| {

@@ -5,7 +5,7 @@
 use bytes::Bytes;
 
 use super::address_space::{MethodHandler, NodeAttributes};
-use super::outgoing::{BodySegment, OutgoingBody};
+use crate::channel::{BodySegment, OutgoingBody};
 use super::server_state::Server;
 use crate::encoding::{BinaryEncodable, NodeId, Variant, VariantType};
 use crate::services::{

@@ -28,13 +28,12 @@
 pub mod address_space;
 pub mod attribute_services;
 pub mod bench_methods;
-pub mod channel_state;
 pub mod config;
 pub mod connection;
+mod dispatch;
 pub mod discovery_services;
 pub mod method_services;
 pub mod namespace_zero;
-pub mod outgoing;
 pub mod security;
 pub mod server_state;
 pub mod session;
