@@ -29,8 +29,8 @@ use crate::secure_channel::{
 };
 use crate::security::ChannelSecurity;
 use crate::transport::{
-    ChunkSink, ConnectionMessage, ErrorMessage, Frame, FrameDecoder, MessageType,
-    NegotiatedLimits, TransmitBuffer, TransportError,
+    ChunkSink, ConnectionMessage, ErrorMessage, Frame, FrameDecoder, MessageType, NegotiatedLimits,
+    TransmitBuffer, TransportError,
 };
 use crate::types::StatusCode;
 

@@ -20,33 +20,29 @@
 //! channel, and CreateSession only when the server says the session is gone (see
 //! [`reconnect`](super::reconnect)).
 
+mod channel;
+mod requests;
+mod session;
+
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
 use bytes::BytesMut;
 
-use super::config::{ClientConfig, RENEW_AT_PERCENT};
-use super::reconnect::{ResumeSession, SessionOutcome, session_is_gone};
+use self::requests::{millis, request_header_mut};
+use super::config::ClientConfig;
+use super::reconnect::{ResumeSession, SessionOutcome};
 use super::request_table::{PendingRequest, RequestPurpose, RequestTable};
-use super::security::{
-    client_signature, secure_user_token, user_token_signature, verify_server_signature,
-};
-use crate::encoding::{BinaryEncodable, ByteString, DateTime, LocalizedText, NodeId, UaString};
-use crate::channel::{
-    ChannelEndpoint, CloseReason, OutgoingBody, OutgoingMessage, Rejection, Side,
-    asymmetric_header, frame_bytes, header_policy, opn_security_header, plain_frame,
-};
-use crate::secure_channel::{AssembledMessage, AssemblyEvent, SecureChannelChunk, SecurityHeader};
+use crate::channel::{ChannelEndpoint, CloseReason, Side};
+use crate::encoding::{DateTime, NodeId};
+use crate::secure_channel::AssembledMessage;
 use crate::security::ChannelSecurity;
 use crate::services::{
-    ActivateSessionRequest, ApplicationDescription, ApplicationType, CloseSecureChannelRequest,
-    CloseSessionRequest, CreateSessionRequest, EndpointDescription, MessageSecurityMode,
-    OpenSecureChannelRequest, RequestHeader, SecurityTokenRequestType, ServiceRequest,
-    ServiceResponse,
+    CloseSecureChannelRequest, CloseSessionRequest, EndpointDescription, RequestHeader,
+    SecurityTokenRequestType, ServiceRequest, ServiceResponse,
 };
 use crate::transport::{
-    Acknowledge, ConnectionMessage, ErrorMessage, Frame, Hello, MessageType, NegotiatedLimits,
-    PROTOCOL_VERSION, TransmitBuffer, accept_acknowledge,
+    ConnectionMessage, ErrorMessage, Frame, Hello, MessageType, NegotiatedLimits, TransmitBuffer,
 };
 use crate::types::StatusCode;
 
@@ -181,15 +177,6 @@ pub struct ClientConnection {
     channel_nonce: Vec<u8>,
     /// The nonce of CreateSession (the server signs it) and the server's latest nonce.
     session_nonces: (Vec<u8>, Vec<u8>),
-}
-
-/// The RequestHeader inside any request.
-fn request_header_mut(request: &mut ServiceRequest) -> &mut RequestHeader {
-    request.header_mut()
-}
-
-fn millis(duration: Duration) -> u32 {
-    u32::try_from(duration.as_millis()).unwrap_or(u32::MAX)
 }
 
 impl ClientConnection {
@@ -533,117 +520,6 @@ impl ClientConnection {
         }
     }
 
-    fn allocate_handle(&mut self) -> u32 {
-        let handle = self.next_handle;
-        self.next_handle = self.next_handle.wrapping_add(1).max(1);
-        handle
-    }
-
-    fn allocate_request_id(&mut self) -> u32 {
-        let id = self.next_request_id;
-        self.next_request_id = self.next_request_id.wrapping_add(1).max(1);
-        id
-    }
-
-    fn fill_header(
-        &self,
-        now: Instant,
-        request: &mut ServiceRequest,
-        handle: u32,
-        timeout: Duration,
-    ) {
-        let timestamp = self.wall_clock(now);
-        let token = self.authentication_token.clone();
-        let header = request_header_mut(request);
-        header.authentication_token = token;
-        header.request_handle = handle;
-        header.timestamp = timestamp;
-        if header.timeout_hint == 0 {
-            header.timeout_hint = millis(timeout);
-        }
-    }
-
-    /// Encodes, checks the server's limits and queues a request; records it as pending.
-    fn transmit_request(
-        &mut self,
-        now: Instant,
-        handle: u32,
-        mut request: ServiceRequest,
-        purpose: RequestPurpose,
-        deadline: Instant,
-    ) -> Result<(), SendError> {
-        self.fill_header(now, &mut request, handle, self.config.request_timeout);
-        let message_type = match request {
-            ServiceRequest::OpenSecureChannel(_) => MessageType::OpenSecureChannel,
-            ServiceRequest::CloseSecureChannel(_) => MessageType::CloseSecureChannel,
-            _ => MessageType::Message,
-        };
-        let request_id = self.allocate_request_id();
-        self.queue_message(message_type, request_id, &request)?;
-        self.requests.insert(
-            request_id,
-            PendingRequest {
-                handle,
-                purpose,
-                deadline,
-            },
-        );
-        Ok(())
-    }
-
-    fn queue_message(
-        &mut self,
-        message_type: MessageType,
-        request_id: u32,
-        request: &ServiceRequest,
-    ) -> Result<(), SendError> {
-        let (Some(&limits), channel) = (self.endpoint.limits(), self.channel) else {
-            return Err(SendError::Closed(StatusCode::BAD_NOT_CONNECTED));
-        };
-        let body = request.encode_message();
-        let (channel_id, security_header) = match (message_type, channel) {
-            (MessageType::OpenSecureChannel, channel) => (
-                channel.map_or(0, |c| c.id),
-                opn_security_header(self.endpoint.security()).to_bytes(),
-            ),
-            (_, Some(channel)) => (channel.id, channel.token_id.to_bytes()),
-            (_, None) => return Err(SendError::Closed(StatusCode::BAD_SECURE_CHANNEL_CLOSED)),
-        };
-        let limit = [
-            limits.max_send_message_size as usize,
-            self.max_request_message_size,
-        ]
-        .into_iter()
-        .filter(|limit| *limit != 0)
-        .min();
-        if let Some(limit) = limit
-            && body.len() > limit
-        {
-            return Err(SendError::RequestTooLarge {
-                size: body.len(),
-                limit,
-            });
-        }
-        let mut message = OutgoingMessage::new(
-            message_type,
-            channel_id,
-            security_header,
-            request_id,
-            OutgoingBody::owned(body),
-        );
-        self.endpoint.limit_body(&mut message);
-        let chunks = message.chunk_count(limits.send_buffer_size as usize);
-        if limits.max_send_chunk_count != 0 && chunks > limits.max_send_chunk_count as usize {
-            return Err(SendError::RequestTooLarge {
-                size: message.body_len(),
-                limit: limits.max_send_chunk_count as usize
-                    * (limits.send_buffer_size as usize).saturating_sub(message.overhead()),
-            });
-        }
-        self.endpoint.queue(message);
-        Ok(())
-    }
-
     /// Closes after a failure: outstanding requests fail with `status`, nothing more is sent.
     fn fail(&mut self, status: StatusCode, reason: &str) {
         self.finish(status, reason, true);
@@ -708,158 +584,6 @@ impl ClientConnection {
         }
     }
 
-    fn handle_acknowledge(&mut self, now: Instant, frame: &Frame) {
-        let acknowledge = match Acknowledge::from_frame(frame) {
-            Ok(acknowledge) => acknowledge,
-            Err(error) => return self.fail(error.status_code(), &error.to_string()),
-        };
-        let limits = match accept_acknowledge(&self.hello, &acknowledge) {
-            Ok(limits) => limits,
-            Err(error) => return self.fail(error.status, error.reason),
-        };
-        self.endpoint.establish(limits);
-        self.phase = Phase::OpeningChannel;
-        if self.config.security.is_secured() {
-            let security = &self.config.security;
-            let created = match (&security.identity, &security.server_certificate) {
-                (Some(identity), Some(server)) => ChannelSecurity::new(
-                    security.policy,
-                    security.mode,
-                    identity.clone(),
-                    server.clone(),
-                ),
-                _ => Err(StatusCode::BAD_CERTIFICATE_INVALID),
-            };
-            match created {
-                Ok(channel_security) => self.endpoint.set_security(Some(channel_security)),
-                Err(status) => {
-                    return self.fail(
-                        status,
-                        "a secured channel needs our certificate and key, the server's certificate and mode sign or encrypt",
-                    );
-                }
-            }
-        }
-        self.open_channel(now, SecurityTokenRequestType::Issue);
-    }
-
-    fn open_channel(&mut self, now: Instant, request_type: SecurityTokenRequestType) {
-        let nonce_length = self.security().map(|s| s.algorithms().nonce_length);
-        self.channel_nonce = match nonce_length {
-            Some(length) => match crate::security::crypto::random_bytes(length) {
-                Ok(nonce) => nonce,
-                Err(error) => return self.fail(error.status_code(), &error.to_string()),
-            },
-            None => Vec::new(),
-        };
-        let request = OpenSecureChannelRequest {
-            request_header: RequestHeader::default(),
-            client_protocol_version: PROTOCOL_VERSION,
-            request_type,
-            security_mode: self
-                .security()
-                .map_or(MessageSecurityMode::None, ChannelSecurity::mode),
-            client_nonce: ByteString::from(self.channel_nonce.clone()),
-            requested_lifetime: self.config.token_lifetime_ms,
-        };
-        let purpose = match request_type {
-            SecurityTokenRequestType::Issue => RequestPurpose::OpenChannel,
-            _ => RequestPurpose::RenewChannel,
-        };
-        if let Some(channel) = self.channel.as_mut() {
-            channel.renewing = true;
-        }
-        let handle = self.allocate_handle();
-        let deadline = now + self.config.request_timeout;
-        if let Err(error) = self.transmit_request(now, handle, request.into(), purpose, deadline) {
-            self.fail(error.status_code(), "OpenSecureChannel could not be sent");
-        }
-    }
-
-    /// Checks and decrypts a received chunk under the channel's security.
-    fn open_secured(&mut self, frame: &Frame) -> Result<Frame, Rejection> {
-        if frame.header.message_type != MessageType::OpenSecureChannel {
-            let plain = self.endpoint.open_symmetric(frame)?;
-            // The server uses the newest token: the previous keys can go.
-            if let (Some(channel), Some(security)) = (self.channel, self.endpoint.security_mut())
-                && frame.body.get(4..8) == Some(&channel.token_id.to_le_bytes()[..])
-            {
-                security.drop_tokens_except(channel.token_id);
-            }
-            return Ok(plain);
-        }
-        let policy = self.config.security.policy;
-        let (header, header_end) = asymmetric_header(frame)?;
-        if header_policy(&header)? != policy {
-            return Err(Rejection::new(
-                StatusCode::BAD_SECURITY_POLICY_REJECTED,
-                format!("the server answered with another policy than {policy}"),
-            ));
-        }
-        let Some(security) = self.endpoint.security() else {
-            return Ok(frame.clone());
-        };
-        let ours = security.local().certificate.thumbprint();
-        if header.receiver_certificate_thumbprint.as_bytes() != Some(&ours[..]) {
-            return Err(Rejection::new(
-                StatusCode::BAD_SECURITY_CHECKS_FAILED,
-                "the OPN response is not for our certificate",
-            ));
-        }
-        if header.sender_certificate.as_bytes() != Some(security.remote().der()) {
-            return Err(Rejection::new(
-                StatusCode::BAD_SECURITY_CHECKS_FAILED,
-                "the server signed with another certificate",
-            ));
-        }
-        plain_frame(security.unsecure_asymmetric(&frame_bytes(frame), header_end)?)
-    }
-
-    fn handle_chunk(&mut self, now: Instant, frame: &Frame) {
-        let frame = match self.open_secured(frame) {
-            Ok(frame) => frame,
-            Err(rejection) => return self.fail(rejection.status, &rejection.reason),
-        };
-        let chunk = match SecureChannelChunk::from_frame(&frame) {
-            Ok(chunk) => chunk,
-            Err(error) => return self.fail(error.status_code(), &error.to_string()),
-        };
-        let known_channel = self.channel.map(|c| c.id);
-        match (&chunk.security_header, known_channel) {
-            (SecurityHeader::Symmetric(_), None) => {
-                return self.fail(
-                    StatusCode::BAD_TCP_SECURE_CHANNEL_UNKNOWN,
-                    "a message arrived before the secure channel was open",
-                );
-            }
-            (_, Some(id)) if id != chunk.secure_channel_id => {
-                return self.fail(
-                    StatusCode::BAD_TCP_SECURE_CHANNEL_UNKNOWN,
-                    "a chunk names another secure channel",
-                );
-            }
-            _ => {}
-        }
-        if let Err(status) = self
-            .endpoint
-            .accept_sequence(chunk.sequence_header.sequence_number)
-        {
-            return self.fail(status, "sequence number out of order");
-        }
-        match self.endpoint.assemble(chunk) {
-            Ok(Some(AssemblyEvent::Message(message))) => self.handle_message(now, message),
-            Ok(Some(AssemblyEvent::Aborted {
-                request_id, error, ..
-            })) => {
-                if let Some(request) = self.requests.take(request_id) {
-                    self.request_failed(now, request, error);
-                }
-            }
-            Ok(None) => {}
-            Err(error) => self.fail(error.status_code(), &error.to_string()),
-        }
-    }
-
     fn handle_message(&mut self, now: Instant, message: AssembledMessage) {
         // A response to a request that already timed out is dropped.
         let Some(request) = self.requests.take(message.request_id) else {
@@ -895,99 +619,12 @@ impl ClientConnection {
             (
                 RequestPurpose::OpenChannel | RequestPurpose::RenewChannel,
                 ServiceResponse::OpenSecureChannel(open),
-            ) => {
-                let token = open.security_token;
-                let lifetime = match token.revised_lifetime {
-                    0 => self.config.token_lifetime_ms,
-                    granted => granted,
-                };
-                let renew_after = u64::from(lifetime) * u64::from(RENEW_AT_PERCENT) / 100;
-                self.channel = Some(Channel {
-                    id: token.channel_id,
-                    token_id: token.token_id,
-                    renew_at: now + Duration::from_millis(renew_after),
-                    renewing: false,
-                });
-                if let Some(security) = self.endpoint.security_mut() {
-                    let server_nonce = open.server_nonce.as_bytes().unwrap_or_default();
-                    if server_nonce.len() != security.algorithms().nonce_length {
-                        return self.fail(
-                            StatusCode::BAD_NONCE_INVALID,
-                            "the server nonce has the wrong length",
-                        );
-                    }
-                    security.install_token(token.token_id, &self.channel_nonce, server_nonce, true);
-                }
-                if request.purpose == RequestPurpose::OpenChannel {
-                    if self.config.discovery_only {
-                        self.phase = Phase::Active;
-                        self.events.push_back(ClientEvent::SessionActivated);
-                        self.flush_waiting(now);
-                    } else {
-                        match self.resume.clone() {
-                            Some(session) => {
-                                self.session_id = session.session_id;
-                                self.authentication_token = session.authentication_token;
-                                self.server_endpoints = session.server_endpoints;
-                                self.max_request_message_size = session.max_request_message_size;
-                                self.session_nonces.1 = session.server_nonce;
-                                self.activate_session(now);
-                            }
-                            None => self.create_session(now),
-                        }
-                    }
-                }
-            }
+            ) => self.channel_opened(now, request.purpose, open),
             (RequestPurpose::CreateSession, ServiceResponse::CreateSession(created)) => {
-                if self.security().is_some() {
-                    let expected = self
-                        .config
-                        .security
-                        .server_certificate
-                        .as_ref()
-                        .map(|c| c.der());
-                    let sent = created.server_certificate.as_bytes();
-                    // The certificate may come as a chain: ours must lead it.
-                    if !matches!((expected, sent), (Some(e), Some(s)) if s.starts_with(e)) {
-                        return self.fail(
-                            StatusCode::BAD_CERTIFICATE_INVALID,
-                            "CreateSession returned another server certificate than the endpoint's",
-                        );
-                    }
-                    if let Err(status) = verify_server_signature(
-                        &self.config.security,
-                        &self.session_nonces.0,
-                        &created.server_signature,
-                    ) {
-                        return self
-                            .fail(status, "the server's CreateSession signature is invalid");
-                    }
-                }
-                self.session_nonces.1 =
-                    created.server_nonce.as_bytes().unwrap_or_default().to_vec();
-                self.authentication_token = created.authentication_token;
-                self.session_id = created.session_id;
-                self.server_endpoints = created.server_endpoints;
-                self.max_request_message_size = created.max_request_message_size as usize;
-                self.activate_session(now);
+                self.session_created(now, created);
             }
             (RequestPurpose::ActivateSession, ServiceResponse::ActivateSession(activated)) => {
-                // The nonce the next ActivateSession (a re-activation on a new channel) signs
-                // with (OPC 10000-4 §5.6.3.2: each ActivateSession response carries a new one).
-                if let Some(nonce) = activated.server_nonce.as_bytes()
-                    && !nonce.is_empty()
-                {
-                    self.session_nonces.1 = nonce.to_vec();
-                }
-                self.outcome = Some(match (&self.resume, self.outcome) {
-                    (Some(_), _) => SessionOutcome::Reactivated,
-                    (None, Some(SessionOutcome::Recreated)) => SessionOutcome::Recreated,
-                    (None, _) => SessionOutcome::Created,
-                });
-                self.resume = None;
-                self.phase = Phase::Active;
-                self.events.push_back(ClientEvent::SessionActivated);
-                self.flush_waiting(now);
+                self.session_activated(now, activated);
             }
             (RequestPurpose::CloseSession, ServiceResponse::CloseSession(_)) => {
                 self.close_channel(now);
@@ -1008,143 +645,12 @@ impl ClientConnection {
             RequestPurpose::CloseSession => self.close_channel(now),
             RequestPurpose::CloseStaleSession => {}
             RequestPurpose::ActivateSession if self.resume.is_some() => {
-                self.resume = None;
-                if !session_is_gone(status) {
-                    // The old session might still exist: ask to close it rather than leave it
-                    // to time out beside the new one. A server that binds the session to its
-                    // old channel refuses (OPC 10000-4 §5.6.4); then it times out there.
-                    let request = CloseSessionRequest {
-                        request_header: RequestHeader::default(),
-                        delete_subscriptions: true,
-                    };
-                    self.internal_request(now, request.into(), RequestPurpose::CloseStaleSession);
-                    if self.is_closed() {
-                        return;
-                    }
-                }
-                self.authentication_token = NodeId::default();
-                self.session_id = NodeId::default();
-                self.outcome = Some(SessionOutcome::Recreated);
-                self.create_session(now);
+                self.resume_refused(now, status);
             }
             RequestPurpose::OpenChannel => self.fail(status, "OpenSecureChannel failed"),
             RequestPurpose::RenewChannel => self.fail(status, "renewing the channel failed"),
             RequestPurpose::CreateSession => self.fail(status, "CreateSession failed"),
             RequestPurpose::ActivateSession => self.fail(status, "ActivateSession failed"),
         }
-    }
-
-    fn create_session(&mut self, now: Instant) {
-        self.phase = Phase::CreatingSession;
-        let nonce = match self.security() {
-            Some(_) => match crate::security::crypto::random_bytes(CLIENT_NONCE_LENGTH) {
-                Ok(nonce) => nonce,
-                Err(error) => return self.fail(error.status_code(), &error.to_string()),
-            },
-            None => self.nonce(),
-        };
-        self.session_nonces.0 = nonce.clone();
-        let client_certificate = match self.security() {
-            Some(security) => ByteString::from(security.local().certificate.der()),
-            None => ByteString::NULL,
-        };
-        let request = CreateSessionRequest {
-            request_header: RequestHeader::default(),
-            client_description: ApplicationDescription {
-                application_uri: UaString::from(self.config.application_uri.as_str()),
-                product_uri: UaString::from("urn:buildwire"),
-                application_name: LocalizedText::new("", &self.config.session_name),
-                application_type: ApplicationType::Client,
-                gateway_server_uri: UaString::NULL,
-                discovery_profile_uri: UaString::NULL,
-                discovery_urls: Vec::new(),
-            },
-            server_uri: UaString::NULL,
-            endpoint_url: UaString::from(self.config.endpoint_url.as_str()),
-            session_name: UaString::from(self.config.session_name.as_str()),
-            client_nonce: ByteString::from(nonce),
-            client_certificate,
-            requested_session_timeout: self.config.session_timeout_ms,
-            max_response_message_size: self.config.connection_limits.max_message_size,
-        };
-        self.internal_request(now, request.into(), RequestPurpose::CreateSession);
-    }
-
-    fn activate_session(&mut self, now: Instant) {
-        self.phase = Phase::ActivatingSession;
-        let security = &self.config.security;
-        let mut token = if self.security().is_some() {
-            self.config
-                .identity
-                .token_for_endpoint(security.matching_endpoint(&self.server_endpoints))
-        } else {
-            self.config.identity.token(&self.server_endpoints)
-        };
-        let mut client_signature_data = Default::default();
-        let mut user_signature = Default::default();
-        if self.security().is_some() {
-            let nonce = &self.session_nonces.1;
-            let endpoints = &self.server_endpoints;
-            let signed = client_signature(security, nonce).and_then(|signature| {
-                secure_user_token(security, endpoints, nonce, &mut token)?;
-                let user = user_token_signature(security, endpoints, nonce, &self.config.identity)?;
-                Ok((signature, user))
-            });
-            match signed {
-                Ok((signature, user)) => {
-                    client_signature_data = signature;
-                    user_signature = user;
-                }
-                Err(status) => return self.fail(status, "ActivateSession could not be signed"),
-            }
-        }
-        let request = ActivateSessionRequest {
-            client_signature: client_signature_data,
-            user_identity_token: token.to_extension_object(),
-            user_token_signature: user_signature,
-            ..ActivateSessionRequest::default()
-        };
-        self.internal_request(now, request.into(), RequestPurpose::ActivateSession);
-    }
-
-    fn internal_request(&mut self, now: Instant, request: ServiceRequest, purpose: RequestPurpose) {
-        let handle = self.allocate_handle();
-        let deadline = now + self.config.request_timeout;
-        if let Err(error) = self.transmit_request(now, handle, request, purpose, deadline) {
-            self.fail(error.status_code(), "a session request could not be sent");
-        }
-    }
-
-    fn flush_waiting(&mut self, now: Instant) {
-        while let Some(waiting) = self.waiting.pop_front() {
-            let handle = waiting.handle;
-            let sent = self.transmit_request(
-                now,
-                handle,
-                waiting.request,
-                RequestPurpose::Application,
-                waiting.deadline,
-            );
-            if let Err(error) = sent {
-                self.events.push_back(ClientEvent::RequestFailed {
-                    handle,
-                    status: error.status_code(),
-                });
-            }
-        }
-    }
-
-    /// Nonce bytes for CreateSession (xorshift64*; SecurityPolicy None needs no secrecy).
-    fn nonce(&mut self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(CLIENT_NONCE_LENGTH);
-        while out.len() < CLIENT_NONCE_LENGTH {
-            let mut x = self.nonce_state;
-            x ^= x >> 12;
-            x ^= x << 25;
-            x ^= x >> 27;
-            self.nonce_state = x;
-            out.extend_from_slice(&x.wrapping_mul(0x2545_F491_4F6C_DD1D).to_le_bytes());
-        }
-        out
     }
 }

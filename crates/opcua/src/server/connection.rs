@@ -14,7 +14,6 @@
 //! closes; service-level failures are answered with a ServiceFault. Responses are cut into
 //! chunks of the client's receive buffer size as they are polled.
 
-
 use std::time::Instant;
 
 use bytes::BytesMut;
@@ -311,7 +310,8 @@ impl ServerConnection {
         };
         match acknowledge_hello(&server.config.connection_limits, &hello) {
             Ok((acknowledge, limits)) => {
-                self.endpoint.queue_immediate(acknowledge.to_message_bytes());
+                self.endpoint
+                    .queue_immediate(acknowledge.to_message_bytes());
                 self.endpoint.establish(limits);
             }
             Err(error) => self.fail(error.status, error.reason),
@@ -537,7 +537,13 @@ impl ServerConnection {
         let token = tokens.response_token_id().to_bytes();
         let channel_id = tokens.channel_id();
         let message = |body| {
-            OutgoingMessage::new(MessageType::Message, channel_id, token.clone(), request_id, body)
+            OutgoingMessage::new(
+                MessageType::Message,
+                channel_id,
+                token.clone(),
+                request_id,
+                body,
+            )
         };
         let mut response = message(body);
         self.endpoint.limit_body(&mut response);

@@ -60,9 +60,7 @@ pub(super) fn dispatch(
         ServiceRequest::CreateSession(_)
         | ServiceRequest::ActivateSession(_)
         | ServiceRequest::CloseSession(_) => session(server, context, request)?,
-        ServiceRequest::Read(_) | ServiceRequest::Write(_) => {
-            attribute(server, context, request)?
-        }
+        ServiceRequest::Read(_) | ServiceRequest::Write(_) => attribute(server, context, request)?,
         ServiceRequest::Browse(_)
         | ServiceRequest::BrowseNext(_)
         | ServiceRequest::TranslateBrowsePathsToNodeIds(_) => view(server, context, request)?,
@@ -95,7 +93,11 @@ pub(super) fn dispatch(
 }
 
 /// A ServiceFault answering `header` with `status`.
-pub(super) fn fault(header: &RequestHeader, status: StatusCode, wall_now: DateTime) -> OutgoingBody {
+pub(super) fn fault(
+    header: &RequestHeader,
+    status: StatusCode,
+    wall_now: DateTime,
+) -> OutgoingBody {
     let fault = ServiceResponse::from(ServiceFault {
         response_header: ResponseHeader::answering(header, status, wall_now),
     });
@@ -357,7 +359,12 @@ fn call(
     context: &ServiceContext<'_>,
     request: &CallRequest,
 ) -> Result<OutgoingBody, StatusCode> {
-    activated_session(server, &request.request_header, context.channel_id, context.now)?;
+    activated_session(
+        server,
+        &request.request_header,
+        context.channel_id,
+        context.now,
+    )?;
     check_count(
         request.methods_to_call.len(),
         server.config.operation_limits.max_nodes_per_method_call,

@@ -136,14 +136,7 @@ fn acknowledge_and_error_bytes() {
     let hello_len = u32::from_le_bytes([stream[4], stream[5], stream[6], stream[7]]) as usize;
     let (output, _) = run(&stream[..hello_len], hello_len, now);
     let mut expected = b"ACKF".to_vec();
-    for value in [
-        28u32,
-        0,
-        8192,
-        8192,
-        DEFAULT_MAX_MESSAGE_SIZE,
-        4096,
-    ] {
+    for value in [28u32, 0, 8192, 8192, DEFAULT_MAX_MESSAGE_SIZE, 4096] {
         expected.extend_from_slice(&value.to_le_bytes());
     }
     assert_eq!(output, expected);
