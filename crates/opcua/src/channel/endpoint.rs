@@ -57,6 +57,19 @@ pub enum CloseReason {
     },
 }
 
+/// The security that secures a message of `message_type`: an OPN the pending one (the
+/// security its request brought), else the channel's; any other message the channel's.
+fn securing<'a>(
+    message_type: MessageType,
+    pending: &'a Option<ChannelSecurity>,
+    security: &'a Option<ChannelSecurity>,
+) -> Option<&'a ChannelSecurity> {
+    match message_type {
+        MessageType::OpenSecureChannel => pending.as_ref().or(security.as_ref()),
+        _ => security.as_ref(),
+    }
+}
+
 /// The state after the Hello / Acknowledge exchange.
 #[derive(Debug)]
 struct Established {
@@ -270,13 +283,6 @@ impl ChannelEndpoint {
         self.pending_security.as_ref().or(self.security.as_ref())
     }
 
-    fn security_for(&self, message_type: MessageType) -> Option<&ChannelSecurity> {
-        match message_type {
-            MessageType::OpenSecureChannel => self.opn_security(),
-            _ => self.security.as_ref(),
-        }
-    }
-
     // --- sending ---
 
     /// The largest chunk we send (the peer's receive buffer size; 0 before the exchange).
@@ -289,7 +295,12 @@ impl ChannelEndpoint {
     /// Limits the body bytes per chunk of `message` to what fits a chunk once it is signed
     /// and padded under the security that will send it (no limit under None).
     pub fn limit_body(&self, message: &mut OutgoingMessage) {
-        if let Some(security) = self.security_for(message.message_type()) {
+        let security = securing(
+            message.message_type(),
+            &self.pending_security,
+            &self.security,
+        );
+        if let Some(security) = security {
             limit_body(security, message, self.send_chunk_size());
         }
     }
@@ -347,12 +358,11 @@ impl ChannelEndpoint {
             };
         };
         let sequence_number = self.send_sequence.next_number();
-        let secured = match message.message_type() {
-            MessageType::OpenSecureChannel => {
-                self.pending_security.as_ref().or(self.security.as_ref())
-            }
-            _ => self.security.as_ref(),
-        };
+        let secured = securing(
+            message.message_type(),
+            &self.pending_security,
+            &self.security,
+        );
         let written = match secured {
             Some(security) => {
                 match write_secured_chunk(security, message, chunk_size, sequence_number, out) {
@@ -375,5 +385,85 @@ impl ChannelEndpoint {
             self.outgoing.pop_front();
         }
         written || self.write_next(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::channel::OutgoingBody;
+    use crate::encoding::BinaryEncodable;
+
+    fn established(side: Side) -> ChannelEndpoint {
+        let mut endpoint = ChannelEndpoint::new(side, 8192, DecodingLimits::default());
+        endpoint.establish(NegotiatedLimits {
+            protocol_version: 0,
+            receive_buffer_size: 8192,
+            send_buffer_size: 8192,
+            max_receive_message_size: 0,
+            max_receive_chunk_count: 0,
+            max_send_message_size: 0,
+            max_send_chunk_count: 0,
+        });
+        endpoint
+    }
+
+    fn message(body: usize) -> OutgoingMessage {
+        OutgoingMessage::new(
+            MessageType::Message,
+            1,
+            1u32.to_bytes(),
+            7,
+            OutgoingBody::owned(vec![0xAB; body]),
+        )
+    }
+
+    #[test]
+    fn a_server_sends_what_was_queued_then_the_error() {
+        let mut server = established(Side::Server);
+        server.queue_immediate(b"ACKF".to_vec());
+        server.queue(message(20_000));
+        server.fail(StatusCode::BAD_TCP_INTERNAL_ERROR, "stop");
+        server.fail(
+            StatusCode::BAD_DECODING_ERROR,
+            "ignored: the first close wins",
+        );
+        assert!(server.is_closed());
+        let mut frames = Vec::new();
+        while let Some(bytes) = server.poll_transmit() {
+            frames.push(bytes[..4].to_vec());
+        }
+        assert_eq!(frames, [b"ACKF", b"MSGC", b"MSGC", b"MSGF", b"ERRF"]);
+        assert_eq!(
+            server.close_reason(),
+            Some(&CloseReason::Error {
+                status: StatusCode::BAD_TCP_INTERNAL_ERROR,
+                reason: "stop".into()
+            })
+        );
+    }
+
+    #[test]
+    fn a_client_drops_what_it_had_not_sent() {
+        let mut client = established(Side::Client);
+        client.queue_immediate(b"HELF".to_vec());
+        client.queue(message(10));
+        client.fail(StatusCode::BAD_TIMEOUT, "gone");
+        assert_eq!(client.poll_transmit(), None);
+        // An orderly close keeps the queue: CloseSecureChannel still goes out.
+        let mut closing = established(Side::Client);
+        closing.queue(message(10));
+        closing.close();
+        assert_eq!(closing.close_reason(), Some(&CloseReason::ClosedByClient));
+        assert_eq!(&closing.poll_transmit().unwrap()[..4], b"MSGF");
+    }
+
+    #[test]
+    fn a_closed_endpoint_empties_its_receive_buffer() {
+        let mut endpoint = established(Side::Server);
+        endpoint.read_buffer().extend_from_slice(b"HEL");
+        assert_eq!(endpoint.read_buffer().len(), 3);
+        endpoint.close();
+        assert!(endpoint.read_buffer().is_empty());
     }
 }
