@@ -223,7 +223,7 @@ impl ClientConnection {
 
     /// A connection that re-activates `session` on its new channel instead of creating one
     /// (OPC 10000-4 §5.6.3.1); when the server answers that the session is gone
-    /// ([`session_is_gone`]) a new session is created, and when re-activation fails for another
+    /// ([`session_is_gone`](super::reconnect::session_is_gone)) a new session is created, and when re-activation fails for another
     /// reason the old session is asked to close (it might still exist) before a new one is
     /// created.
     pub fn resume(

@@ -8,11 +8,12 @@
 //! ERR message may be pending) and closes the socket.
 //!
 //! Flow (OPC 10000-6 §7.1, §6.7): Hello → Acknowledge; OpenSecureChannel (Issue, later Renew)
-//! under SecurityPolicy None; MSG chunks reassembled by the
-//! [`MessageAssembler`] and dispatched to the service handlers; CloseSecureChannel ends the
-//! connection. Every protocol violation sends an ERR message with its Bad_ status and
-//! closes; service-level failures are answered with a ServiceFault. Responses are cut into
-//! chunks of the client's receive buffer size as they are polled.
+//! under the policy the client names; MSG chunks opened, checked and reassembled by the
+//! [`ChannelEndpoint`](crate::channel::ChannelEndpoint) and dispatched by the service router
+//! (`dispatch.rs`); CloseSecureChannel ends the connection. Every protocol violation sends an
+//! ERR message with its Bad_ status and closes; service-level failures are answered with a
+//! ServiceFault. Responses are cut into chunks of the client's receive buffer size as they
+//! are polled.
 
 use std::time::Instant;
 
