@@ -1,14 +1,27 @@
-//! OPC UA protocol core for buildwire: sans-IO codecs, from the bottom layer up.
+//! OPC UA (OPC 10000-4 services, OPC 10000-6 mappings) for buildwire: sans-IO codecs and
+//! state machines, from the bottom layer up, with thin tokio drivers on top.
 //!
 //! - [`types`]: table-generated shared types ([`StatusCode`]).
 //! - [`encoding`]: UA Binary (OPC 10000-6 §5.2) for every built-in type, with limits.
 //! - [`transport`]: UA TCP connection protocol (OPC 10000-6 §7.1): headers, Hello/Acknowledge
 //!   negotiation and a frame decoder for partial reads.
-//! - [`secure_channel`]: security, sequence headers for SecurityPolicy None (OPC 10000-6 §6.7).
+//! - [`secure_channel`]: security and sequence headers, chunk reassembly (OPC 10000-6 §6.7).
+//! - [`services`]: the Part 4 request and response structures and their encoding ids.
 //! - [`security`]: the secured policies: keys, chunk signing and encryption, certificates,
 //!   trust list and the PKI store (OPC 10000-6 §6.7, OPC 10000-7).
+//! - [`channel`]: the secure channel as both sides run it: sequence numbers, tokens, the
+//!   outgoing queue, secured chunks, and [`ChannelEndpoint`] with the one send path.
+//! - [`server`]: the server core ([`Server`], [`ServerConnection`]): address space, sessions,
+//!   service handlers, subscriptions.
+//! - [`client`]: the client core ([`ClientConnection`]): channel, session, request
+//!   correlation, subscriptions.
+//! - [`inspect`]: dissection of captured streams.
+//! - `driver` (feature `tokio`, on by default): [`OpcuaServer::start`] with an
+//!   [`OpcuaServerConfig`], [`OpcuaClient`] and [`ReconnectingClient`] on tokio TCP sockets.
 //!
-//! Nothing here opens sockets, sleeps or reads the clock.
+//! Everything but `driver` is sans-IO: nothing opens sockets, sleeps or reads the clock, and
+//! it builds without tokio (`--no-default-features`), as the fuzz targets use it. The most
+//! used types are re-exported here; the modules stay public for the rest.
 //!
 //! ```
 //! use buildwire_opcua::{BinaryEncodable, DecodeErrorKind, StatusCode, Variant};
@@ -23,7 +36,9 @@
 //! assert_eq!(error.status_code(), StatusCode::BAD_DECODING_ERROR);
 //! ```
 
+pub mod channel;
 pub mod client;
+#[cfg(feature = "tokio")]
 pub mod driver;
 pub mod encoding;
 pub mod inspect;
@@ -34,10 +49,28 @@ pub mod services;
 pub mod transport;
 pub mod types;
 
+pub use channel::{ChannelEndpoint, CloseReason};
+pub use client::{
+    ClientConfig, ClientConnection, ClientEvent, ClientIdentity, ClientSecurity, ClientState,
+    SendError,
+};
+#[cfg(feature = "tokio")]
+pub use driver::{
+    ClientError, ConnectionEvent, OpcuaClient, OpcuaServer, OpcuaServerConfig, ReconnectHook,
+    ReconnectPolicy, ReconnectingClient, ServerStartError,
+};
 pub use encoding::{
     BinaryEncodable, ByteString, DataValue, DateTime, DecodeError, DecodeErrorKind, DecodingLimits,
     DiagnosticInfo, ExpandedNodeId, ExtensionObject, Guid, LocalizedText, NodeId, QualifiedName,
     Reader, UaString, Variant, VariantType, XmlElement,
 };
+pub use security::{
+    Certificate, LocalIdentity, MessageSecurityMode, Pki, SecurityPolicy, TrustList,
+};
+pub use server::{
+    AddressSpace, OperationLimits, Server, ServerConfig, ServerConnection, ServerSecurity,
+    UserAccount,
+};
+pub use services::{AttributeId, ServiceRequest, ServiceResponse};
 pub use transport::{FrameDecoder, TransportError};
 pub use types::StatusCode;

@@ -11,7 +11,7 @@ mod client_sans_io_tests {
     };
     use buildwire_opcua::secure_channel::SecureChannelChunk;
     use buildwire_opcua::server::bench_methods::{
-        GET_DATA_METHOD, SET_SIZE_METHOD, THROUGHPUT_OBJECT,
+        self, GET_DATA_METHOD, SET_SIZE_METHOD, THROUGHPUT_OBJECT,
     };
     use buildwire_opcua::server::{
         CloseReason, Server, ServerConfig, ServerConnection, UserAccount,
@@ -43,7 +43,8 @@ mod client_sans_io_tests {
     impl Pair {
         fn new(client_config: ClientConfig) -> Self {
             let now = Instant::now();
-            let server = Server::new(server_config(), now).unwrap();
+            let mut server = Server::new(server_config(), now).unwrap();
+            bench_methods::install(&mut server).unwrap();
             let server_side = ServerConnection::new(&server);
             let client = ClientConnection::new(client_config, now, DateTime(1));
             Self {
@@ -547,6 +548,7 @@ mod client_sans_io_tests {
         fn any_split_of_the_server_stream(cuts in proptest::collection::vec(1usize..400, 1..20)) {
             let now = Instant::now();
             let mut server = Server::new(server_config(), now).unwrap();
+            bench_methods::install(&mut server).unwrap();
             let mut server_side = ServerConnection::new(&server);
             let mut client = ClientConnection::new(
                 ClientConfig::new("opc.tcp://localhost:4840/"), now, DateTime(0));

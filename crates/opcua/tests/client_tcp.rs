@@ -8,9 +8,9 @@ mod client_tcp_tests {
 
     use buildwire_opcua::client::{ClientConfig, ClientIdentity};
     use buildwire_opcua::driver::client::nodes;
-    use buildwire_opcua::driver::{OpcuaClient, OpcuaServer};
+    use buildwire_opcua::driver::{OpcuaClient, OpcuaServer, OpcuaServerConfig};
     use buildwire_opcua::server::bench_methods::{
-        GET_DATA_METHOD, SET_SIZE_METHOD, THROUGHPUT_OBJECT,
+        self, GET_DATA_METHOD, SET_SIZE_METHOD, THROUGHPUT_OBJECT,
     };
     use buildwire_opcua::server::{ServerConfig, UserAccount};
     use buildwire_opcua::services::AttributeId;
@@ -29,16 +29,20 @@ mod client_tcp_tests {
             }],
             ..ServerConfig::default()
         };
-        OpcuaServer::start("127.0.0.1:0", config, |server| {
-            server.address_space.add_variable(
-                &nodes::OBJECTS,
-                setpoint(),
-                QualifiedName::new(1, "Setpoint"),
-                Variant::Double(1.5),
-                NodeId::numeric(0, 11),
-                true,
-            )
-        })
+        OpcuaServer::start(
+            OpcuaServerConfig::new("127.0.0.1:0", config)
+                .with_setup(bench_methods::install)
+                .with_setup(|server| {
+                    server.address_space.add_variable(
+                        &nodes::OBJECTS,
+                        setpoint(),
+                        QualifiedName::new(1, "Setpoint"),
+                        Variant::Double(1.5),
+                        NodeId::numeric(0, 11),
+                        true,
+                    )
+                }),
+        )
         .await
         .unwrap()
     }
@@ -265,7 +269,7 @@ mod client_tcp_tests {
             max_connections: 2,
             ..ServerConfig::default()
         };
-        let server = OpcuaServer::start("127.0.0.1:0", config, |_| Ok(()))
+        let server = OpcuaServer::start(OpcuaServerConfig::new("127.0.0.1:0", config))
             .await
             .unwrap();
         let first = connect(&server).await;

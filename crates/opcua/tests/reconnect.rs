@@ -18,11 +18,11 @@ mod reconnect_tests {
     use buildwire_opcua::driver::batch::value_of;
     use buildwire_opcua::driver::reconnect::HookFuture;
     use buildwire_opcua::driver::{
-        ClientError, ConnectionEvent, OpcuaClient, OpcuaServer, ReconnectHook, ReconnectPolicy,
-        ReconnectingClient,
+        ClientError, ConnectionEvent, OpcuaClient, OpcuaServer, OpcuaServerConfig, ReconnectHook,
+        ReconnectPolicy, ReconnectingClient,
     };
     use buildwire_opcua::encoding::Identifier;
-    use buildwire_opcua::server::{OperationLimits, ServerConfig};
+    use buildwire_opcua::server::{OperationLimits, ServerConfig, bench_methods};
     use buildwire_opcua::services::AttributeId;
     use buildwire_opcua::{ByteString, DateTime, NodeId, QualifiedName, StatusCode, Variant};
     use tokio::net::{TcpListener, TcpStream};
@@ -54,16 +54,20 @@ mod reconnect_tests {
             operation_limits: limits,
             ..ServerConfig::default()
         };
-        OpcuaServer::start(bind, config, move |server| {
-            server.address_space.add_variable(
-                &OBJECTS,
-                counter(),
-                QualifiedName::new(1, "Counter"),
-                Variant::Double(value),
-                DOUBLE,
-                true,
-            )
-        })
+        OpcuaServer::start(
+            OpcuaServerConfig::new(bind, config)
+                .with_setup(bench_methods::install)
+                .with_setup(move |server| {
+                    server.address_space.add_variable(
+                        &OBJECTS,
+                        counter(),
+                        QualifiedName::new(1, "Counter"),
+                        Variant::Double(value),
+                        DOUBLE,
+                        true,
+                    )
+                }),
+        )
         .await
         .unwrap()
     }
@@ -368,19 +372,23 @@ mod reconnect_tests {
             operation_limits: limits,
             ..ServerConfig::default()
         };
-        let server = OpcuaServer::start("127.0.0.1:0", config, |server| {
-            for i in 0..10_000_u32 {
-                server.address_space.add_variable(
-                    &OBJECTS,
-                    NodeId::numeric(1, 100_000 + i),
-                    QualifiedName::new(1, &format!("V{i}")),
-                    Variant::UInt32(i),
-                    NodeId::numeric(0, 7),
-                    true,
-                )?;
-            }
-            Ok(())
-        })
+        let server = OpcuaServer::start(
+            OpcuaServerConfig::new("127.0.0.1:0", config)
+                .with_setup(bench_methods::install)
+                .with_setup(|server| {
+                    for i in 0..10_000_u32 {
+                        server.address_space.add_variable(
+                            &OBJECTS,
+                            NodeId::numeric(1, 100_000 + i),
+                            QualifiedName::new(1, &format!("V{i}")),
+                            Variant::UInt32(i),
+                            NodeId::numeric(0, 7),
+                            true,
+                        )?;
+                    }
+                    Ok(())
+                }),
+        )
         .await
         .unwrap();
         let mut client = OpcuaClient::connect_with(ClientConfig::new(server.endpoint_url()))
@@ -437,16 +445,20 @@ mod reconnect_tests {
         };
         let big = NodeId::string(1, "Big");
         let node = big.clone();
-        let server = OpcuaServer::start("127.0.0.1:0", config, move |server| {
-            server.address_space.add_variable(
-                &OBJECTS,
-                node,
-                QualifiedName::new(1, "Big"),
-                Variant::ByteString(ByteString::from(vec![7_u8; 300_000])),
-                NodeId::numeric(0, 15),
-                false,
-            )
-        })
+        let server = OpcuaServer::start(
+            OpcuaServerConfig::new("127.0.0.1:0", config)
+                .with_setup(bench_methods::install)
+                .with_setup(move |server| {
+                    server.address_space.add_variable(
+                        &OBJECTS,
+                        node,
+                        QualifiedName::new(1, "Big"),
+                        Variant::ByteString(ByteString::from(vec![7_u8; 300_000])),
+                        NodeId::numeric(0, 15),
+                        false,
+                    )
+                }),
+        )
         .await
         .unwrap();
         let mut config = ClientConfig::new(server.endpoint_url());

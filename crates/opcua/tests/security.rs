@@ -13,13 +13,13 @@ mod security_tests {
         ClientConfig, ClientConnection, ClientEvent, ClientIdentity, ClientSecurity,
     };
     use buildwire_opcua::driver::client::nodes;
-    use buildwire_opcua::driver::{OpcuaClient, OpcuaServer};
+    use buildwire_opcua::driver::{OpcuaClient, OpcuaServer, OpcuaServerConfig};
     use buildwire_opcua::security::pki::{CertificateList, Pki};
     use buildwire_opcua::security::{
         LocalIdentity, MessageSecurityMode, SecurityPolicy, TrustList,
     };
     use buildwire_opcua::server::{
-        Server, ServerConfig, ServerConnection, ServerSecurity, UserAccount,
+        Server, ServerConfig, ServerConnection, ServerSecurity, UserAccount, bench_methods,
     };
     use buildwire_opcua::services::AttributeId;
     use buildwire_opcua::{DateTime, NodeId, QualifiedName, StatusCode, Variant};
@@ -69,16 +69,20 @@ mod security_tests {
     }
 
     async fn start(config: ServerConfig) -> OpcuaServer {
-        OpcuaServer::start("127.0.0.1:0", config, |server| {
-            server.address_space.add_variable(
-                &nodes::OBJECTS,
-                setpoint(),
-                QualifiedName::new(1, "Setpoint"),
-                Variant::Double(1.5),
-                NodeId::numeric(0, 11),
-                true,
-            )
-        })
+        OpcuaServer::start(
+            OpcuaServerConfig::new("127.0.0.1:0", config)
+                .with_setup(bench_methods::install)
+                .with_setup(|server| {
+                    server.address_space.add_variable(
+                        &nodes::OBJECTS,
+                        setpoint(),
+                        QualifiedName::new(1, "Setpoint"),
+                        Variant::Double(1.5),
+                        NodeId::numeric(0, 11),
+                        true,
+                    )
+                }),
+        )
         .await
         .unwrap()
     }
@@ -349,6 +353,7 @@ mod security_tests {
                     .certificate
                     .clone();
                 let mut server = Server::new(config, start).unwrap();
+                bench_methods::install(&mut server).unwrap();
                 server
                     .address_space
                     .add_variable(

@@ -13,7 +13,7 @@ mod server_tests {
         SecureChannelChunk, SecurityHeader, SequenceHeader, SymmetricSecurityHeader,
     };
     use buildwire_opcua::server::bench_methods::{
-        GET_DATA_METHOD, SET_SIZE_METHOD, THROUGHPUT_OBJECT,
+        self, GET_DATA_METHOD, SET_SIZE_METHOD, THROUGHPUT_OBJECT,
     };
     use buildwire_opcua::server::config::{DEFAULT_MAX_CHUNK_COUNT, DEFAULT_MAX_MESSAGE_SIZE};
     use buildwire_opcua::server::{
@@ -75,7 +75,8 @@ mod server_tests {
 
         fn with_server(config: ServerConfig) -> Self {
             let now = Instant::now();
-            let server = Server::new(config, now).unwrap();
+            let mut server = Server::new(config, now).unwrap();
+            bench_methods::install(&mut server).unwrap();
             let connection = ServerConnection::new(&server);
             Self {
                 server,

@@ -16,10 +16,10 @@ mod subscription_tests {
         MonitoredItemSpec, SubscriptionEvent, SubscriptionSettings,
     };
     use buildwire_opcua::driver::client::nodes;
-    use buildwire_opcua::driver::{OpcuaClient, OpcuaServer};
-    use buildwire_opcua::server::ServerConfig;
+    use buildwire_opcua::driver::{OpcuaClient, OpcuaServer, OpcuaServerConfig};
     use buildwire_opcua::server::subscriptions::services::add_eu_range;
     use buildwire_opcua::server::subscriptions::{OVERFLOW_INFO_BITS, SubscriptionLimits};
+    use buildwire_opcua::server::{ServerConfig, bench_methods};
     use buildwire_opcua::services::{
         DataChangeFilter, DataChangeTrigger, NotificationData, PublishRequest, RepublishRequest,
         RequestHeader, ServiceResponse, SubscriptionAcknowledgement, TransferSubscriptionsRequest,
@@ -41,20 +41,24 @@ mod subscription_tests {
             subscription_limits: limits,
             ..ServerConfig::default()
         };
-        OpcuaServer::start("127.0.0.1:0", config, |server| {
-            for node in [analog(), plain()] {
-                let name = node.to_string();
-                server.address_space.add_variable(
-                    &nodes::OBJECTS,
-                    node,
-                    QualifiedName::new(1, &name),
-                    Variant::Double(0.0),
-                    NodeId::numeric(0, 11),
-                    true,
-                )?;
-            }
-            add_eu_range(&mut server.address_space, &analog(), 0.0, 200.0)
-        })
+        OpcuaServer::start(
+            OpcuaServerConfig::new("127.0.0.1:0", config)
+                .with_setup(bench_methods::install)
+                .with_setup(|server| {
+                    for node in [analog(), plain()] {
+                        let name = node.to_string();
+                        server.address_space.add_variable(
+                            &nodes::OBJECTS,
+                            node,
+                            QualifiedName::new(1, &name),
+                            Variant::Double(0.0),
+                            NodeId::numeric(0, 11),
+                            true,
+                        )?;
+                    }
+                    add_eu_range(&mut server.address_space, &analog(), 0.0, 200.0)
+                }),
+        )
         .await
         .unwrap()
     }

@@ -9,9 +9,11 @@ use buildwire_opcua::client::subscriptions::{
     MonitoredItemSpec, SubscriptionEvent, SubscriptionSettings,
 };
 use buildwire_opcua::client::value_text::{data_value_json, parse_value, value_to_json};
-use buildwire_opcua::driver::{OpcuaServer, ReconnectPolicy, ReconnectingClient};
+use buildwire_opcua::driver::{
+    OpcuaServer, OpcuaServerConfig, ReconnectPolicy, ReconnectingClient,
+};
 use buildwire_opcua::encoding::NodeId;
-use buildwire_opcua::server::ServerConfig;
+use buildwire_opcua::server::{ServerConfig, bench_methods};
 use buildwire_opcua::services::AttributeId;
 use buildwire_opcua::services::{DataChangeFilter, DataChangeTrigger, deadband_type};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
@@ -527,9 +529,11 @@ pub fn opcua_serve(
             security: server_security,
             ..defaults
         };
-        let server = OpcuaServer::start(&bind, config, |_| Ok(()))
-            .await
-            .map_err(failed)?;
+        let server = OpcuaServer::start(
+            OpcuaServerConfig::new(&bind, config).with_setup(bench_methods::install),
+        )
+        .await
+        .map_err(failed)?;
         let endpoint = server.endpoint_url().to_owned();
         Ok(OpcuaServerHandle {
             inner: Arc::new(Mutex::new(Some(server))),

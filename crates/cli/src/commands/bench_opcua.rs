@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use buildwire_bench::opcua::{ThroughputConfig, ThroughputReport, run_throughput};
 use buildwire_opcua::NodeId;
-use buildwire_opcua::driver::OpcuaServer;
-use buildwire_opcua::server::ServerConfig;
+use buildwire_opcua::driver::{OpcuaServer, OpcuaServerConfig};
+use buildwire_opcua::server::{ServerConfig, bench_methods};
 use clap::{Args, Subcommand};
 use serde_json::json;
 
@@ -146,7 +146,13 @@ fn throughput(args: ThroughputArgs) -> CommandResult {
                 endpoint_url: String::new(),
                 ..ServerConfig::default()
             };
-            Some(OpcuaServer::start("127.0.0.1:0", config, |_| Ok(())).await?)
+            Some(
+                OpcuaServer::start(
+                    OpcuaServerConfig::new("127.0.0.1:0", config)
+                        .with_setup(bench_methods::install),
+                )
+                .await?,
+            )
         } else {
             None
         };

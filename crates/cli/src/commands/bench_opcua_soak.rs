@@ -9,8 +9,8 @@ use std::time::Duration;
 use buildwire_bench::opcua::{
     ItemSoakConfig, ItemSoakSample, SoakConfig, SoakReport, SoakSample, run_item_soak, run_soak,
 };
-use buildwire_opcua::driver::OpcuaServer;
-use buildwire_opcua::server::ServerConfig;
+use buildwire_opcua::driver::{OpcuaServer, OpcuaServerConfig};
+use buildwire_opcua::server::{ServerConfig, bench_methods};
 use serde_json::json;
 
 use super::CommandResult;
@@ -111,7 +111,11 @@ pub fn soak(args: SoakArgs) -> CommandResult {
                     endpoint_url: String::new(),
                     ..ServerConfig::default()
                 };
-                let server = OpcuaServer::start("127.0.0.1:0", config, |_| Ok(())).await?;
+                let server = OpcuaServer::start(
+                    OpcuaServerConfig::new("127.0.0.1:0", config)
+                        .with_setup(bench_methods::install),
+                )
+                .await?;
                 let endpoint = server.endpoint_url().to_owned();
                 in_process = Some(server);
                 (

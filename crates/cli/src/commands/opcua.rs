@@ -8,11 +8,11 @@ use buildwire_opcua::StatusCode;
 use buildwire_opcua::client::value_text::{parse_argument, parse_value, value_to_json};
 use buildwire_opcua::client::{ClientConfig, ClientIdentity};
 use buildwire_opcua::driver::batch::value_of;
-use buildwire_opcua::driver::{OpcuaClient, OpcuaServer};
+use buildwire_opcua::driver::{OpcuaClient, OpcuaServer, OpcuaServerConfig};
 use buildwire_opcua::encoding::{NodeId, QualifiedName, Variant};
 use buildwire_opcua::inspect::dissect_stream;
 use buildwire_opcua::server::subscriptions::services::add_eu_range;
-use buildwire_opcua::server::{ServerConfig, UserAccount};
+use buildwire_opcua::server::{ServerConfig, UserAccount, bench_methods};
 use buildwire_opcua::services::well_known_nodes as ids;
 use buildwire_opcua::services::{AttributeId, ReadValueId};
 use clap::{Args, Subcommand, ValueEnum};
@@ -366,39 +366,43 @@ fn serve(args: ServeArgs) -> CommandResult {
             security,
             ..ServerConfig::default()
         };
-        let server = OpcuaServer::start(&args.bind, config, |server| {
-            // A writable Double for clients to try writes on.
-            let setpoint = NodeId::string(1, "Setpoint");
-            server.address_space.add_variable(
-                &ids::OBJECTS_FOLDER,
-                setpoint.clone(),
-                QualifiedName::new(1, "Setpoint"),
-                Variant::Double(0.0),
-                NodeId::numeric(0, 11),
-                true,
-            )?;
-            // An analog item: its EURange (0..100) makes percent deadbands possible.
-            add_eu_range(&mut server.address_space, &setpoint, 0.0, 100.0)?;
-            if simulate > 0 {
-                server.address_space.add_object(
-                    &ids::OBJECTS_FOLDER,
-                    NodeId::string(1, "Simulation"),
-                    QualifiedName::new(1, "Simulation"),
-                )?;
-            }
-            for index in 0..simulate {
-                let node = simulated_node(index);
-                server.address_space.add_variable(
-                    &NodeId::string(1, "Simulation"),
-                    node,
-                    QualifiedName::new(1, &format!("Sim.{index}")),
-                    Variant::Double(index as f64),
-                    NodeId::numeric(0, 11),
-                    false,
-                )?;
-            }
-            Ok(())
-        })
+        let server = OpcuaServer::start(
+            OpcuaServerConfig::new(&args.bind, config)
+                .with_setup(bench_methods::install)
+                .with_setup(move |server| {
+                    // A writable Double for clients to try writes on.
+                    let setpoint = NodeId::string(1, "Setpoint");
+                    server.address_space.add_variable(
+                        &ids::OBJECTS_FOLDER,
+                        setpoint.clone(),
+                        QualifiedName::new(1, "Setpoint"),
+                        Variant::Double(0.0),
+                        NodeId::numeric(0, 11),
+                        true,
+                    )?;
+                    // An analog item: its EURange (0..100) makes percent deadbands possible.
+                    add_eu_range(&mut server.address_space, &setpoint, 0.0, 100.0)?;
+                    if simulate > 0 {
+                        server.address_space.add_object(
+                            &ids::OBJECTS_FOLDER,
+                            NodeId::string(1, "Simulation"),
+                            QualifiedName::new(1, "Simulation"),
+                        )?;
+                    }
+                    for index in 0..simulate {
+                        let node = simulated_node(index);
+                        server.address_space.add_variable(
+                            &NodeId::string(1, "Simulation"),
+                            node,
+                            QualifiedName::new(1, &format!("Sim.{index}")),
+                            Variant::Double(index as f64),
+                            NodeId::numeric(0, 11),
+                            false,
+                        )?;
+                    }
+                    Ok(())
+                }),
+        )
         .await?;
 
         // What is printed is for whoever reads stdout; a reader that went away (`| head -1`)

@@ -14,7 +14,7 @@ use buildwire_opcua::secure_channel::{
     AssemblerRole, AssemblyEvent, AsymmetricSecurityHeader, MessageAssembler, SecureChannelChunk,
     SecurityHeader, SequenceHeader,
 };
-use buildwire_opcua::server::{Server, ServerConfig, ServerConnection};
+use buildwire_opcua::server::{Server, ServerConfig, ServerConnection, bench_methods};
 use buildwire_opcua::services::{
     MessageSecurityMode, OpenSecureChannelRequest, RequestHeader, SecurityTokenRequestType,
     ServiceRequest, ServiceResponse,
@@ -65,6 +65,10 @@ fn run(stream: &[u8], piece: usize, now: Instant) -> Vec<u8> {
     let Ok(mut server) = Server::new(ServerConfig::default(), now) else {
         return Vec::new();
     };
+    // The benchmark methods too, so the fuzzer reaches Call with a shared payload.
+    if bench_methods::install(&mut server).is_err() {
+        return Vec::new();
+    }
     let mut connection = ServerConnection::new(&server);
     let mut output = Vec::new();
     for part in stream.chunks(piece) {

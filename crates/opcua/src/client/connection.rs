@@ -20,38 +20,29 @@
 //! channel, and CreateSession only when the server says the session is gone (see
 //! [`reconnect`](super::reconnect)).
 
+mod channel;
+mod requests;
+mod session;
+
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
 use bytes::BytesMut;
 
-use super::config::{ClientConfig, RENEW_AT_PERCENT};
-use super::reconnect::{ResumeSession, SessionOutcome, session_is_gone};
+use self::requests::{millis, request_header_mut};
+use super::config::ClientConfig;
+use super::reconnect::{ResumeSession, SessionOutcome};
 use super::request_table::{PendingRequest, RequestPurpose, RequestTable};
-use super::security::{
-    client_signature, secure_user_token, user_token_signature, verify_server_signature,
-};
-use crate::encoding::{BinaryEncodable, ByteString, DateTime, LocalizedText, NodeId, UaString};
-use crate::secure_channel::{
-    AssembledMessage, AssemblerRole, AssemblyEvent, AsymmetricSecurityHeader, MessageAssembler,
-    SecureChannelChunk, SecurityHeader,
-};
+use crate::channel::{ChannelEndpoint, CloseReason, Side};
+use crate::encoding::{DateTime, NodeId};
+use crate::secure_channel::AssembledMessage;
 use crate::security::ChannelSecurity;
-use crate::server::channel_state::{ReceiveSequence, SendSequence};
-use crate::server::outgoing::{OutgoingBody, OutgoingMessage};
-use crate::server::security::{
-    Rejection, asymmetric_header, frame_bytes, header_policy, limit_body, open_symmetric,
-    plain_frame, write_secured_chunk,
-};
 use crate::services::{
-    ActivateSessionRequest, ApplicationDescription, ApplicationType, CloseSecureChannelRequest,
-    CloseSessionRequest, CreateSessionRequest, EndpointDescription, MessageSecurityMode,
-    OpenSecureChannelRequest, RequestHeader, SecurityTokenRequestType, ServiceRequest,
-    ServiceResponse,
+    CloseSecureChannelRequest, CloseSessionRequest, EndpointDescription, RequestHeader,
+    SecurityTokenRequestType, ServiceRequest, ServiceResponse,
 };
 use crate::transport::{
-    Acknowledge, ChunkSink, ConnectionMessage, ErrorMessage, Frame, FrameDecoder, Hello,
-    MessageType, NegotiatedLimits, PROTOCOL_VERSION, TransmitBuffer, accept_acknowledge,
+    ConnectionMessage, ErrorMessage, Frame, Hello, MessageType, NegotiatedLimits, TransmitBuffer,
 };
 use crate::types::StatusCode;
 
@@ -143,12 +134,6 @@ enum Phase {
     Closed,
 }
 
-#[derive(Debug)]
-struct Established {
-    limits: NegotiatedLimits,
-    assembler: MessageAssembler,
-}
-
 #[derive(Clone, Copy, Debug)]
 struct Channel {
     id: u32,
@@ -171,8 +156,8 @@ pub struct ClientConnection {
     epoch: Instant,
     start_time: DateTime,
     hello: Hello,
-    decoder: FrameDecoder,
-    established: Option<Established>,
+    /// Framing, limits, sequences, send queues and security.
+    endpoint: ChannelEndpoint,
     phase: Phase,
     channel: Option<Channel>,
     authentication_token: NodeId,
@@ -181,10 +166,6 @@ pub struct ClientConnection {
     outcome: Option<SessionOutcome>,
     server_endpoints: Vec<EndpointDescription>,
     max_request_message_size: usize,
-    receive_sequence: ReceiveSequence,
-    send_sequence: SendSequence,
-    immediate: VecDeque<Vec<u8>>,
-    outgoing: VecDeque<OutgoingMessage>,
     requests: RequestTable,
     waiting: VecDeque<WaitingRequest>,
     events: VecDeque<ClientEvent>,
@@ -192,21 +173,10 @@ pub struct ClientConnection {
     next_request_id: u32,
     connect_deadline: Instant,
     nonce_state: u64,
-    /// The channel's security (None under SecurityPolicy None).
-    security: Option<ChannelSecurity>,
     /// The nonce of the OpenSecureChannel request in flight.
     channel_nonce: Vec<u8>,
     /// The nonce of CreateSession (the server signs it) and the server's latest nonce.
     session_nonces: (Vec<u8>, Vec<u8>),
-}
-
-/// The RequestHeader inside any request.
-fn request_header_mut(request: &mut ServiceRequest) -> &mut RequestHeader {
-    request.header_mut()
-}
-
-fn millis(duration: Duration) -> u32 {
-    u32::try_from(duration.as_millis()).unwrap_or(u32::MAX)
 }
 
 impl ClientConnection {
@@ -214,13 +184,17 @@ impl ClientConnection {
     /// read `start_time` (RequestHeader timestamps are `start_time` plus the elapsed time).
     pub fn new(config: ClientConfig, now: Instant, start_time: DateTime) -> Self {
         let hello = config.connection_limits.hello(&config.endpoint_url);
+        let mut endpoint = ChannelEndpoint::new(
+            Side::Client,
+            hello.receive_buffer_size,
+            config.decoding_limits,
+        );
+        endpoint.queue_immediate(hello.to_message_bytes());
         Self {
-            decoder: FrameDecoder::new(hello.receive_buffer_size),
-            immediate: VecDeque::from([hello.to_message_bytes()]),
+            endpoint,
             hello,
             epoch: now,
             start_time,
-            established: None,
             phase: Phase::AwaitingAcknowledge,
             channel: None,
             authentication_token: NodeId::default(),
@@ -229,9 +203,6 @@ impl ClientConnection {
             outcome: None,
             server_endpoints: Vec::new(),
             max_request_message_size: 0,
-            receive_sequence: ReceiveSequence::default(),
-            send_sequence: SendSequence::default(),
-            outgoing: VecDeque::new(),
             requests: RequestTable::default(),
             waiting: VecDeque::new(),
             events: VecDeque::new(),
@@ -239,7 +210,6 @@ impl ClientConnection {
             next_request_id: 1,
             connect_deadline: now + config.connect_timeout,
             nonce_state: (start_time.ticks().unsigned_abs() ^ 0x9E37_79B9_7F4A_7C15).max(1),
-            security: None,
             channel_nonce: Vec::new(),
             session_nonces: (Vec::new(), Vec::new()),
             config,
@@ -248,12 +218,12 @@ impl ClientConnection {
 
     /// The channel's security, once it is open under a policy other than None.
     pub fn security(&self) -> Option<&ChannelSecurity> {
-        self.security.as_ref()
+        self.endpoint.security()
     }
 
     /// A connection that re-activates `session` on its new channel instead of creating one
     /// (OPC 10000-4 §5.6.3.1); when the server answers that the session is gone
-    /// ([`session_is_gone`]) a new session is created, and when re-activation fails for another
+    /// ([`session_is_gone`](super::reconnect::session_is_gone)) a new session is created, and when re-activation fails for another
     /// reason the old session is asked to close (it might still exist) before a new one is
     /// created.
     pub fn resume(
@@ -313,7 +283,7 @@ impl ClientConnection {
 
     /// The limits agreed in the Hello / Acknowledge exchange.
     pub fn negotiated_limits(&self) -> Option<&NegotiatedLimits> {
-        self.established.as_ref().map(|e| &e.limits)
+        self.endpoint.limits()
     }
 
     /// The secure channel id and current token id, once the channel is open.
@@ -419,56 +389,35 @@ impl ClientConnection {
 
     /// The next bytes to write, if any.
     pub fn poll_transmit(&mut self) -> Option<Vec<u8>> {
-        let mut out = Vec::new();
-        self.write_next(&mut out).then_some(out)
+        let bytes = self.endpoint.poll_transmit();
+        self.sync_send_failure();
+        bytes
     }
 
     /// Appends whole chunks to `out` until it grew by at least `max_bytes` or nothing is
     /// pending; returns the number of bytes appended.
     pub fn transmit_into(&mut self, out: &mut Vec<u8>, max_bytes: usize) -> usize {
-        self.transmit_to(out, max_bytes)
+        let written = self.endpoint.transmit_into(out, max_bytes);
+        self.sync_send_failure();
+        written
     }
 
     /// As [`transmit_into`](Self::transmit_into), into a gather list for a vectored write.
     pub fn transmit_buffered(&mut self, out: &mut TransmitBuffer, max_bytes: usize) -> usize {
-        self.transmit_to(out, max_bytes)
+        let written = self.endpoint.transmit_buffered(out, max_bytes);
+        self.sync_send_failure();
+        written
     }
 
-    fn transmit_to<S: ChunkSink>(&mut self, out: &mut S, max_bytes: usize) -> usize {
-        let start = out.len();
-        while out.len() - start < max_bytes && self.write_next(out) {}
-        out.len() - start
-    }
-
-    fn write_next<S: ChunkSink>(&mut self, out: &mut S) -> bool {
-        if let Some(bytes) = self.immediate.pop_front() {
-            out.put_slice(&bytes);
-            return true;
+    /// A chunk that could not be secured closed the endpoint while sending: the connection
+    /// closes with it (outstanding requests fail, then the Closed event).
+    fn sync_send_failure(&mut self) {
+        if let (false, Some(CloseReason::Error { status, reason })) =
+            (self.is_closed(), self.endpoint.close_reason())
+        {
+            let (status, reason) = (*status, reason.clone());
+            self.fail(status, &reason);
         }
-        let chunk_size = self
-            .established
-            .as_ref()
-            .map_or(0, |e| e.limits.send_buffer_size as usize);
-        let Some(message) = self.outgoing.front_mut() else {
-            return false;
-        };
-        let sequence_number = self.send_sequence.next_number();
-        let written = match &self.security {
-            Some(security) => {
-                match write_secured_chunk(security, message, chunk_size, sequence_number, out) {
-                    Ok(written) => written,
-                    Err(error) => {
-                        self.fail(error.status_code(), &error.to_string());
-                        return false;
-                    }
-                }
-            }
-            None => message.write_next_chunk(chunk_size, sequence_number, out),
-        };
-        if message.is_done() {
-            self.outgoing.pop_front();
-        }
-        written || self.write_next(out)
     }
 
     /// The next event, if any.
@@ -536,7 +485,7 @@ impl ClientConnection {
         if self.is_closed() {
             return;
         }
-        self.decoder.push(bytes);
+        self.endpoint.push(bytes);
         self.handle_received(now);
     }
 
@@ -545,12 +494,7 @@ impl ClientConnection {
     /// [`handle_received`](Self::handle_received). Only append. Once the connection is closed
     /// the buffer is emptied each time, so a driver that goes on reading holds nothing.
     pub fn read_buffer(&mut self) -> &mut BytesMut {
-        let closed = self.is_closed();
-        let buffer = self.decoder.read_buffer();
-        if closed {
-            buffer.clear();
-        }
-        buffer
+        self.endpoint.read_buffer()
     }
 
     /// Handles the bytes appended to [`read_buffer`](Self::read_buffer): frames are split off
@@ -558,7 +502,7 @@ impl ClientConnection {
     /// long ByteString in it becomes a slice of the receive buffer).
     pub fn handle_received(&mut self, now: Instant) {
         while !self.is_closed() {
-            match self.decoder.next_frame() {
+            match self.endpoint.next_frame() {
                 Ok(Some(frame)) => self.handle_frame(now, &frame),
                 Ok(None) => break,
                 Err(error) => self.fail(error.status_code(), &error.to_string()),
@@ -576,130 +520,6 @@ impl ClientConnection {
         }
     }
 
-    fn allocate_handle(&mut self) -> u32 {
-        let handle = self.next_handle;
-        self.next_handle = self.next_handle.wrapping_add(1).max(1);
-        handle
-    }
-
-    fn allocate_request_id(&mut self) -> u32 {
-        let id = self.next_request_id;
-        self.next_request_id = self.next_request_id.wrapping_add(1).max(1);
-        id
-    }
-
-    fn fill_header(
-        &self,
-        now: Instant,
-        request: &mut ServiceRequest,
-        handle: u32,
-        timeout: Duration,
-    ) {
-        let timestamp = self.wall_clock(now);
-        let token = self.authentication_token.clone();
-        let header = request_header_mut(request);
-        header.authentication_token = token;
-        header.request_handle = handle;
-        header.timestamp = timestamp;
-        if header.timeout_hint == 0 {
-            header.timeout_hint = millis(timeout);
-        }
-    }
-
-    /// Encodes, checks the server's limits and queues a request; records it as pending.
-    fn transmit_request(
-        &mut self,
-        now: Instant,
-        handle: u32,
-        mut request: ServiceRequest,
-        purpose: RequestPurpose,
-        deadline: Instant,
-    ) -> Result<(), SendError> {
-        self.fill_header(now, &mut request, handle, self.config.request_timeout);
-        let message_type = match request {
-            ServiceRequest::OpenSecureChannel(_) => MessageType::OpenSecureChannel,
-            ServiceRequest::CloseSecureChannel(_) => MessageType::CloseSecureChannel,
-            _ => MessageType::Message,
-        };
-        let request_id = self.allocate_request_id();
-        self.queue_message(message_type, request_id, &request)?;
-        self.requests.insert(
-            request_id,
-            PendingRequest {
-                handle,
-                purpose,
-                deadline,
-            },
-        );
-        Ok(())
-    }
-
-    fn queue_message(
-        &mut self,
-        message_type: MessageType,
-        request_id: u32,
-        request: &ServiceRequest,
-    ) -> Result<(), SendError> {
-        let (Some(established), channel) = (&self.established, self.channel) else {
-            return Err(SendError::Closed(StatusCode::BAD_NOT_CONNECTED));
-        };
-        let limits = established.limits;
-        let body = request.encode_message();
-        let (channel_id, security_header) = match (message_type, channel) {
-            (MessageType::OpenSecureChannel, channel) => (
-                channel.map_or(0, |c| c.id),
-                match &self.security {
-                    Some(security) => AsymmetricSecurityHeader {
-                        security_policy_uri: security.policy().uri().into(),
-                        sender_certificate: ByteString::from(security.local().certificate.der()),
-                        receiver_certificate_thumbprint: ByteString::from(
-                            security.remote().thumbprint().as_slice(),
-                        ),
-                    },
-                    None => AsymmetricSecurityHeader::none(),
-                }
-                .to_bytes(),
-            ),
-            (_, Some(channel)) => (channel.id, channel.token_id.to_bytes()),
-            (_, None) => return Err(SendError::Closed(StatusCode::BAD_SECURE_CHANNEL_CLOSED)),
-        };
-        let limit = [
-            limits.max_send_message_size as usize,
-            self.max_request_message_size,
-        ]
-        .into_iter()
-        .filter(|limit| *limit != 0)
-        .min();
-        if let Some(limit) = limit
-            && body.len() > limit
-        {
-            return Err(SendError::RequestTooLarge {
-                size: body.len(),
-                limit,
-            });
-        }
-        let mut message = OutgoingMessage::new(
-            message_type,
-            channel_id,
-            security_header,
-            request_id,
-            OutgoingBody::owned(body),
-        );
-        if let Some(security) = &self.security {
-            limit_body(security, &mut message, limits.send_buffer_size as usize);
-        }
-        let chunks = message.chunk_count(limits.send_buffer_size as usize);
-        if limits.max_send_chunk_count != 0 && chunks > limits.max_send_chunk_count as usize {
-            return Err(SendError::RequestTooLarge {
-                size: message.body_len(),
-                limit: limits.max_send_chunk_count as usize
-                    * (limits.send_buffer_size as usize).saturating_sub(message.overhead()),
-            });
-        }
-        self.outgoing.push_back(message);
-        Ok(())
-    }
-
     /// Closes after a failure: outstanding requests fail with `status`, nothing more is sent.
     fn fail(&mut self, status: StatusCode, reason: &str) {
         self.finish(status, reason, true);
@@ -711,8 +531,9 @@ impl ClientConnection {
         }
         self.phase = Phase::Closed;
         if drop_outgoing {
-            self.outgoing.clear();
-            self.immediate.clear();
+            self.endpoint.fail(status, reason);
+        } else {
+            self.endpoint.close();
         }
         let request_status = if status.is_good() {
             StatusCode::BAD_CONNECTION_CLOSED
@@ -763,179 +584,6 @@ impl ClientConnection {
         }
     }
 
-    fn handle_acknowledge(&mut self, now: Instant, frame: &Frame) {
-        let acknowledge = match Acknowledge::from_frame(frame) {
-            Ok(acknowledge) => acknowledge,
-            Err(error) => return self.fail(error.status_code(), &error.to_string()),
-        };
-        let limits = match accept_acknowledge(&self.hello, &acknowledge) {
-            Ok(limits) => limits,
-            Err(error) => return self.fail(error.status, error.reason),
-        };
-        self.decoder.set_max_frame_size(limits.receive_buffer_size);
-        self.established = Some(Established {
-            limits,
-            assembler: MessageAssembler::new(
-                AssemblerRole::Client,
-                limits.max_receive_message_size,
-                limits.max_receive_chunk_count,
-            ),
-        });
-        self.phase = Phase::OpeningChannel;
-        if self.config.security.is_secured() {
-            let security = &self.config.security;
-            let created = match (&security.identity, &security.server_certificate) {
-                (Some(identity), Some(server)) => ChannelSecurity::new(
-                    security.policy,
-                    security.mode,
-                    identity.clone(),
-                    server.clone(),
-                ),
-                _ => Err(StatusCode::BAD_CERTIFICATE_INVALID),
-            };
-            match created {
-                Ok(channel_security) => self.security = Some(channel_security),
-                Err(status) => {
-                    return self.fail(
-                        status,
-                        "a secured channel needs our certificate and key, the server's certificate and mode sign or encrypt",
-                    );
-                }
-            }
-        }
-        self.open_channel(now, SecurityTokenRequestType::Issue);
-    }
-
-    fn open_channel(&mut self, now: Instant, request_type: SecurityTokenRequestType) {
-        self.channel_nonce = match self.security.as_ref().map(|s| s.algorithms().nonce_length) {
-            Some(length) => match crate::security::crypto::random_bytes(length) {
-                Ok(nonce) => nonce,
-                Err(error) => return self.fail(error.status_code(), &error.to_string()),
-            },
-            None => Vec::new(),
-        };
-        let request = OpenSecureChannelRequest {
-            request_header: RequestHeader::default(),
-            client_protocol_version: PROTOCOL_VERSION,
-            request_type,
-            security_mode: self
-                .security
-                .as_ref()
-                .map_or(MessageSecurityMode::None, ChannelSecurity::mode),
-            client_nonce: ByteString::from(self.channel_nonce.clone()),
-            requested_lifetime: self.config.token_lifetime_ms,
-        };
-        let purpose = match request_type {
-            SecurityTokenRequestType::Issue => RequestPurpose::OpenChannel,
-            _ => RequestPurpose::RenewChannel,
-        };
-        if let Some(channel) = self.channel.as_mut() {
-            channel.renewing = true;
-        }
-        let handle = self.allocate_handle();
-        let deadline = now + self.config.request_timeout;
-        if let Err(error) = self.transmit_request(now, handle, request.into(), purpose, deadline) {
-            self.fail(error.status_code(), "OpenSecureChannel could not be sent");
-        }
-    }
-
-    /// Checks and decrypts a received chunk under the channel's security.
-    fn open_secured(&mut self, frame: &Frame) -> Result<Frame, Rejection> {
-        let policy = self.config.security.policy;
-        match (&self.security, frame.header.message_type) {
-            (_, MessageType::OpenSecureChannel) => {
-                let (header, header_end) = asymmetric_header(frame)?;
-                if header_policy(&header)? != policy {
-                    return Err(Rejection {
-                        status: StatusCode::BAD_SECURITY_POLICY_REJECTED,
-                        reason: format!("the server answered with another policy than {policy}"),
-                        rejected_certificate: None,
-                    });
-                }
-                match &self.security {
-                    Some(security) => {
-                        let ours = security.local().certificate.thumbprint();
-                        if header.receiver_certificate_thumbprint.as_bytes() != Some(&ours[..]) {
-                            return Err(Rejection {
-                                status: StatusCode::BAD_SECURITY_CHECKS_FAILED,
-                                reason: "the OPN response is not for our certificate".into(),
-                                rejected_certificate: None,
-                            });
-                        }
-                        if header.sender_certificate.as_bytes() != Some(security.remote().der()) {
-                            return Err(Rejection {
-                                status: StatusCode::BAD_SECURITY_CHECKS_FAILED,
-                                reason: "the server signed with another certificate".into(),
-                                rejected_certificate: None,
-                            });
-                        }
-                        plain_frame(security.unsecure_asymmetric(&frame_bytes(frame), header_end)?)
-                    }
-                    None => Ok(frame.clone()),
-                }
-            }
-            (Some(security), _) => {
-                let plain = open_symmetric(security, frame)?;
-                // The server uses the newest token: the previous keys can go.
-                if let (Some(channel), Some(security)) = (self.channel, self.security.as_mut())
-                    && frame.body.get(4..8) == Some(&channel.token_id.to_le_bytes()[..])
-                {
-                    security.drop_tokens_except(channel.token_id);
-                }
-                Ok(plain)
-            }
-            (None, _) => Ok(frame.clone()),
-        }
-    }
-
-    fn handle_chunk(&mut self, now: Instant, frame: &Frame) {
-        let frame = match self.open_secured(frame) {
-            Ok(frame) => frame,
-            Err(rejection) => return self.fail(rejection.status, &rejection.reason),
-        };
-        let chunk = match SecureChannelChunk::from_frame(&frame) {
-            Ok(chunk) => chunk,
-            Err(error) => return self.fail(error.status_code(), &error.to_string()),
-        };
-        let known_channel = self.channel.map(|c| c.id);
-        match (&chunk.security_header, known_channel) {
-            (SecurityHeader::Symmetric(_), None) => {
-                return self.fail(
-                    StatusCode::BAD_TCP_SECURE_CHANNEL_UNKNOWN,
-                    "a message arrived before the secure channel was open",
-                );
-            }
-            (_, Some(id)) if id != chunk.secure_channel_id => {
-                return self.fail(
-                    StatusCode::BAD_TCP_SECURE_CHANNEL_UNKNOWN,
-                    "a chunk names another secure channel",
-                );
-            }
-            _ => {}
-        }
-        if let Err(status) = self
-            .receive_sequence
-            .accept(chunk.sequence_header.sequence_number)
-        {
-            return self.fail(status, "sequence number out of order");
-        }
-        let Some(established) = self.established.as_mut() else {
-            return;
-        };
-        match established.assembler.push(chunk) {
-            Ok(Some(AssemblyEvent::Message(message))) => self.handle_message(now, message),
-            Ok(Some(AssemblyEvent::Aborted {
-                request_id, error, ..
-            })) => {
-                if let Some(request) = self.requests.take(request_id) {
-                    self.request_failed(now, request, error);
-                }
-            }
-            Ok(None) => {}
-            Err(error) => self.fail(error.status_code(), &error.to_string()),
-        }
-    }
-
     fn handle_message(&mut self, now: Instant, message: AssembledMessage) {
         // A response to a request that already timed out is dropped.
         let Some(request) = self.requests.take(message.request_id) else {
@@ -971,99 +619,12 @@ impl ClientConnection {
             (
                 RequestPurpose::OpenChannel | RequestPurpose::RenewChannel,
                 ServiceResponse::OpenSecureChannel(open),
-            ) => {
-                let token = open.security_token;
-                let lifetime = match token.revised_lifetime {
-                    0 => self.config.token_lifetime_ms,
-                    granted => granted,
-                };
-                let renew_after = u64::from(lifetime) * u64::from(RENEW_AT_PERCENT) / 100;
-                self.channel = Some(Channel {
-                    id: token.channel_id,
-                    token_id: token.token_id,
-                    renew_at: now + Duration::from_millis(renew_after),
-                    renewing: false,
-                });
-                if let Some(security) = self.security.as_mut() {
-                    let server_nonce = open.server_nonce.as_bytes().unwrap_or_default();
-                    if server_nonce.len() != security.algorithms().nonce_length {
-                        return self.fail(
-                            StatusCode::BAD_NONCE_INVALID,
-                            "the server nonce has the wrong length",
-                        );
-                    }
-                    security.install_token(token.token_id, &self.channel_nonce, server_nonce, true);
-                }
-                if request.purpose == RequestPurpose::OpenChannel {
-                    if self.config.discovery_only {
-                        self.phase = Phase::Active;
-                        self.events.push_back(ClientEvent::SessionActivated);
-                        self.flush_waiting(now);
-                    } else {
-                        match self.resume.clone() {
-                            Some(session) => {
-                                self.session_id = session.session_id;
-                                self.authentication_token = session.authentication_token;
-                                self.server_endpoints = session.server_endpoints;
-                                self.max_request_message_size = session.max_request_message_size;
-                                self.session_nonces.1 = session.server_nonce;
-                                self.activate_session(now);
-                            }
-                            None => self.create_session(now),
-                        }
-                    }
-                }
-            }
+            ) => self.channel_opened(now, request.purpose, open),
             (RequestPurpose::CreateSession, ServiceResponse::CreateSession(created)) => {
-                if self.security.is_some() {
-                    let expected = self
-                        .config
-                        .security
-                        .server_certificate
-                        .as_ref()
-                        .map(|c| c.der());
-                    let sent = created.server_certificate.as_bytes();
-                    // The certificate may come as a chain: ours must lead it.
-                    if !matches!((expected, sent), (Some(e), Some(s)) if s.starts_with(e)) {
-                        return self.fail(
-                            StatusCode::BAD_CERTIFICATE_INVALID,
-                            "CreateSession returned another server certificate than the endpoint's",
-                        );
-                    }
-                    if let Err(status) = verify_server_signature(
-                        &self.config.security,
-                        &self.session_nonces.0,
-                        &created.server_signature,
-                    ) {
-                        return self
-                            .fail(status, "the server's CreateSession signature is invalid");
-                    }
-                }
-                self.session_nonces.1 =
-                    created.server_nonce.as_bytes().unwrap_or_default().to_vec();
-                self.authentication_token = created.authentication_token;
-                self.session_id = created.session_id;
-                self.server_endpoints = created.server_endpoints;
-                self.max_request_message_size = created.max_request_message_size as usize;
-                self.activate_session(now);
+                self.session_created(now, created);
             }
             (RequestPurpose::ActivateSession, ServiceResponse::ActivateSession(activated)) => {
-                // The nonce the next ActivateSession (a re-activation on a new channel) signs
-                // with (OPC 10000-4 §5.6.3.2: each ActivateSession response carries a new one).
-                if let Some(nonce) = activated.server_nonce.as_bytes()
-                    && !nonce.is_empty()
-                {
-                    self.session_nonces.1 = nonce.to_vec();
-                }
-                self.outcome = Some(match (&self.resume, self.outcome) {
-                    (Some(_), _) => SessionOutcome::Reactivated,
-                    (None, Some(SessionOutcome::Recreated)) => SessionOutcome::Recreated,
-                    (None, _) => SessionOutcome::Created,
-                });
-                self.resume = None;
-                self.phase = Phase::Active;
-                self.events.push_back(ClientEvent::SessionActivated);
-                self.flush_waiting(now);
+                self.session_activated(now, activated);
             }
             (RequestPurpose::CloseSession, ServiceResponse::CloseSession(_)) => {
                 self.close_channel(now);
@@ -1084,143 +645,12 @@ impl ClientConnection {
             RequestPurpose::CloseSession => self.close_channel(now),
             RequestPurpose::CloseStaleSession => {}
             RequestPurpose::ActivateSession if self.resume.is_some() => {
-                self.resume = None;
-                if !session_is_gone(status) {
-                    // The old session might still exist: ask to close it rather than leave it
-                    // to time out beside the new one. A server that binds the session to its
-                    // old channel refuses (OPC 10000-4 §5.6.4); then it times out there.
-                    let request = CloseSessionRequest {
-                        request_header: RequestHeader::default(),
-                        delete_subscriptions: true,
-                    };
-                    self.internal_request(now, request.into(), RequestPurpose::CloseStaleSession);
-                    if self.is_closed() {
-                        return;
-                    }
-                }
-                self.authentication_token = NodeId::default();
-                self.session_id = NodeId::default();
-                self.outcome = Some(SessionOutcome::Recreated);
-                self.create_session(now);
+                self.resume_refused(now, status);
             }
             RequestPurpose::OpenChannel => self.fail(status, "OpenSecureChannel failed"),
             RequestPurpose::RenewChannel => self.fail(status, "renewing the channel failed"),
             RequestPurpose::CreateSession => self.fail(status, "CreateSession failed"),
             RequestPurpose::ActivateSession => self.fail(status, "ActivateSession failed"),
         }
-    }
-
-    fn create_session(&mut self, now: Instant) {
-        self.phase = Phase::CreatingSession;
-        let nonce = match self.security {
-            Some(_) => match crate::security::crypto::random_bytes(CLIENT_NONCE_LENGTH) {
-                Ok(nonce) => nonce,
-                Err(error) => return self.fail(error.status_code(), &error.to_string()),
-            },
-            None => self.nonce(),
-        };
-        self.session_nonces.0 = nonce.clone();
-        let client_certificate = match &self.security {
-            Some(security) => ByteString::from(security.local().certificate.der()),
-            None => ByteString::NULL,
-        };
-        let request = CreateSessionRequest {
-            request_header: RequestHeader::default(),
-            client_description: ApplicationDescription {
-                application_uri: UaString::from(self.config.application_uri.as_str()),
-                product_uri: UaString::from("urn:buildwire"),
-                application_name: LocalizedText::new("", &self.config.session_name),
-                application_type: ApplicationType::Client,
-                gateway_server_uri: UaString::NULL,
-                discovery_profile_uri: UaString::NULL,
-                discovery_urls: Vec::new(),
-            },
-            server_uri: UaString::NULL,
-            endpoint_url: UaString::from(self.config.endpoint_url.as_str()),
-            session_name: UaString::from(self.config.session_name.as_str()),
-            client_nonce: ByteString::from(nonce),
-            client_certificate,
-            requested_session_timeout: self.config.session_timeout_ms,
-            max_response_message_size: self.config.connection_limits.max_message_size,
-        };
-        self.internal_request(now, request.into(), RequestPurpose::CreateSession);
-    }
-
-    fn activate_session(&mut self, now: Instant) {
-        self.phase = Phase::ActivatingSession;
-        let security = &self.config.security;
-        let mut token = if self.security.is_some() {
-            self.config
-                .identity
-                .token_for_endpoint(security.matching_endpoint(&self.server_endpoints))
-        } else {
-            self.config.identity.token(&self.server_endpoints)
-        };
-        let mut client_signature_data = Default::default();
-        let mut user_signature = Default::default();
-        if self.security.is_some() {
-            let nonce = &self.session_nonces.1;
-            let endpoints = &self.server_endpoints;
-            let signed = client_signature(security, nonce).and_then(|signature| {
-                secure_user_token(security, endpoints, nonce, &mut token)?;
-                let user = user_token_signature(security, endpoints, nonce, &self.config.identity)?;
-                Ok((signature, user))
-            });
-            match signed {
-                Ok((signature, user)) => {
-                    client_signature_data = signature;
-                    user_signature = user;
-                }
-                Err(status) => return self.fail(status, "ActivateSession could not be signed"),
-            }
-        }
-        let request = ActivateSessionRequest {
-            client_signature: client_signature_data,
-            user_identity_token: token.to_extension_object(),
-            user_token_signature: user_signature,
-            ..ActivateSessionRequest::default()
-        };
-        self.internal_request(now, request.into(), RequestPurpose::ActivateSession);
-    }
-
-    fn internal_request(&mut self, now: Instant, request: ServiceRequest, purpose: RequestPurpose) {
-        let handle = self.allocate_handle();
-        let deadline = now + self.config.request_timeout;
-        if let Err(error) = self.transmit_request(now, handle, request, purpose, deadline) {
-            self.fail(error.status_code(), "a session request could not be sent");
-        }
-    }
-
-    fn flush_waiting(&mut self, now: Instant) {
-        while let Some(waiting) = self.waiting.pop_front() {
-            let handle = waiting.handle;
-            let sent = self.transmit_request(
-                now,
-                handle,
-                waiting.request,
-                RequestPurpose::Application,
-                waiting.deadline,
-            );
-            if let Err(error) = sent {
-                self.events.push_back(ClientEvent::RequestFailed {
-                    handle,
-                    status: error.status_code(),
-                });
-            }
-        }
-    }
-
-    /// Nonce bytes for CreateSession (xorshift64*; SecurityPolicy None needs no secrecy).
-    fn nonce(&mut self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(CLIENT_NONCE_LENGTH);
-        while out.len() < CLIENT_NONCE_LENGTH {
-            let mut x = self.nonce_state;
-            x ^= x >> 12;
-            x ^= x << 25;
-            x ^= x >> 27;
-            self.nonce_state = x;
-            out.extend_from_slice(&x.wrapping_mul(0x2545_F491_4F6C_DD1D).to_le_bytes());
-        }
-        out
     }
 }

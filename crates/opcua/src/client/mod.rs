@@ -1,12 +1,12 @@
 //! The sans-IO OPC UA client core, bottom to top: the text form of NodeIds
 //! ([`node_id_text`]), who a session runs as ([`identity`]), the [`config`], the table of
-//! outstanding requests ([`request_table`]), the client side of [`subscriptions`], typed text and JSON for values at the edge
-//! ([`value_text`]) and the per-connection state machine
+//! outstanding requests ([`request_table`]), the client side of [`subscriptions`], typed text
+//! and JSON for values at the edge ([`value_text`]) and the per-connection state machine
 //! [`ClientConnection`] ([`connection`]), the mirror of the server's `ServerConnection`.
 //!
-//! Like the server, it reuses the secure channel framing (`FrameDecoder`, `SecureChannelChunk`,
-//! `MessageAssembler`), the sequence-number rules (`server::channel_state`) and the chunk
-//! writer (`server::outgoing`). Nothing here opens sockets, sleeps or reads the clock.
+//! Like the server, it runs the secure channel through the [`channel`](crate::channel)
+//! layer: a `ChannelEndpoint` holds the framing, sequence numbers, send queue and security,
+//! and sends every chunk. Nothing here opens sockets, sleeps or reads the clock.
 //!
 //! ```
 //! use std::time::Instant;

@@ -1,7 +1,8 @@
 //! Thin tokio drivers around the sans-IO server and client cores: they only move bytes
 //! between sockets and the cores and fire the cores' timers.
 //!
-//! - [`server`]: [`OpcuaServer`], one task per TCP connection around a shared `Server`.
+//! - [`server`]: [`OpcuaServer::start`] with an [`OpcuaServerConfig`] (bind address, core
+//!   configuration, setup hooks), one task per TCP connection around a shared `Server`.
 //! - [`client`]: [`OpcuaClient`], async browse / read / write / call / translate /
 //!   get_endpoints over one session.
 //! - [`batch`]: `read_many` / `write_many` on `OpcuaClient`, split to the server's
@@ -17,4 +18,4 @@ pub mod server;
 
 pub use client::{ClientError, OpcuaClient};
 pub use reconnect::{ConnectionEvent, ReconnectHook, ReconnectPolicy, ReconnectingClient};
-pub use server::{OpcuaServer, ServerStartError};
+pub use server::{OpcuaServer, OpcuaServerConfig, ServerStartError, SetupHook};

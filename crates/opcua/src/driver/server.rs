@@ -57,8 +57,71 @@ pub enum ServerStartError {
     AddressSpace(#[from] AddNodeError),
 }
 
-/// A running server; dropping it leaves the tasks running until
-/// [`shutdown`](OpcuaServer::shutdown).
+/// A setup step run on the new [`Server`] before the first connection: adds namespaces,
+/// nodes and methods (e.g. [`bench_methods::install`](crate::server::bench_methods::install)).
+pub type SetupHook = Box<dyn FnOnce(&mut Server) -> Result<(), AddNodeError> + Send>;
+
+/// What [`OpcuaServer::start`] needs: where to listen, the server core's configuration and
+/// the setup steps that fill its address space.
+///
+/// ```
+/// use buildwire_opcua::driver::OpcuaServerConfig;
+/// use buildwire_opcua::server::{ServerConfig, bench_methods};
+///
+/// let config = OpcuaServerConfig::new("127.0.0.1:0", ServerConfig::default())
+///     .with_setup(bench_methods::install);
+/// assert_eq!(config.setup.len(), 1);
+/// ```
+pub struct OpcuaServerConfig {
+    /// `host:port` to listen on (port 0 picks a free one).
+    pub bind: String,
+    /// The server core's configuration. An empty `endpoint_url` becomes
+    /// `opc.tcp://<bound address>/`; a `start_time` left at `DateTime::MIN` becomes the
+    /// current wall clock.
+    pub server: ServerConfig,
+    /// Setup steps, run in order on the new server before the first connection.
+    pub setup: Vec<SetupHook>,
+}
+
+impl OpcuaServerConfig {
+    /// Listens on `bind` with `server`, and no setup steps yet.
+    pub fn new(bind: impl Into<String>, server: ServerConfig) -> Self {
+        Self {
+            bind: bind.into(),
+            server,
+            setup: Vec::new(),
+        }
+    }
+
+    /// Adds a setup step, run after those added before.
+    pub fn with_setup(
+        mut self,
+        hook: impl FnOnce(&mut Server) -> Result<(), AddNodeError> + Send + 'static,
+    ) -> Self {
+        self.setup.push(Box::new(hook));
+        self
+    }
+}
+
+impl Default for OpcuaServerConfig {
+    /// `127.0.0.1:4840` with the default [`ServerConfig`] and no setup steps.
+    fn default() -> Self {
+        Self::new("127.0.0.1:4840", ServerConfig::default())
+    }
+}
+
+impl std::fmt::Debug for OpcuaServerConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OpcuaServerConfig")
+            .field("bind", &self.bind)
+            .field("server", &self.server)
+            .field("setup", &format_args!("{} steps", self.setup.len()))
+            .finish()
+    }
+}
+
+/// A running server: its bound address and endpoint URL, access to the shared state, and
+/// [`shutdown`](OpcuaServer::shutdown) to stop it (dropping it leaves the tasks running).
 #[derive(Debug)]
 pub struct OpcuaServer {
     local_addr: SocketAddr,
@@ -69,27 +132,20 @@ pub struct OpcuaServer {
 }
 
 impl OpcuaServer {
-    /// Binds `bind` (`host:port`, port 0 for any), builds the [`Server`] and lets `setup`
-    /// add nodes before the first connection. An empty `config.endpoint_url` becomes
-    /// `opc.tcp://<local address>/`; a `start_time` left at `DateTime::MIN` becomes the
-    /// current wall clock. Must run inside a tokio runtime.
-    pub async fn start(
-        bind: &str,
-        mut config: ServerConfig,
-        setup: impl FnOnce(&mut Server) -> Result<(), AddNodeError>,
-    ) -> Result<Self, ServerStartError> {
-        let listener = TcpListener::bind(bind)
-            .await
-            .map_err(|source| ServerStartError::Bind {
-                bind: bind.to_owned(),
-                source,
-            })?;
-        let local_addr = listener
-            .local_addr()
-            .map_err(|source| ServerStartError::Bind {
-                bind: bind.to_owned(),
-                source,
-            })?;
+    /// Binds `config.bind`, builds the [`Server`] and runs the setup steps on it before the
+    /// first connection. Must run inside a tokio runtime.
+    pub async fn start(config: OpcuaServerConfig) -> Result<Self, ServerStartError> {
+        let OpcuaServerConfig {
+            bind,
+            server: mut config,
+            setup,
+        } = config;
+        let bind_error = |source| ServerStartError::Bind {
+            bind: bind.clone(),
+            source,
+        };
+        let listener = TcpListener::bind(&bind).await.map_err(bind_error)?;
+        let local_addr = listener.local_addr().map_err(bind_error)?;
         if config.endpoint_url.is_empty() {
             config.endpoint_url = format!("opc.tcp://{local_addr}/");
         }
@@ -99,7 +155,9 @@ impl OpcuaServer {
         let endpoint_url = config.endpoint_url.clone();
         let max_connections = config.max_connections;
         let mut server = Server::new(config, Instant::now())?;
-        setup(&mut server)?;
+        for step in setup {
+            step(&mut server)?;
+        }
         let server = Arc::new(Mutex::new(server));
         let (shutdown, watcher) = watch::channel(false);
         tokio::spawn(sweep_sessions(Arc::clone(&server), watcher.clone()));

@@ -7,14 +7,35 @@
 use serde_json::{Value, json};
 
 use crate::encoding::{BinaryEncodable, ByteString, NodeId, Reader};
-use crate::secure_channel::{SecureChannelChunk, SecurityHeader};
+use crate::secure_channel::{SecureChannelChunk, SecureChannelError, SecurityHeader};
 use crate::transport::ConnectionMessage;
 use crate::transport::{
     Acknowledge, ErrorMessage, Frame, FrameDecoder, Hello, MessageType, ReverseHello,
+    TransportError,
 };
+use crate::types::StatusCode;
 
 /// Largest chunk the dissector accepts (the biggest the protocol can describe).
 const MAX_CHUNK: u32 = u32::MAX;
+
+/// Why a chunk could not be described: its connection message or its secure channel
+/// headers do not decode.
+#[derive(Debug, thiserror::Error)]
+enum ChunkError {
+    #[error(transparent)]
+    Transport(#[from] TransportError),
+    #[error(transparent)]
+    SecureChannel(#[from] SecureChannelError),
+}
+
+impl ChunkError {
+    fn status_code(&self) -> StatusCode {
+        match self {
+            Self::Transport(error) => error.status_code(),
+            Self::SecureChannel(error) => error.status_code(),
+        }
+    }
+}
 
 /// The chunks of a stream as far as they decode, and the first failure.
 #[derive(Debug, Clone, PartialEq)]
@@ -48,9 +69,9 @@ pub fn dissect_stream(stream: &[u8]) -> StreamDissection {
         match decoder.next_frame() {
             Ok(Some(frame)) => match describe(&frame) {
                 Ok(chunk) => out.chunks.push(chunk),
-                Err((status, message)) => {
-                    out.error =
-                        Some(json!({"offset": offset, "status": status, "message": message}));
+                Err(error) => {
+                    out.error = Some(json!({"offset": offset,
+                        "status": error.status_code().to_string(), "message": error.to_string()}));
                     return out;
                 }
             },
@@ -71,7 +92,7 @@ pub fn dissect_stream(stream: &[u8]) -> StreamDissection {
     out
 }
 
-fn describe(frame: &Frame) -> Result<Value, (String, String)> {
+fn describe(frame: &Frame) -> Result<Value, ChunkError> {
     let header = &frame.header;
     let code = header.message_type.code();
     let mut chunk = json!({
@@ -81,7 +102,7 @@ fn describe(frame: &Frame) -> Result<Value, (String, String)> {
     });
     let fields = match header.message_type {
         MessageType::Hello => {
-            let m = Hello::from_frame(frame).map_err(transport)?;
+            let m = Hello::from_frame(frame)?;
             json!({"protocol_version": m.protocol_version,
                    "receive_buffer_size": m.receive_buffer_size,
                    "send_buffer_size": m.send_buffer_size,
@@ -90,7 +111,7 @@ fn describe(frame: &Frame) -> Result<Value, (String, String)> {
                    "endpoint_url": m.endpoint_url.to_string()})
         }
         MessageType::Acknowledge => {
-            let m = Acknowledge::from_frame(frame).map_err(transport)?;
+            let m = Acknowledge::from_frame(frame)?;
             json!({"protocol_version": m.protocol_version,
                    "receive_buffer_size": m.receive_buffer_size,
                    "send_buffer_size": m.send_buffer_size,
@@ -98,16 +119,15 @@ fn describe(frame: &Frame) -> Result<Value, (String, String)> {
                    "max_chunk_count": m.max_chunk_count})
         }
         MessageType::Error => {
-            let m = ErrorMessage::from_frame(frame).map_err(transport)?;
+            let m = ErrorMessage::from_frame(frame)?;
             json!({"error": m.error.to_string(), "reason": m.reason.to_string()})
         }
         MessageType::ReverseHello => {
-            let m = ReverseHello::from_frame(frame).map_err(transport)?;
+            let m = ReverseHello::from_frame(frame)?;
             json!({"server_uri": m.server_uri.to_string(), "endpoint_url": m.endpoint_url.to_string()})
         }
         _ => {
-            let c = SecureChannelChunk::from_frame(frame)
-                .map_err(|e| (e.status_code().to_string(), e.to_string()))?;
+            let c = SecureChannelChunk::from_frame(frame)?;
             secure_chunk(&c)
         }
     };
@@ -142,10 +162,6 @@ fn secure_chunk(c: &SecureChannelChunk) -> Value {
 
 fn byte_len(bytes: &ByteString) -> Value {
     bytes.as_bytes().map_or(Value::Null, |b| json!(b.len()))
-}
-
-fn transport(e: crate::transport::TransportError) -> (String, String) {
-    (e.status_code().to_string(), e.to_string())
 }
 
 #[cfg(test)]

@@ -2,13 +2,19 @@
 //! with `setSize` (`ns=1;i=6000`: input UInt32 size in KiB; fills a buffer of that many KiB with
 //! xorshift bytes) and `getData` (`ns=1;i=6001`: output ByteString, the buffer).
 //!
+//! No server has them unless they are installed: [`install`] is a setup step like any user
+//! code's (`OpcuaServerConfig::with_setup(bench_methods::install)` for the tokio server,
+//! or called on a sans-IO [`Server`]). Install it before registering other namespaces, so
+//! that its namespace gets index 1, the index of the NodeIds below.
+//!
 //! The buffer is shared storage ([`Bytes`]): `getData` hands out a reference, the Call
 //! response refers to it, and each outgoing chunk refers to its slice of it, so the socket
 //! write (a gather write) is the only copy.
 
 use bytes::Bytes;
 
-use super::address_space::{AddNodeError, AddressSpace, MethodArgument, MethodHandler};
+use super::address_space::{AddNodeError, MethodArgument, MethodHandler};
+use super::server_state::Server;
 use crate::encoding::{NodeId, QualifiedName, VariantType};
 use crate::services::well_known_nodes as ids;
 use crate::types::StatusCode;
@@ -69,9 +75,11 @@ impl ThroughputBuffer {
     }
 }
 
-/// Registers the benchmark namespace and adds the Throughput object and its two methods.
-pub fn add_throughput_nodes(space: &mut AddressSpace) -> Result<(), AddNodeError> {
-    let namespace = space.add_namespace(THROUGHPUT_NAMESPACE_URI);
+/// Registers the benchmark namespace (in Server.NamespaceArray too) and adds the Throughput
+/// object and its two methods; their payload is `server.throughput`.
+pub fn install(server: &mut Server) -> Result<(), AddNodeError> {
+    let namespace = server.add_namespace(THROUGHPUT_NAMESPACE_URI);
+    let space = &mut server.address_space;
     space.add_object(
         &ids::OBJECTS_FOLDER,
         NodeId::numeric(namespace, 5000),

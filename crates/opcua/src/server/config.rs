@@ -2,6 +2,7 @@
 //! accounts, connection and operation limits), with defaults suited to the benchmarks.
 
 use super::subscriptions::SubscriptionLimits;
+pub use crate::channel::TOKEN_LIFETIME_RANGE_MS;
 use crate::encoding::DateTime;
 use crate::transport::ConnectionLimits;
 
@@ -17,8 +18,6 @@ pub const DEFAULT_BUFFER_SIZE: u32 = 65_535;
 /// offers more gets fewer, larger chunks, which it can take without reassembling (the
 /// getData payload of a one-chunk response is a slice of the client's receive buffer).
 pub const DEFAULT_SEND_BUFFER_SIZE: u32 = 16 * 1024 * 1024;
-/// Shortest and longest secure channel token lifetime granted, in milliseconds.
-pub const TOKEN_LIFETIME_RANGE_MS: (u32, u32) = (10_000, 3_600_000);
 /// Shortest and longest session timeout granted, in milliseconds.
 pub const SESSION_TIMEOUT_RANGE_MS: (f64, f64) = (10_000.0, 3_600_000.0);
 

@@ -5,8 +5,8 @@
 use bytes::Bytes;
 
 use super::address_space::{MethodHandler, NodeAttributes};
-use super::outgoing::{BodySegment, OutgoingBody};
 use super::server_state::Server;
+use crate::channel::{BodySegment, OutgoingBody};
 use crate::encoding::{BinaryEncodable, NodeId, Variant, VariantType};
 use crate::services::{
     BinaryEncodingId, CallMethodRequest, CallMethodResult, CallResponse, ResponseHeader,

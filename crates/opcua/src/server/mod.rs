@@ -1,9 +1,11 @@
 //! The sans-IO OPC UA server core, bottom to top: the [`address_space`] (with the
-//! [`namespace_zero`] table and the [`bench_methods`]), the shared [`Server`] state
-//! ([`server_state`]: configuration, nodes, [`session`]s), one secure channel's
-//! [`channel_state`], the service handlers ([`discovery_services`], [`session_services`],
-//! [`view_services`], [`attribute_services`], [`method_services`]), response chunking
-//! ([`outgoing`]), the [`subscriptions`] engine and the per-connection state machine [`ServerConnection`] ([`connection`]).
+//! [`namespace_zero`] table), the shared [`Server`] state ([`server_state`]: configuration,
+//! nodes, [`session`]s), the service handlers ([`discovery_services`], [`session_services`],
+//! [`view_services`], [`attribute_services`], [`method_services`]) behind one service router,
+//! the [`subscriptions`] engine and the per-connection state machine [`ServerConnection`]
+//! ([`connection`]), which runs its secure channel through the [`channel`](crate::channel)
+//! layer. The Throughput benchmark nodes ([`bench_methods`]) are installed like any user
+//! nodes, by whoever wants them.
 //!
 //! Sharing: connections do not own the server; each call that needs it takes `&mut Server`.
 //! A driver therefore keeps the `Server` in one task (the one that owns the sockets' byte
@@ -28,13 +30,12 @@
 pub mod address_space;
 pub mod attribute_services;
 pub mod bench_methods;
-pub mod channel_state;
 pub mod config;
 pub mod connection;
 pub mod discovery_services;
+mod dispatch;
 pub mod method_services;
 pub mod namespace_zero;
-pub mod outgoing;
 pub mod security;
 pub mod server_state;
 pub mod session;

@@ -7,7 +7,7 @@
 use std::time::Instant;
 
 use super::address_space::{AddNodeError, AddressSpace};
-use super::bench_methods::{ThroughputBuffer, add_throughput_nodes};
+use super::bench_methods::ThroughputBuffer;
 use super::config::ServerConfig;
 use super::namespace_zero;
 use super::session::SessionTable;
@@ -27,7 +27,8 @@ pub struct Server {
     pub address_space: AddressSpace,
     /// Open sessions.
     pub sessions: SessionTable,
-    /// The payload of the throughput benchmark.
+    /// The payload of the throughput benchmark (empty unless
+    /// [`bench_methods::install`](super::bench_methods::install) added its methods).
     pub throughput: ThroughputBuffer,
     /// Subscriptions and monitored items of all sessions.
     pub subscriptions: SubscriptionEngine,
@@ -38,11 +39,11 @@ pub struct Server {
 }
 
 impl Server {
-    /// A server with the namespace-0 nodes and the benchmark nodes; `now` is the instant at
-    /// which the wall clock read `config.start_time`.
+    /// A server with the namespace-0 nodes; `now` is the instant at which the wall clock
+    /// read `config.start_time`. Namespaces and nodes of one's own (and the benchmark nodes
+    /// of [`bench_methods`](super::bench_methods)) are added afterwards.
     pub fn new(config: ServerConfig, now: Instant) -> Result<Self, AddNodeError> {
-        let mut address_space = namespace_zero::build(&config)?;
-        add_throughput_nodes(&mut address_space)?;
+        let address_space = namespace_zero::build(&config)?;
         let seed = 0x2545_F491_4F6C_DD1D ^ config.start_time.ticks().unsigned_abs();
         let mut server = Self {
             config,

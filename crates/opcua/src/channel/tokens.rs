@@ -1,73 +1,17 @@
-//! The server side of one secure channel under SecurityPolicy None (OPC 10000-4 §5.5,
-//! OPC 10000-6 §6.7): security tokens with their lifetimes, renewal, and the sequence numbers
-//! received and sent.
+//! The security tokens of one secure channel as the server issues them (OPC 10000-4 §5.5,
+//! OPC 10000-6 §6.7): the channel id, token ids with their lifetimes, and renewal.
 //!
 //! Token rules: a token is valid for 125 % of its revised lifetime; after a Renew the previous
 //! token stays accepted until the client first uses the new one (or it expires).
-//! Sequence rules (OPC 10000-6 §6.7.2.4): each received chunk carries the previous number plus
-//! one; once the number exceeds `u32::MAX - 1024` it may wrap to any value below 1024.
 
 use std::time::{Duration, Instant};
 
-use super::config::TOKEN_LIFETIME_RANGE_MS;
 use crate::encoding::DateTime;
 use crate::services::ChannelSecurityToken;
 use crate::types::StatusCode;
 
-/// Numbers above this may wrap around (OPC 10000-6 §6.7.2.4).
-pub const SEQUENCE_WRAP_THRESHOLD: u32 = u32::MAX - 1024;
-/// After wrapping, the next number is below this.
-pub const SEQUENCE_WRAP_LIMIT: u32 = 1024;
-
-/// Checks received sequence numbers.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct ReceiveSequence {
-    last: Option<u32>,
-}
-
-impl ReceiveSequence {
-    /// Accepts `number` if it follows the last one (any first number is accepted), else
-    /// Bad_SequenceNumberInvalid.
-    pub fn accept(&mut self, number: u32) -> Result<(), StatusCode> {
-        let ok = match self.last {
-            None => true,
-            Some(last) if last >= SEQUENCE_WRAP_THRESHOLD => {
-                number == last.wrapping_add(1) || number < SEQUENCE_WRAP_LIMIT
-            }
-            Some(last) => number == last + 1,
-        };
-        if !ok {
-            return Err(StatusCode::BAD_SEQUENCE_NUMBER_INVALID);
-        }
-        self.last = Some(number);
-        Ok(())
-    }
-}
-
-/// Numbers for the chunks we send: 1, 2, ... wrapping to 1 past the threshold.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct SendSequence {
-    next: u32,
-}
-
-impl Default for SendSequence {
-    fn default() -> Self {
-        Self { next: 1 }
-    }
-}
-
-impl SendSequence {
-    /// The number for the next chunk.
-    pub fn next_number(&mut self) -> u32 {
-        let number = self.next;
-        self.next = if number >= SEQUENCE_WRAP_THRESHOLD {
-            1
-        } else {
-            number + 1
-        };
-        number
-    }
-}
+/// Shortest and longest secure channel token lifetime granted, in milliseconds.
+pub const TOKEN_LIFETIME_RANGE_MS: (u32, u32) = (10_000, 3_600_000);
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Token {
@@ -75,9 +19,9 @@ struct Token {
     expires_at: Instant,
 }
 
-/// The state of an open secure channel.
+/// The channel id and the tokens issued on it: the server side of an open secure channel.
 #[derive(Clone, Debug)]
-pub struct ChannelState {
+pub struct ChannelTokens {
     channel_id: u32,
     current: Token,
     previous: Option<Token>,
@@ -94,7 +38,7 @@ fn validity(lifetime_ms: u32) -> Duration {
     Duration::from_millis(u64::from(lifetime_ms) * 5 / 4)
 }
 
-impl ChannelState {
+impl ChannelTokens {
     /// Opens channel `channel_id` with its first token (id 1); returns the token to send.
     pub fn issue(
         channel_id: u32,
@@ -190,37 +134,9 @@ mod tests {
     use super::*;
 
     #[test]
-    fn sequence_numbers_increase_by_one_and_wrap() {
-        let mut sequence = ReceiveSequence::default();
-        sequence.accept(51).unwrap();
-        sequence.accept(52).unwrap();
-        assert_eq!(
-            sequence.accept(52),
-            Err(StatusCode::BAD_SEQUENCE_NUMBER_INVALID)
-        );
-        assert_eq!(
-            sequence.accept(54),
-            Err(StatusCode::BAD_SEQUENCE_NUMBER_INVALID)
-        );
-        let mut near_end = ReceiveSequence::default();
-        near_end.accept(u32::MAX - 1000).unwrap();
-        near_end.accept(3).unwrap();
-        near_end.accept(4).unwrap();
-        let mut early = ReceiveSequence::default();
-        early.accept(100).unwrap();
-        assert!(early.accept(3).is_err(), "no wrap below the threshold");
-
-        let mut send = SendSequence {
-            next: SEQUENCE_WRAP_THRESHOLD,
-        };
-        assert_eq!(send.next_number(), SEQUENCE_WRAP_THRESHOLD);
-        assert_eq!(send.next_number(), 1);
-    }
-
-    #[test]
     fn renewal_keeps_old_token_until_new_one_is_used() {
         let start = Instant::now();
-        let (mut channel, token) = ChannelState::issue(9, 60_000, start, DateTime(5));
+        let (mut channel, token) = ChannelTokens::issue(9, 60_000, start, DateTime(5));
         assert_eq!(
             token,
             ChannelSecurityToken {
