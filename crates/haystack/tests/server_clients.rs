@@ -47,6 +47,14 @@ fn param<'a>(header: &'a str, name: &str) -> &'a str {
         .unwrap()
 }
 
+/// A server and a client logged in as `user`, with its token.
+async fn logged_in(user: &str) -> (buildwire_haystack::server::RunningServer, Http, String) {
+    let server = start().await;
+    let mut http = Http::new(&server.url());
+    let token = http.login(user, PASSWORD).await.unwrap();
+    (server, http, token)
+}
+
 #[tokio::test]
 async fn auth_headers_are_title_case_with_data_first() {
     let server = start().await;
@@ -83,9 +91,7 @@ async fn auth_headers_are_title_case_with_data_first() {
 
 #[tokio::test]
 async fn head_works_wherever_get_does_and_other_methods_get_405_with_allow() {
-    let server = start().await;
-    let mut http = Http::new(&server.url());
-    let token = http.login("op", PASSWORD).await.unwrap();
+    let (server, http, token) = logged_in("op").await;
     let bearer = format!("BEARER authToken={token}");
     let get = exchange(&server, &request("GET", "about", Some(&bearer))).await;
     let head = exchange(&server, &request("HEAD", "about", Some(&bearer))).await;
@@ -118,9 +124,7 @@ async fn head_works_wherever_get_does_and_other_methods_get_405_with_allow() {
 
 #[tokio::test]
 async fn bearer_in_rfc6750_form_and_other_schemes() {
-    let server = start().await;
-    let mut http = Http::new(&server.url());
-    let token = http.login("viewer", PASSWORD).await.unwrap();
+    let (server, _, token) = logged_in("viewer").await;
     // `Authorization: Bearer <token>`, as a popular TypeScript client sends it: a valid
     // token of ours is accepted.
     let ok = exchange(
