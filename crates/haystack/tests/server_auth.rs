@@ -33,8 +33,12 @@ async fn login_use_and_close() {
     let mut forged = http.clone();
     forged.token = Some("x".repeat(40));
     assert_eq!(forged.get("about", "", None).await.status, 401);
-    // close ends the session (GET works, as haystack-py sends it).
-    assert_eq!(http.get("close", "", None).await.status, 200);
+    // close has side effects: GET is refused (405, POST allowed); POST ends the session.
+    let get_close = http.get("close", "", None).await;
+    assert_eq!(get_close.status, 405);
+    assert_eq!(get_close.header("allow"), Some("POST"));
+    assert_eq!(http.get("about", "", None).await.status, 200);
+    assert_eq!(http.post("close", "", None, None).await.status, 200);
     assert_eq!(http.get("about", "", None).await.status, 401);
     server.shutdown().await.unwrap();
 }

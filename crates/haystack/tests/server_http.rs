@@ -179,7 +179,8 @@ async fn unreadable_requests_get_http_statuses() {
         .send()
         .await
         .unwrap();
-    assert_eq!(put.status().as_u16(), 501);
+    assert_eq!(put.status().as_u16(), 405);
+    assert_eq!(put.headers()["allow"], "GET, HEAD, POST");
     let huge = "x".repeat(17 * 1024 * 1024);
     assert_eq!(
         http.post("read", &huge, Some("text/zinc"), None)

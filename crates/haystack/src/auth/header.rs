@@ -92,10 +92,11 @@ impl AuthHeader {
         self.param(name).ok_or(HeaderError::MissingParameter(name))
     }
 
-    /// The base64url-decoded text of a parameter that must be present.
+    /// The base64-decoded text of a parameter that must be present (see [`decode_base64`]
+    /// for what is accepted).
     pub fn required_base64(&self, name: &'static str) -> Result<String, HeaderError> {
         let raw = self.required(name)?;
-        decode_base64url(raw)
+        decode_base64(raw)
             .and_then(|bytes| String::from_utf8(bytes).ok())
             .ok_or(HeaderError::BadBase64(name))
     }
@@ -121,9 +122,49 @@ pub fn encode_base64url(bytes: &[u8]) -> String {
     URL_SAFE_NO_PAD.encode(bytes)
 }
 
-/// Decodes base64url, tolerating padding that some clients add.
-pub fn decode_base64url(text: &str) -> Option<Vec<u8>> {
-    URL_SAFE_NO_PAD.decode(text.trim_end_matches('=')).ok()
+/// Decodes the base64 of the handshake (`username`, `data`, and inside the SCRAM messages
+/// the salt, the proof and the verifier).
+///
+/// Decision, beyond the letter of the spec: the Auth chapter asks for base64url without
+/// padding and RFC 5802 for padded standard base64, but clients mix them up, and the
+/// reference server (Haxall, whose base64 decoder takes both alphabets, padded or not)
+/// accepts them all. So we accept either alphabet (`+/` or `-_`), with or without `=`
+/// padding, and ASCII whitespace around the text (one client ends its proof with `\n`).
+/// phable, for one, sends the proof as standard base64 with its padding stripped.
+pub(crate) fn decode_base64(text: &str) -> Option<Vec<u8>> {
+    let text = text.trim_ascii().trim_end_matches('=');
+    let url_safe: String = text
+        .chars()
+        .map(|c| match c {
+            '+' => '-',
+            '/' => '_',
+            other => other,
+        })
+        .collect();
+    URL_SAFE_NO_PAD.decode(url_safe).ok()
+}
+
+/// The token of an `Authorization` header of the bearer scheme, in either form: the Auth
+/// chapter's `BEARER authToken=<token>`, or RFC 6750's `Bearer <token>`.
+///
+/// Decision, beyond the letter of the spec: a popular TypeScript client sends the RFC 6750
+/// form; a valid token of ours is as good in it, and any other token is answered like an
+/// unknown one (401 with the HELLO challenge), never 400.
+pub fn bearer_token(authorization: &str) -> Option<String> {
+    let value = authorization.trim();
+    let (scheme, rest) = value.split_once(' ').unwrap_or((value, ""));
+    if !scheme.eq_ignore_ascii_case("BEARER") {
+        return None;
+    }
+    let rest = rest.trim();
+    let named = AuthHeader::parse(value, true)
+        .ok()
+        .and_then(|h| h.param("authToken").map(str::to_owned));
+    match named {
+        Some(token) => Some(token),
+        None if !rest.is_empty() && !rest.contains([' ', ',']) => Some(rest.to_owned()),
+        None => None,
+    }
 }
 
 #[cfg(test)]
@@ -180,7 +221,35 @@ mod tests {
     #[test]
     fn base64url_has_no_padding_and_accepts_it() {
         assert_eq!(encode_base64url(b"user"), "dXNlcg");
-        assert_eq!(decode_base64url("dXNlcg==").as_deref(), Some(&b"user"[..]));
+        assert_eq!(decode_base64("dXNlcg==").as_deref(), Some(&b"user"[..]));
         assert_eq!(encode_base64url(&[0xfb, 0xff]), "-_8");
+    }
+
+    #[test]
+    fn base64_of_either_alphabet_padded_or_not_with_whitespace() {
+        let want = Some(vec![0xfb, 0xff]);
+        assert_eq!(decode_base64("-_8"), want);
+        assert_eq!(decode_base64("-_8="), want);
+        assert_eq!(decode_base64("+/8"), want);
+        assert_eq!(decode_base64("+/8="), want);
+        assert_eq!(decode_base64(" +/8=\n"), want);
+        assert_eq!(decode_base64("\t-_8\r\n"), want);
+        assert_eq!(decode_base64("+/8=x"), None);
+        assert_eq!(decode_base64("%%%"), None);
+    }
+
+    #[test]
+    fn bearer_tokens_in_both_forms() {
+        assert_eq!(bearer_token("BEARER authToken=abc").as_deref(), Some("abc"));
+        assert_eq!(
+            bearer_token("bearer authToken=abc ").as_deref(),
+            Some("abc")
+        );
+        assert_eq!(bearer_token("Bearer abc").as_deref(), Some("abc"));
+        assert_eq!(bearer_token("Bearer abc==").as_deref(), Some("abc=="));
+        assert_eq!(bearer_token("Bearer"), None);
+        assert_eq!(bearer_token("Bearer a b"), None);
+        assert_eq!(bearer_token("Basic dXNlcjpwYXNz"), None);
+        assert_eq!(bearer_token("HELLO username=dXNlcg"), None);
     }
 }

@@ -6,6 +6,8 @@ use hmac::{Hmac, Mac};
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
+use super::header::decode_base64;
+
 type HmacSha256 = Hmac<Sha256>;
 
 /// The hash name sent in the Haystack headers.
@@ -156,13 +158,20 @@ impl ClientFirst {
     }
 
     /// Parses the whole message.
+    ///
+    /// Decision, beyond the letter of RFC 5802: a message without the GS2 header (`n=...,r=...`
+    /// rather than `n,,n=...,r=...`) is read as if it had `n,,`. Older clients omit it, and
+    /// the reference server (Haxall) ignores the header. Whitespace around the message is
+    /// ignored too. Channel binding (`p=` or `y,`) is still refused.
     pub fn parse(message: &str) -> Result<Self, ScramError> {
         check_len(message)?;
+        let message = message.trim_ascii();
         let bare = match message.strip_prefix("n,,") {
             Some(bare) => bare,
             None if message.starts_with("p=") || message.starts_with("y,") => {
                 return Err(ScramError::ChannelBinding);
             }
+            None if message.starts_with("n=") => message,
             None => return Err(ScramError::Malformed("client-first lacks the `n,,` header")),
         };
         let fields = fields(bare);
@@ -211,9 +220,7 @@ impl ServerFirst {
         valid_nonce(nonce)?;
         Ok(Self {
             nonce: nonce.to_owned(),
-            salt: STANDARD
-                .decode(salt)
-                .map_err(|_| ScramError::Malformed("salt is not base64"))?,
+            salt: decode_base64(salt).ok_or(ScramError::Malformed("salt is not base64"))?,
             iterations: iterations
                 .parse()
                 .map_err(|_| ScramError::Malformed("i= is not a number"))?,
@@ -248,9 +255,14 @@ impl ClientFinal {
     }
 
     /// Parses the message.
+    ///
+    /// Decision, beyond the letter of RFC 5802: the proof may be base64 of either alphabet,
+    /// padded or not, and whitespace around the message or the proof is ignored (see
+    /// [`decode_base64`]): phable sends the proof without its `=`, another client ends it
+    /// with `\n`, and the reference server (Haxall) accepts both.
     pub fn parse(message: &str) -> Result<Self, ScramError> {
         check_len(message)?;
-        let fields = fields(message);
+        let fields = fields(message.trim_ascii());
         let cb = field(&fields, 'c').ok_or(ScramError::Malformed("no c= channel binding"))?;
         let nonce = field(&fields, 'r').ok_or(ScramError::Malformed("no r= nonce"))?;
         let proof = field(&fields, 'p').ok_or(ScramError::Malformed("no p= proof"))?;
@@ -260,9 +272,7 @@ impl ClientFinal {
         Ok(Self {
             channel_binding: cb.to_owned(),
             nonce: nonce.to_owned(),
-            proof: STANDARD
-                .decode(proof)
-                .map_err(|_| ScramError::Malformed("proof is not base64"))?,
+            proof: decode_base64(proof).ok_or(ScramError::Malformed("proof is not base64"))?,
         })
     }
 }
@@ -287,11 +297,9 @@ pub fn parse_server_final(message: &str) -> Result<Vec<u8>, ScramError> {
     if let Some(err) = message.strip_prefix("e=") {
         return Err(ScramError::ServerError(err.to_owned()));
     }
-    let fields = fields(message);
+    let fields = fields(message.trim_ascii());
     let v = field(&fields, 'v').ok_or(ScramError::Malformed("no v= verifier"))?;
-    STANDARD
-        .decode(v)
-        .map_err(|_| ScramError::Malformed("verifier is not base64"))
+    decode_base64(v).ok_or(ScramError::Malformed("verifier is not base64"))
 }
 
 fn check_len(message: &str) -> Result<(), ScramError> {
@@ -309,7 +317,7 @@ fn fields(message: &str) -> Vec<(char, &str)> {
             let mut chars = part.chars();
             let name = chars.next()?;
             let rest = chars.as_str().strip_prefix('=')?;
-            Some((name, rest))
+            Some((name, rest.trim_ascii()))
         })
         .collect()
 }
@@ -404,6 +412,64 @@ mod tests {
         let wrong = ScramCredentials::derive("pencil!", &server_first.salt, 4096);
         assert!(!wrong.verify_proof(&auth, &client_final.proof));
         assert!(!creds.verify_proof(&auth, &client_final.proof[..31]));
+    }
+
+    /// The proof of [`C_FINAL`] as clients really send it: without the `=` padding
+    /// (phable), ending with `\n`, in the URL-safe alphabet; all verify like the RFC's.
+    #[test]
+    fn lenient_proofs_verify() {
+        let first = ClientFirst::parse(C_FIRST).unwrap();
+        let creds =
+            ScramCredentials::derive("pencil", &ServerFirst::parse(S_FIRST).unwrap().salt, 4096);
+        let strict = ClientFinal::parse(C_FINAL).unwrap();
+        let nonce = "rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0";
+        for message in [
+            format!("c=biws,r={nonce},p=dHzbZapWIk4jUhN+Ute9ytag9zjfMHgsqmmiz7AndVQ"),
+            format!("c=biws,r={nonce},p=dHzbZapWIk4jUhN+Ute9ytag9zjfMHgsqmmiz7AndVQ=\n"),
+            format!("c=biws,r={nonce},p=dHzbZapWIk4jUhN+Ute9ytag9zjfMHgsqmmiz7AndVQ\n"),
+            format!(" c=biws,r={nonce},p=dHzbZapWIk4jUhN-Ute9ytag9zjfMHgsqmmiz7AndVQ\r\n"),
+        ] {
+            let lenient = ClientFinal::parse(&message).unwrap();
+            assert_eq!(lenient, strict, "{message:?}");
+            let auth = auth_message(&first, S_FIRST, &lenient.without_proof());
+            assert!(creds.verify_proof(&auth, &lenient.proof), "{message:?}");
+        }
+        assert_eq!(
+            ClientFinal::parse(&format!("c=biws,r={nonce},p=dHzb*apW")),
+            Err(ScramError::Malformed("proof is not base64"))
+        );
+    }
+
+    /// A client-first message without the `n,,` GS2 header reads as the RFC's with it.
+    #[test]
+    fn client_first_without_gs2_header() {
+        let strict = ClientFirst::parse(C_FIRST).unwrap();
+        assert_eq!(
+            ClientFirst::parse("n=user,r=rOprNGfwEbeRWgbNEkqO").unwrap(),
+            strict
+        );
+        assert_eq!(
+            ClientFirst::parse("n,,n=user,r=rOprNGfwEbeRWgbNEkqO\n").unwrap(),
+            strict
+        );
+        assert_eq!(
+            ClientFirst::parse("r=rOprNGfwEbeRWgbNEkqO,n=user"),
+            Err(ScramError::Malformed("client-first lacks the `n,,` header"))
+        );
+    }
+
+    /// The salt and the verifier are read the same lenient way on the client side.
+    #[test]
+    fn unpadded_salt_and_verifier() {
+        let server_first = ServerFirst::parse(
+            "r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,s=W22ZaJ0SNY7soEsUEjb6gQ,i=4096",
+        )
+        .unwrap();
+        assert_eq!(server_first, ServerFirst::parse(S_FIRST).unwrap());
+        assert_eq!(
+            parse_server_final("v=6rriTRBi23WpRR/wtup+mMhUZUn/dB5nLTJRsjl95G4\n").unwrap(),
+            parse_server_final(S_FINAL).unwrap()
+        );
     }
 
     #[test]

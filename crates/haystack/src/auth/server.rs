@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use sha2::{Digest, Sha256};
 
-use super::header::{AuthHeader, encode_base64url};
+use super::header::{AuthHeader, bearer_token, encode_base64url};
 use super::scram::{
     ClientFinal, ClientFirst, HASH_NAME, ServerFirst, auth_message, hmac, server_final_message,
 };
@@ -224,6 +224,24 @@ impl AuthServer {
                 "authentication required: start with `Authorization: HELLO username=...`".into(),
             );
         };
+        // The bearer scheme in either form (see `bearer_token`): checked before the
+        // parameters are read, since RFC 6750's `Bearer <token>` has none.
+        if let Some(token) = bearer_token(value) {
+            return self.bearer(&token, now);
+        }
+        let scheme = value.trim().split(' ').next().unwrap_or_default();
+        if !["HELLO", "SCRAM", "BEARER"]
+            .iter()
+            .any(|s| s.eq_ignore_ascii_case(scheme))
+        {
+            // Decision: another scheme (`Basic ...`, `Digest ...`) is not a malformed
+            // request but credentials we do not take: 401 with the HELLO challenge, so that
+            // a client learns how to log in, as for a request without credentials.
+            return AuthResponse::Unauthorized(format!(
+                "auth scheme `{scheme}` is not supported: start with `Authorization: HELLO \
+                 username=...`"
+            ));
+        }
         let header = match AuthHeader::parse(value, true) {
             Ok(h) => h,
             Err(e) => return AuthResponse::BadRequest(e.to_string()),
@@ -231,10 +249,7 @@ impl AuthServer {
         match header.scheme.as_str() {
             "HELLO" => self.hello(&header, now),
             "SCRAM" => self.scram(&header, now),
-            "BEARER" => self.bearer(&header, now),
-            other => AuthResponse::BadRequest(format!(
-                "unsupported auth scheme `{other}`: use HELLO, SCRAM or BEARER"
-            )),
+            _ => AuthResponse::Unauthorized("the BEARER header has no authToken".into()),
         }
     }
 
@@ -256,23 +271,35 @@ impl AuthServer {
             Ok(t) => t.to_owned(),
             Err(e) => return AuthResponse::BadRequest(e.to_string()),
         };
-        let data = match header.required_base64("data") {
-            Ok(d) => d,
-            Err(e) => return AuthResponse::BadRequest(e.to_string()),
-        };
         let Some(handshake) = self.handshakes.remove(&token) else {
             return AuthResponse::Forbidden("unknown or finished handshake: start again".into());
         };
         if now >= handshake.expires {
             return AuthResponse::Forbidden("handshake expired: start again with HELLO".into());
         }
+        let data = header.required_base64("data");
         match handshake.stage {
-            Stage::Hello { username } => self.server_first(token, &username, &data, now),
+            Stage::Hello { username } => match data {
+                Ok(data) => self.server_first(token, &username, &data, now),
+                Err(e) => AuthResponse::BadRequest(e.to_string()),
+            },
             Stage::ServerFirstSent {
                 client_first,
                 server_first,
-            } => self.server_final(&client_first, &server_first, &data, now),
+            } => match data {
+                Ok(data) => self.server_final(&client_first, &server_first, &data, now),
+                Err(_) => self.final_failed(&client_first.username, now),
+            },
         }
+    }
+
+    /// Any failure of the client-final message: 403, which clients report as a failed
+    /// login (phable raises its `AuthError` on 403 only; a 400 there reads as a broken
+    /// server). It counts towards the user's lockout like a wrong password, and says no
+    /// more than a wrong password does.
+    fn final_failed(&mut self, username: &str, now: Instant) -> AuthResponse {
+        self.record_failure(username, now);
+        AuthResponse::Forbidden("invalid user name or password".into())
     }
 
     fn server_first(
@@ -319,9 +346,8 @@ impl AuthServer {
         now: Instant,
     ) -> AuthResponse {
         let username = &client_first.username;
-        let client_final = match ClientFinal::parse(data) {
-            Ok(m) => m,
-            Err(e) => return AuthResponse::BadRequest(e.to_string()),
+        let Ok(client_final) = ClientFinal::parse(data) else {
+            return self.final_failed(username, now);
         };
         let expected_nonce = ServerFirst::parse(server_first).map(|s| s.nonce);
         if expected_nonce.as_deref() != Ok(client_final.nonce.as_str()) {
@@ -335,8 +361,7 @@ impl AuthServer {
             .filter(|u| u.credentials.verify_proof(&auth, &client_final.proof))
             .map(|u| (u.role, u.credentials.server_signature(&auth)));
         let Some((role, signature)) = verified else {
-            self.record_failure(username, now);
-            return AuthResponse::Forbidden("invalid user name or password".into());
+            return self.final_failed(username, now);
         };
         self.failures.remove(username);
         self.purge_sessions(now);
@@ -357,15 +382,16 @@ impl AuthServer {
                 last_used: now,
             },
         );
+        // `data` first: an older client takes the first parameter for `data`.
         let info = AuthHeader::new(
             "",
             &[
-                ("authToken", auth_token.as_str()),
-                ("hash", HASH_NAME),
                 (
                     "data",
                     &encode_base64url(server_final_message(&signature).as_bytes()),
                 ),
+                ("authToken", auth_token.as_str()),
+                ("hash", HASH_NAME),
             ],
         );
         AuthResponse::LoggedIn {
@@ -374,11 +400,7 @@ impl AuthServer {
         }
     }
 
-    fn bearer(&mut self, header: &AuthHeader, now: Instant) -> AuthResponse {
-        let token = match header.required("authToken") {
-            Ok(t) => t,
-            Err(e) => return AuthResponse::BadRequest(e.to_string()),
-        };
+    fn bearer(&mut self, token: &str, now: Instant) -> AuthResponse {
         let key = token_key(token);
         let idle = self.config.token_idle_timeout;
         match self.sessions.get_mut(&key) {
@@ -414,10 +436,13 @@ impl AuthServer {
                 Err(_) => return AuthResponse::Busy,
             },
         };
-        let mut params = vec![("handshakeToken", token.as_str()), ("hash", HASH_NAME)];
+        // The order `data`, `handshakeToken`, `hash`: an older client reads the headers
+        // by position and takes the first parameter for `data`.
+        let mut params = Vec::with_capacity(3);
         if let Some(data) = &data {
-            params.push(("data", data));
+            params.push(("data", data.as_str()));
         }
+        params.extend([("handshakeToken", token.as_str()), ("hash", HASH_NAME)]);
         let www_authenticate = AuthHeader::new("SCRAM", &params).to_header_value();
         self.handshakes.insert(
             token,

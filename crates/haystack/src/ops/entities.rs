@@ -75,6 +75,15 @@ impl Engine {
             return Ok(grid);
         }
         if request.column_index("id").is_some() {
+            // Ids must be Refs here: a Str (`"@p1"`) is refused with an error grid rather
+            // than read as a Ref, so that a client learns it encodes ids wrongly.
+            if let Some(i) = (0..request.row_count())
+                .find(|&i| matches!(request.get(i, "id"), Some(Value::Str(_))))
+            {
+                return Err(OpError::new(format!(
+                    "read: the `id` column needs Refs, but row {i} holds a Str"
+                )));
+            }
             let ids = ids_of(request, self.limits.max_ids_per_request)?;
             // Null id cells still answer with a null row, in request order.
             let mut wanted: Vec<Option<Ref>> = Vec::with_capacity(request.row_count());
@@ -401,6 +410,13 @@ mod tests {
         assert_eq!(g.row_count(), 1);
         assert!(is_error_grid(&call(&e, Op::Read, "ver:\"3.0\"\nfoo\n1\n")));
         assert!(is_error_grid(&call(&e, Op::Read, "ver:\"3.0\"\nid\n1\n")));
+        let str_id = call(&e, Op::Read, "ver:\"3.0\"\nid\n@p2\n\"@s\"\n");
+        assert_eq!(
+            str_id.meta.get("dis"),
+            Some(&Value::Str(
+                "read: the `id` column needs Refs, but row 1 holds a Str".into()
+            ))
+        );
         assert!(is_error_grid(&call(
             &e,
             Op::Read,

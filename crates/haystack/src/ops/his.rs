@@ -318,8 +318,13 @@ impl Engine {
             if cut {
                 let _ = meta.insert("incomplete", incomplete(self.limits.max_his_rows));
             }
-            let mut grid = Grid::new(meta, columns(&["ts", "val"]))
-                .map_err(|e| OpError::new(e.to_string()))?;
+            // `id` in the `val` column's meta as well as the grid's, as a batch read puts
+            // it: phable's DataFrame helpers look for it there.
+            let mut cols = columns(&["ts", "val"]);
+            if let Some(val) = cols.get_mut(1) {
+                let _ = val.meta.insert("id", Value::Ref(id.clone()));
+            }
+            let mut grid = Grid::new(meta, cols).map_err(|e| OpError::new(e.to_string()))?;
             grid.reserve_rows(samples.len());
             for s in samples {
                 let _ = grid.push_row(vec![Some(Value::from(s.ts)), Some(s.value)]);
@@ -548,6 +553,10 @@ mod tests {
         );
         assert_eq!(g.row_count(), 2, "{g:?}");
         assert_eq!(g.meta.get("id"), Some(&Value::Ref(Ref::new("t"))));
+        assert_eq!(
+            g.columns()[1].meta.get("id"),
+            Some(&Value::Ref(Ref::new("t")))
+        );
         assert_eq!(
             text(g.get(0, "ts").unwrap()),
             "2024-07-01T08:00:00-04:00 New_York"

@@ -140,9 +140,9 @@ impl Op {
         Op::ALL.into_iter().find(|op| op.name() == name)
     }
 
-    /// Whether the op is tagged `noSideEffects` (callable with HTTP GET). `close` is not,
-    /// but GET is accepted for it too: it takes no arguments, ends only the caller's own
-    /// session, and haystack-py's client sends it with GET.
+    /// Whether the op is tagged `noSideEffects` (callable with HTTP GET). `close` is not, so
+    /// it needs POST like every op with side effects, as the `ops` grid says (haystack-py's
+    /// client sends it with GET and ignores the 405).
     pub const fn no_side_effects(self) -> bool {
         matches!(
             self,
@@ -158,9 +158,9 @@ impl Op {
         )
     }
 
-    /// Whether an HTTP GET may call the op.
+    /// Whether an HTTP GET (or HEAD) may call the op.
     pub const fn allows_get(self) -> bool {
-        self.no_side_effects() || matches!(self, Op::Close)
+        self.no_side_effects()
     }
 
     /// The least role that may call the op with this request: viewers read (including a
@@ -261,7 +261,7 @@ mod tests {
         assert_eq!(Op::from_name("Read"), None);
         assert!(Op::Read.no_side_effects() && Op::HisRead.allows_get());
         assert!(!Op::PointWrite.allows_get() && !Op::WatchPoll.allows_get());
-        assert!(Op::Close.allows_get() && !Op::Close.no_side_effects());
+        assert!(!Op::Close.allows_get() && !Op::Close.no_side_effects());
         assert_eq!(Op::HisWrite.required_role(&Grid::default()), Role::Operator);
         assert_eq!(Op::Commit.required_role(&Grid::default()), Role::Admin);
         assert_eq!(Op::Read.required_role(&Grid::default()), Role::Viewer);

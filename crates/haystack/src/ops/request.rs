@@ -5,8 +5,8 @@
 //! error grid when the op fails), except 403 when the caller's role may not run the op.
 //!
 //! Decisions where the spec leaves room: a POST without `Content-Type` is read as Zinc (the
-//! default encoding); an empty POST body is the empty grid; `close` accepts GET as well;
-//! CSV is written but not read (415).
+//! default encoding); an empty POST body is the empty grid; HEAD is read as GET (the driver
+//! sends no body); another method is 405; CSV is written but not read (415).
 
 use std::sync::Arc;
 
@@ -43,7 +43,7 @@ pub struct HttpRequest<'a> {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("HTTP {status}: {message}")]
 pub struct HttpError {
-    /// 400, 404, 405, 406, 413, 415 or 501.
+    /// 400, 404, 405, 406, 413 or 415.
     pub status: u16,
     /// Why.
     pub message: String,
@@ -179,9 +179,14 @@ impl Engine {
             .ok_or_else(|| (HttpError::new(404, format!("unknown op `{name}`")), None))?;
         let fail = |status: u16, message: String| (HttpError::new(status, message), Some(op));
         let get = match req.method {
-            "GET" => true,
+            "GET" | "HEAD" => true,
             "POST" => false,
-            other => return Err(fail(501, format!("method {other} is not GET or POST"))),
+            other => {
+                return Err(fail(
+                    405,
+                    format!("method {other} is not GET, HEAD or POST"),
+                ));
+            }
         };
         let format = negotiate_accept(req.accept).ok_or_else(|| {
             fail(
@@ -342,9 +347,13 @@ mod tests {
         assert_eq!(status(&e, admin, req("GET", "/api/nope")).0, 404);
         assert_eq!(status(&e, admin, req("GET", "/other/about")).0, 404);
         assert_eq!(status(&e, admin, req("GET", "/api/about/x")).0, 404);
-        assert_eq!(status(&e, admin, req("PUT", "/api/about")).0, 501);
         assert_eq!(status(&e, admin, req("GET", "/api/hisWrite")).0, 405);
-        assert_eq!(status(&e, admin, req("GET", "/api/close")).0, 200);
+        assert_eq!(status(&e, admin, req("GET", "/api/close")).0, 405);
+        assert_eq!(status(&e, admin, req("POST", "/api/close")).0, 200);
+        assert_eq!(status(&e, admin, req("HEAD", "/api/about")).0, 200);
+        assert_eq!(status(&e, admin, req("HEAD", "/api/hisWrite")).0, 405);
+        assert_eq!(status(&e, admin, req("PUT", "/api/about")).0, 405);
+        assert_eq!(status(&e, admin, req("DELETE", "/api/hisWrite")).0, 405);
         let html = HttpRequest {
             accept: Some("text/html"),
             ..req("GET", "/api/about")

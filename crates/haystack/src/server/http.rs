@@ -10,11 +10,12 @@ use bytes::Bytes;
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::Incoming;
 use hyper::header::{self, HeaderValue};
+use hyper::http::Extensions;
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Request, Response, StatusCode};
 use hyper_util::rt::{TokioIo, TokioTimer};
-use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 use tokio_rustls::TlsAcceptor;
@@ -122,12 +123,21 @@ where
     let header_timeout = shared.timeouts.header_read;
     let grace = shared.timeouts.shutdown_grace;
     let mut shutdown = shared.shutdown.clone();
+    let cases = HEADER_CASES.get_or_init(header_case_template).await.clone();
     let service = service_fn(move |req| {
         let shared = shared.clone();
-        async move { Ok::<_, Infallible>(handle(shared, req).await) }
+        let cases = cases.clone();
+        async move {
+            let mut response = handle(shared, req).await;
+            response.extensions_mut().extend(cases);
+            Ok::<_, Infallible>(response)
+        }
     });
     let connection = http1::Builder::new()
         .timer(TokioTimer::new())
+        // Title-Case header names (`Content-Type`), and the exact case of the auth headers
+        // from `HEADER_CASES`: one older client reads them case-sensitively.
+        .title_case_headers(true)
         .header_read_timeout(header_timeout)
         .max_buf_size(MAX_HEAD_BYTES)
         .serve_connection(TokioIo::new(stream), service)
@@ -139,6 +149,40 @@ where
     }
     connection.as_mut().graceful_shutdown();
     let _ = tokio::time::timeout(grace, connection).await;
+}
+
+/// Extensions that make hyper write the auth headers as `WWW-Authenticate` and
+/// `Authentication-Info` (title case alone gives `Www-Authenticate`).
+///
+/// hyper keeps the case of header names only through a private extension that it records
+/// when it reads a request with `preserve_header_case`, and that it honours on a response
+/// (the documented use is a proxy passing a request's case on). So the template is the
+/// extensions of a request hyper reads once, in memory, with those names spelt right.
+static HEADER_CASES: tokio::sync::OnceCell<Extensions> = tokio::sync::OnceCell::const_new();
+
+async fn header_case_template() -> Extensions {
+    const REQUEST: &[u8] = b"GET / HTTP/1.1\r\nHost: localhost\r\nWWW-Authenticate: x\r\n\
+        Authentication-Info: x\r\nConnection: close\r\n\r\n";
+    let (mut client, server) = tokio::io::duplex(1024);
+    let seen = Arc::new(std::sync::Mutex::new(None));
+    let keep = seen.clone();
+    let service = service_fn(move |req: Request<Incoming>| {
+        if let Ok(mut slot) = keep.lock() {
+            *slot = Some(req.extensions().clone());
+        }
+        async { Ok::<_, Infallible>(Response::new(Body::default())) }
+    });
+    let connection = http1::Builder::new()
+        .preserve_header_case(true)
+        .serve_connection(TokioIo::new(server), service);
+    let exchange = async {
+        let _ = client.write_all(REQUEST).await;
+        let _ = client.read_to_end(&mut Vec::new()).await;
+    };
+    let timeout = std::time::Duration::from_secs(5);
+    let _ = tokio::time::timeout(timeout, async { tokio::join!(connection, exchange) }).await;
+    let template = seen.lock().ok().and_then(|mut slot| slot.take());
+    template.unwrap_or_default()
 }
 
 /// What the `Authorization` header allows.
@@ -255,12 +299,10 @@ pub(crate) fn authorize(shared: &Shared, authorization: Option<&str>) -> Authori
     }
 }
 
-/// The bearer token of an `Authorization: BEARER authToken=...` header.
+/// The bearer token of an `Authorization` header, in the Auth chapter's form or RFC 6750's
+/// (see [`crate::auth::bearer_token`]).
 pub(crate) fn bearer_token(authorization: Option<&str>) -> Option<String> {
-    let header = AuthHeader::parse(authorization?, true).ok()?;
-    (header.scheme == "BEARER")
-        .then(|| header.param("authToken").map(str::to_owned))
-        .flatten()
+    authorization.and_then(crate::auth::bearer_token)
 }
 
 fn header_str(req: &Request<Incoming>, name: header::HeaderName) -> Option<&str> {
@@ -321,6 +363,19 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Response<Body> {
     }
     let body = Bytes::from_owner(SharedText(answer.body));
     let mut response = text_response(answer.status, answer.content_type, body);
+    if answer.status == 405
+        && let Some(op) = answer.op
+    {
+        // HEAD goes wherever GET does (hyper sends the headers of the GET answer only).
+        let allow = if op.allows_get() {
+            "GET, HEAD, POST"
+        } else {
+            "POST"
+        };
+        response
+            .headers_mut()
+            .insert(header::ALLOW, HeaderValue::from_static(allow));
+    }
     if let Some(info) = login {
         response
             .headers_mut()
