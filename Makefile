@@ -20,11 +20,12 @@ HAYSTACK_SERVER_SUITES := --test server_http --test server_ws --test server_auth
 FUZZ_CRATES := bacnet haystack opcua
 FUZZ_SECONDS ?= 600
 
-.PHONY: help demo test bench fuzz fmt lint venv develop system-deps release
+.PHONY: help demo test docs bench fuzz fmt lint venv develop system-deps release
 
 help:
 	@echo "make demo   build in release and run the demo on embedded defaults"
 	@echo "make test   install what is missing, then lints and every Rust and Python test"
+	@echo "make docs   build the user's guide (mdBook) into docs/book/"
 	@echo "make bench  run the benchmarks (results go to bench-results/)"
 	@echo "make fuzz   run every cargo-fuzz target for FUZZ_SECONDS (default 600) each"
 	@echo "make fmt    format Rust and Python code"
@@ -60,7 +61,12 @@ test: venv system-deps
 	  "haystack server suites on postgres::BUILDWIRE_TEST_BACKEND=postgres $(CARGO) test -p buildwire-haystack $(HAYSTACK_SERVER_SUITES)" \
 	  "python build (maturin)::VIRTUAL_ENV=$(VENV) $(VENV)/bin/maturin develop -q" \
 	  "ruff::$(VENV)/bin/ruff check python tests && $(VENV)/bin/ruff format --check python tests" \
-	  "pytest::$(VPY) -m pytest -q"
+	  "pytest::$(VPY) -m pytest -q" \
+	  "user's guide (mdBook)::$(VENV)/bin/mdbook build docs"
+
+# The user's guide: docs/SUMMARY.md lists its pages; the HTML goes to docs/book/.
+docs: venv
+	$(VENV)/bin/mdbook build docs
 
 bench: release
 	scripts/peers.sh
