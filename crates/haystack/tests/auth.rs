@@ -2,6 +2,7 @@
 //! way it can fail.
 #![allow(clippy::unwrap_used)] // test code: a failed unwrap is a failed test
 
+use std::net::IpAddr;
 use std::time::{Duration, Instant};
 
 use buildwire_haystack::auth::*;
@@ -236,22 +237,133 @@ fn handshake_table_is_bounded() {
     };
     let mut server = server_with(config);
     let now = Instant::now();
+    let mut client = ScramClient::new("ann", "s3cret").unwrap();
+    let AuthResponse::Challenge {
+        www_authenticate: first_challenge,
+    } = server.handle(Some(&client.hello_header()), now)
+    else {
+        panic!("no challenge")
+    };
     for _ in 0..3 {
         assert_eq!(
             server.handle(Some("HELLO username=YW5u"), now).status(),
             401
         );
     }
-    assert_eq!(
-        server.handle(Some("HELLO username=YW5u"), now),
-        AuthResponse::Busy
-    );
-    // Expired handshakes make room again.
+    // Full: the oldest handshake made room for the newest, so the first login is gone
+    // (issue 30: a full table no longer refuses everyone with 503).
+    let first = client.on_challenge(&first_challenge).unwrap();
+    assert_eq!(server.handle(Some(&first), now).status(), 403);
+    // Expired handshakes leave too.
     let later = now + Duration::from_secs(61);
     assert_eq!(
         server.handle(Some("HELLO username=YW5u"), later).status(),
         401
     );
+}
+
+/// Logs `user` in from `source`, all at `now`; the final status.
+fn login_from(
+    server: &mut AuthServer,
+    user: &str,
+    password: &str,
+    source: IpAddr,
+    now: Instant,
+) -> u16 {
+    let mut client = ScramClient::new(user, password).unwrap();
+    let mut header = client.hello_header();
+    loop {
+        match server.handle_from(Some(&header), Some(source), now) {
+            AuthResponse::Challenge { www_authenticate } => {
+                header = client.on_challenge(&www_authenticate).unwrap();
+            }
+            other => return other.status(),
+        }
+    }
+}
+
+#[test]
+fn a_hello_flood_from_one_address_locks_out_nobody_else() {
+    let mut server = server_with(AuthConfig::default());
+    let now = Instant::now();
+    let flooder = IpAddr::from([127, 0, 0, 66]);
+    let mut refused = 0;
+    for _ in 0..10_000 {
+        let answer = server.handle_from(Some("HELLO username=c3RyYW5nZXI"), Some(flooder), now);
+        if answer.status() == 429 {
+            refused += 1;
+        }
+    }
+    // The flooding address holds its share (64 by default) and no more.
+    assert_eq!(refused, 10_000 - 64);
+    assert_eq!(
+        login_from(
+            &mut server,
+            "ann",
+            "s3cret",
+            IpAddr::from([127, 0, 0, 2]),
+            now
+        ),
+        200
+    );
+}
+
+#[test]
+fn a_hello_flood_from_many_addresses_still_lets_a_quick_login_through() {
+    let mut server = server_with(AuthConfig::default());
+    let now = Instant::now();
+    for i in 0u32..30_000 {
+        let [_, b, c, d] = i.to_be_bytes();
+        let source = IpAddr::from([127, b, c, d]);
+        let answer = server.handle_from(Some("HELLO username=c3RyYW5nZXI"), Some(source), now);
+        assert_eq!(answer.status(), 401, "HELLO {i} refused");
+    }
+    assert_eq!(
+        login_from(
+            &mut server,
+            "ann",
+            "s3cret",
+            IpAddr::from([10, 0, 0, 1]),
+            now
+        ),
+        200
+    );
+}
+
+#[test]
+fn a_lockout_holds_for_handshakes_opened_before_it() {
+    let mut server = server_with(AuthConfig::default());
+    let now = Instant::now();
+    let source = IpAddr::from([127, 0, 0, 9]);
+    // A guesser opens handshakes while the user is not locked out...
+    let mut pending = Vec::new();
+    for _ in 0..20 {
+        let mut client = ScramClient::new("ann", "guess").unwrap();
+        let AuthResponse::Challenge { www_authenticate } =
+            server.handle_from(Some(&client.hello_header()), Some(source), now)
+        else {
+            panic!("no challenge")
+        };
+        let first = client.on_challenge(&www_authenticate).unwrap();
+        let AuthResponse::Challenge { www_authenticate } =
+            server.handle_from(Some(&first), Some(source), now)
+        else {
+            panic!("no server-first")
+        };
+        pending.push(client.on_challenge(&www_authenticate).unwrap());
+    }
+    // ...then sends every final message at once: after the fifth failure, the rest are
+    // refused without being checked.
+    let statuses: Vec<u16> = pending
+        .iter()
+        .map(|last| server.handle_from(Some(last), Some(source), now).status())
+        .collect();
+    assert_eq!(statuses[..5], [403; 5]);
+    assert!(statuses[5..].iter().all(|s| *s == 429), "{statuses:?}");
+    // And the lockout grows while the guessing goes on.
+    let later = now + Duration::from_secs(2);
+    assert_eq!(login_from(&mut server, "ann", "guess", source, later), 403);
+    assert_eq!(login_from(&mut server, "ann", "s3cret", source, later), 429);
 }
 
 #[test]

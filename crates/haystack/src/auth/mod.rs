@@ -24,6 +24,7 @@
 //! values and HTTP status codes out.
 
 mod client;
+mod handshakes;
 mod header;
 mod scram;
 mod server;

@@ -2,10 +2,12 @@
 //! header values and the current time.
 
 use std::collections::HashMap;
+use std::net::IpAddr;
 use std::time::{Duration, Instant};
 
 use sha2::{Digest, Sha256};
 
+use super::handshakes::{HandshakeTable, Refusal};
 use super::header::{AuthHeader, bearer_token, encode_base64url};
 use super::scram::{
     ClientFinal, ClientFirst, HASH_NAME, ServerFirst, auth_message, hmac, server_final_message,
@@ -18,9 +20,11 @@ use super::users::{Role, User};
 pub struct AuthConfig {
     /// How long a client has between HELLO and its final SCRAM message.
     pub handshake_timeout: Duration,
+    /// Most handshakes in progress from one source address (see [`AuthServer::handle_from`]).
+    pub max_handshakes_per_source: usize,
     /// A bearer token unused for this long expires.
     pub token_idle_timeout: Duration,
-    /// Most handshakes in progress at once.
+    /// Most handshakes in progress at once; when full, the oldest makes room.
     pub max_handshakes: usize,
     /// Most logged-in sessions at once.
     pub max_sessions: usize,
@@ -37,7 +41,8 @@ pub struct AuthConfig {
 impl Default for AuthConfig {
     fn default() -> Self {
         Self {
-            handshake_timeout: Duration::from_secs(60),
+            handshake_timeout: Duration::from_secs(15),
+            max_handshakes_per_source: 64,
             token_idle_timeout: Duration::from_secs(3600),
             max_handshakes: 10_000,
             max_sessions: 100_000,
@@ -81,12 +86,13 @@ pub enum AuthResponse {
     BadRequest(String),
     /// 403: the login failed.
     Forbidden(String),
-    /// 429: too many failed logins for this user; try again after the delay.
+    /// 429: too many failed logins for this user, or too many logins in progress from this
+    /// address; try again after the delay.
     Throttled {
         /// How long to wait.
         retry_after: Duration,
     },
-    /// 503: too many handshakes or sessions at once.
+    /// 503: too many sessions at once.
     Busy,
 }
 
@@ -112,11 +118,6 @@ enum Stage {
         client_first: ClientFirst,
         server_first: String,
     },
-}
-
-struct Handshake {
-    stage: Stage,
-    expires: Instant,
 }
 
 struct SessionEntry {
@@ -161,7 +162,7 @@ pub struct AuthServer {
     users: HashMap<String, User>,
     /// Key for decoy salts of unknown users (stable per user name within this server).
     decoy_key: [u8; 32],
-    handshakes: HashMap<String, Handshake>,
+    handshakes: HandshakeTable<Stage>,
     /// Keyed by SHA-256 of the token, so a lookup's timing says nothing about token bytes.
     sessions: HashMap<[u8; 32], SessionEntry>,
     failures: HashMap<String, Failures>,
@@ -170,11 +171,13 @@ pub struct AuthServer {
 impl AuthServer {
     /// A server with no users.
     pub fn new(config: AuthConfig) -> Result<Self, super::token::RandomError> {
+        let handshakes: HandshakeTable<Stage> =
+            HandshakeTable::new(config.max_handshakes, config.max_handshakes_per_source);
         Ok(Self {
             config,
             users: HashMap::new(),
             decoy_key: random_bytes()?,
-            handshakes: HashMap::new(),
+            handshakes,
             sessions: HashMap::new(),
             failures: HashMap::new(),
         })
@@ -217,8 +220,22 @@ impl AuthServer {
         self.sessions.remove(&token_key(token)).is_some()
     }
 
-    /// Answers one request's `Authorization` header (`None` when it has none).
+    /// Answers one request's `Authorization` header (`None` when it has none), from a
+    /// source whose address is unknown: [`AuthServer::handle_from`] with no address, so
+    /// only the table's overall bound applies.
     pub fn handle(&mut self, authorization: Option<&str>, now: Instant) -> AuthResponse {
+        self.handle_from(authorization, None, now)
+    }
+
+    /// Answers one request's `Authorization` header (`None` when it has none) from the
+    /// client at `source`, which holds at most `max_handshakes_per_source` logins in
+    /// progress at once.
+    pub fn handle_from(
+        &mut self,
+        authorization: Option<&str>,
+        source: Option<IpAddr>,
+        now: Instant,
+    ) -> AuthResponse {
         let Some(value) = authorization else {
             return AuthResponse::Unauthorized(
                 "authentication required: start with `Authorization: HELLO username=...`".into(),
@@ -247,13 +264,13 @@ impl AuthServer {
             Err(e) => return AuthResponse::BadRequest(e.to_string()),
         };
         match header.scheme.as_str() {
-            "HELLO" => self.hello(&header, now),
+            "HELLO" => self.hello(&header, source, now),
             "SCRAM" => self.scram(&header, now),
             _ => AuthResponse::Unauthorized("the BEARER header has no authToken".into()),
         }
     }
 
-    fn hello(&mut self, header: &AuthHeader, now: Instant) -> AuthResponse {
+    fn hello(&mut self, header: &AuthHeader, source: Option<IpAddr>, now: Instant) -> AuthResponse {
         let username = match header.required_base64("username") {
             Ok(u) if !u.is_empty() => u,
             Ok(_) => return AuthResponse::BadRequest("empty user name".into()),
@@ -263,7 +280,7 @@ impl AuthServer {
             return AuthResponse::Throttled { retry_after: wait };
         }
         // Unknown users get the same challenge as real ones and fail only at the end.
-        self.start_handshake(Stage::Hello { username }, now, None)
+        self.start_handshake(Stage::Hello { username }, source, now, None)
     }
 
     fn scram(&mut self, header: &AuthHeader, now: Instant) -> AuthResponse {
@@ -271,16 +288,16 @@ impl AuthServer {
             Ok(t) => t.to_owned(),
             Err(e) => return AuthResponse::BadRequest(e.to_string()),
         };
-        let Some(handshake) = self.handshakes.remove(&token) else {
+        let Some((stage, expires, source)) = self.handshakes.take(&token) else {
             return AuthResponse::Forbidden("unknown or finished handshake: start again".into());
         };
-        if now >= handshake.expires {
+        if now >= expires {
             return AuthResponse::Forbidden("handshake expired: start again with HELLO".into());
         }
         let data = header.required_base64("data");
-        match handshake.stage {
+        match stage {
             Stage::Hello { username } => match data {
-                Ok(data) => self.server_first(token, &username, &data, now),
+                Ok(data) => self.server_first(token, &username, &data, source, now),
                 Err(e) => AuthResponse::BadRequest(e.to_string()),
             },
             Stage::ServerFirstSent {
@@ -307,6 +324,7 @@ impl AuthServer {
         token: String,
         hello_user: &str,
         data: &str,
+        source: Option<IpAddr>,
         now: Instant,
     ) -> AuthResponse {
         let client_first = match ClientFirst::parse(data) {
@@ -335,7 +353,7 @@ impl AuthServer {
             client_first,
             server_first,
         };
-        self.start_handshake(stage, now, Some((token, data)))
+        self.start_handshake(stage, source, now, Some((token, data)))
     }
 
     fn server_final(
@@ -346,6 +364,11 @@ impl AuthServer {
         now: Instant,
     ) -> AuthResponse {
         let username = &client_first.username;
+        // A lockout holds for handshakes that began before it, too: otherwise a guesser
+        // opens many handshakes while unlocked and sends their final messages later.
+        if let Some(wait) = self.lockout(username, now) {
+            return AuthResponse::Throttled { retry_after: wait };
+        }
         let Ok(client_final) = ClientFinal::parse(data) else {
             return self.final_failed(username, now);
         };
@@ -420,15 +443,10 @@ impl AuthServer {
     fn start_handshake(
         &mut self,
         stage: Stage,
+        source: Option<IpAddr>,
         now: Instant,
         existing: Option<(String, String)>,
     ) -> AuthResponse {
-        if self.handshakes.len() >= self.config.max_handshakes {
-            self.handshakes.retain(|_, h| h.expires > now);
-            if self.handshakes.len() >= self.config.max_handshakes {
-                return AuthResponse::Busy;
-            }
-        }
         let (token, data) = match existing {
             Some((token, data)) => (token, Some(data)),
             None => match random_alphanumeric(32) {
@@ -444,14 +462,13 @@ impl AuthServer {
         }
         params.extend([("handshakeToken", token.as_str()), ("hash", HASH_NAME)]);
         let www_authenticate = AuthHeader::new("SCRAM", &params).to_header_value();
-        self.handshakes.insert(
-            token,
-            Handshake {
-                stage,
-                expires: now + self.config.handshake_timeout,
+        let expires = now + self.config.handshake_timeout;
+        match self.handshakes.insert(token, stage, source, expires, now) {
+            Ok(()) => AuthResponse::Challenge { www_authenticate },
+            Err(Refusal::SourceFull) => AuthResponse::Throttled {
+                retry_after: self.config.handshake_timeout,
             },
-        );
-        AuthResponse::Challenge { www_authenticate }
+        }
     }
 
     fn lockout(&self, username: &str, now: Instant) -> Option<Duration> {
