@@ -62,11 +62,12 @@ test: venv system-deps
 	  "python build (maturin)::VIRTUAL_ENV=$(VENV) $(VENV)/bin/maturin develop -q" \
 	  "ruff::$(VENV)/bin/ruff check python tests && $(VENV)/bin/ruff format --check python tests" \
 	  "pytest::$(VPY) -m pytest -q" \
-	  "user's guide (mdBook)::$(VENV)/bin/mdbook build docs"
+	  "user's guide (mdBook, pdoc)::scripts/build-docs.sh $(VENV)"
 
-# The user's guide: docs/SUMMARY.md lists its pages; the HTML goes to docs/book/.
-docs: venv
-	$(VENV)/bin/mdbook build docs
+# The user's guide: docs/SUMMARY.md lists its pages; the HTML goes to docs/book/, with the
+# Python API reference (pdoc, from the docstrings) in docs/book/python-api/.
+docs: develop
+	scripts/build-docs.sh $(VENV)
 
 bench: release
 	scripts/peers.sh

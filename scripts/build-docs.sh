@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Builds the user's guide: the mdBook pages of docs/ into docs/book/, and the Python API
+# reference from the package's docstrings and type hints (pdoc) into docs/book/python-api/.
+# Needs the venv with the extension installed (make develop, or make test's maturin step).
+# Usage: scripts/build-docs.sh [VENV]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+venv="${1:-.venv}"
+"$venv/bin/mdbook" build docs
+rm -rf docs/book/python-api
+"$venv/bin/pdoc" --docformat google -o docs/book/python-api \
+    buildwire buildwire.bacnet buildwire.bacnet_network buildwire.bacnet_sc \
+    buildwire.haystack buildwire.opcua
+test -s docs/book/python-api/buildwire/opcua.html
+echo "user's guide: docs/book/index.html (Python API: docs/book/python-api/index.html)"
