@@ -19,7 +19,7 @@ use buildwire_bacnet::tsm::TsmConfig;
 use clap::{Args, Subcommand, ValueEnum};
 use serde_json::{Value, json};
 
-use super::CommandResult;
+use crate::commands::common::result::CommandResult;
 
 type BoxError = Box<dyn std::error::Error>;
 

@@ -17,7 +17,7 @@ use buildwire_bacnet::sc::{DeviceUuid, HubConfig, LocalIdentity};
 use clap::Args;
 use serde_json::json;
 
-use super::CommandResult;
+use crate::commands::common::result::CommandResult;
 
 /// `sc-certs`.
 #[derive(Debug, Args)]

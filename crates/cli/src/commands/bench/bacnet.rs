@@ -16,7 +16,7 @@ use clap::{Args, Subcommand};
 use comfy_table::{Cell, CellAlignment, Table, presets::UTF8_FULL_CONDENSED};
 use serde_json::json;
 
-use super::CommandResult;
+use crate::commands::common::result::CommandResult;
 use crate::progress::ProgressLine;
 
 #[derive(Debug, Subcommand)]
@@ -42,13 +42,13 @@ pub enum BacnetBench {
     /// payloads of 25/200/800/1,400 octets (30/30/25/15 %) over TLS 1.3, every echo checked
     /// byte for byte; `--peer bac-py` runs the same load through bac-py's hub and echo
     /// nodes in the same run.
-    #[command(after_help = super::bench_bacnet_sc::AFTER_HELP)]
-    Sc(super::bench_bacnet_sc::ScBenchArgs),
+    #[command(after_help = crate::commands::bench::bacnet_sc::AFTER_HELP)]
+    Sc(crate::commands::bench::bacnet_sc::ScBenchArgs),
     /// (internal) the SC scenario's hub or an echo node in its own process: prints
     /// `ready PORT` (0 for an echo node), answers `count` with `executed N` (messages the
     /// hub relayed, echoes the node sent), runs until stdin closes.
     #[command(hide = true)]
-    ScProcess(super::bench_bacnet_sc::ScProcessArgs),
+    ScProcess(crate::commands::bench::bacnet_sc::ScProcessArgs),
     /// (internal) buildwire's stress server in its own process, speaking the launcher
     /// protocol: prints `ready PORT`, answers `count` on stdin with `executed N`.
     #[command(hide = true)]
@@ -202,8 +202,8 @@ pub fn execute(cmd: BacnetBench) -> CommandResult {
         BacnetBench::Compare(args) => compare(&args),
         BacnetBench::StressServer(args) => stress_server(&args),
         BacnetBench::RouterProcess(args) => router_process(&args),
-        BacnetBench::Sc(args) => super::bench_bacnet_sc::run(&args),
-        BacnetBench::ScProcess(args) => super::bench_bacnet_sc::process(&args),
+        BacnetBench::Sc(args) => crate::commands::bench::bacnet_sc::run(&args),
+        BacnetBench::ScProcess(args) => crate::commands::bench::bacnet_sc::process(&args),
     }
 }
 
@@ -446,7 +446,7 @@ fn router_process(args: &RouterProcessArgs) -> CommandResult {
 }
 
 fn compare(args: &CompareArgs) -> CommandResult {
-    let peers_dir = super::bench::peers_dir(args.peers.as_ref());
+    let peers_dir = crate::commands::common::program::peers_dir(args.peers.as_ref());
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -521,7 +521,7 @@ fn compare(args: &CompareArgs) -> CommandResult {
             Err(error) => json!({"target": target, "error": error}),
         }).collect::<Vec<_>>(),
     });
-    super::bench::print_table_and_report(&table, &report, args.run.json)
+    crate::commands::common::output::print_table_and_report(&table, &report, args.run.json)
 }
 
 fn free_port() -> Result<u16, String> {
@@ -814,7 +814,7 @@ fn run(scenario: Scenario, args: &BacnetBenchArgs) -> CommandResult {
             json!(format!("bacnet {}", scenario.name())),
         );
     }
-    super::bench::print_table_and_report(&table, &report, args.json)?;
+    crate::commands::common::output::print_table_and_report(&table, &report, args.json)?;
     verdict(&outcome)
 }
 
@@ -922,7 +922,7 @@ fn run_max(
         "machine": machine,
         "curve": curve,
     });
-    super::bench::print_table_and_report(&text, &report, args.json)
+    crate::commands::common::output::print_table_and_report(&text, &report, args.json)
 }
 
 pub(super) fn right(text: String) -> Cell {

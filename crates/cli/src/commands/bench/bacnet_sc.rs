@@ -18,11 +18,11 @@ use clap::{Args, ValueEnum};
 use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
 use serde_json::json;
 
-use super::CommandResult;
-use super::bench_bacnet::{
+use crate::commands::bench::bacnet::{
     error_line, failed_row, latency_row, measured_line, opt, phase_progress, phase_table, right,
     scenario_start, threshold_verdict,
 };
+use crate::commands::common::result::CommandResult;
 use crate::progress::ProgressLine;
 
 pub const AFTER_HELP: &str = "Messages are BVLC-SC Encapsulated-NPDUs (a proprietary \
@@ -471,13 +471,13 @@ fn run_max(
         "machine": machine,
         "curve": curve,
     });
-    super::bench::print_table_and_report(&text, &report, json)
+    crate::commands::common::output::print_table_and_report(&text, &report, json)
 }
 
 pub fn run(args: &ScBenchArgs) -> CommandResult {
-    super::ignore_sigpipe();
+    crate::commands::common::signals::ignore_sigpipe();
     let (runtime, progress, machine) = scenario_start(args.plot.as_ref(), args.json)?;
-    let peers_dir = super::bench::peers_dir(args.peers.as_ref());
+    let peers_dir = crate::commands::common::program::peers_dir(args.peers.as_ref());
     // Certificates: none without TLS, the given folder, or new ones for this run.
     let (certs, _temp) = match (&args.certs, args.no_tls) {
         (_, true) => (None, None),
@@ -596,7 +596,7 @@ pub fn run(args: &ScBenchArgs) -> CommandResult {
             object.insert("comparison".into(), json!([entry]));
         }
     }
-    super::bench::print_table_and_report(&text, &report, args.json)?;
+    crate::commands::common::output::print_table_and_report(&text, &report, args.json)?;
     threshold_verdict(
         &outcome.mode,
         outcome.passed,
@@ -704,7 +704,7 @@ fn comparison(ours: &ScOutcome, peer: &str, theirs: &Result<ScOutcome, String>) 
 /// `sc-process`: the hub or an echo node until stdin closes.
 pub fn process(args: &ScProcessArgs) -> CommandResult {
     use std::io::BufRead;
-    super::ignore_sigpipe();
+    crate::commands::common::signals::ignore_sigpipe();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
         .enable_all()

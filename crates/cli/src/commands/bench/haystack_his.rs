@@ -15,7 +15,7 @@ use buildwire_haystack::client::{ClientOptions, HaystackApi, HaystackClient};
 use buildwire_haystack::{Date, DateTime, Ref, Time, Value};
 use clap::Args;
 
-use super::CommandResult;
+use crate::commands::common::result::CommandResult;
 
 #[derive(Debug, Args)]
 pub struct HaystackHisArgs {
@@ -288,7 +288,7 @@ pub fn run(args: HaystackHisArgs) -> CommandResult {
     let progress = crate::progress::ProgressLine::new(args.json);
     let mut rows = Vec::new();
     for backend in &args.backend {
-        let program = super::bench::self_program()?;
+        let program = crate::commands::common::program::self_program()?;
         let mut command = Command::new(program);
         command
             .args([
@@ -370,7 +370,11 @@ pub fn run(args: HaystackHisArgs) -> CommandResult {
         Ok((w, r, u)) => w.errors + r.errors + u.errors > 0,
         Err(_) => true,
     });
-    super::bench::print_table_and_report(&table.to_string(), &report, args.json)?;
+    crate::commands::common::output::print_table_and_report(
+        &table.to_string(),
+        &report,
+        args.json,
+    )?;
     if failed {
         return Err("some writes or reads failed or returned wrong samples (see the table)".into());
     }

@@ -20,7 +20,7 @@ use bytes::Bytes;
 use clap::Args;
 use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
 
-use super::CommandResult;
+use crate::commands::common::result::CommandResult;
 use crate::progress::ProgressLine;
 
 const USER: &str = "bench";
@@ -155,7 +155,7 @@ fn run_api(args: HaystackHttpArgs, api: Api) -> CommandResult {
         files.push(args.data.join(format!("{building}.json")));
     }
     let mix = http::published_mix(points, sites);
-    let peers = super::bench::peers_dir(args.peers.as_ref());
+    let peers = crate::commands::common::program::peers_dir(args.peers.as_ref());
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -272,11 +272,11 @@ fn run_api(args: HaystackHttpArgs, api: Api) -> CommandResult {
             Err(error) => serde_json::json!({"target": target, "error": error}),
         }).collect::<Vec<_>>(),
     });
-    super::bench::print_table_and_report(&table, &report, args.json)
+    crate::commands::common::output::print_table_and_report(&table, &report, args.json)
 }
 
 fn start_buildwire(files: &[PathBuf], backend: &str) -> Result<ServerProcess, String> {
-    let program = super::bench::self_program()?;
+    let program = crate::commands::common::program::self_program()?;
     let mut command = Command::new(program);
     command.args([
         "haystack",

@@ -11,7 +11,7 @@ use buildwire_opcua::server::ServerConfig;
 use clap::{Args, Subcommand};
 use serde_json::json;
 
-use super::CommandResult;
+use crate::commands::common::result::CommandResult;
 
 #[derive(Debug, Subcommand)]
 pub enum OpcuaBench {
@@ -117,8 +117,8 @@ pub struct ThroughputArgs {
 pub fn execute(cmd: OpcuaBench) -> CommandResult {
     match cmd {
         OpcuaBench::Throughput(args) => throughput(args),
-        OpcuaBench::Soak(args) => super::bench_opcua_soak::soak(args),
-        OpcuaBench::Subscriptions(args) => super::bench_opcua_soak::items(args),
+        OpcuaBench::Soak(args) => crate::commands::bench::opcua_soak::soak(args),
+        OpcuaBench::Subscriptions(args) => crate::commands::bench::opcua_soak::items(args),
     }
 }
 

@@ -13,8 +13,8 @@ use buildwire_opcua::driver::OpcuaServer;
 use buildwire_opcua::server::ServerConfig;
 use serde_json::json;
 
-use super::CommandResult;
-use super::bench_opcua::{ItemSoakArgs, SoakArgs};
+use crate::commands::bench::opcua::{ItemSoakArgs, SoakArgs};
+use crate::commands::common::result::CommandResult;
 
 /// A child server process, killed when dropped.
 struct ChildServer(Child);
@@ -28,7 +28,7 @@ impl Drop for ChildServer {
 
 /// Starts `buildwire opcua serve --bind 127.0.0.1:0 EXTRA...` and waits for its endpoint.
 fn spawn_server(extra: &[String]) -> Result<(ChildServer, String), Box<dyn std::error::Error>> {
-    let program = super::bench::self_program()?;
+    let program = crate::commands::common::program::self_program()?;
     let mut child = Command::new(program)
         .args(["opcua", "serve", "--bind", "127.0.0.1:0"])
         .args(extra)
@@ -205,7 +205,9 @@ pub fn items(args: ItemSoakArgs) -> CommandResult {
         );
         let config = ItemSoakConfig {
             endpoint,
-            nodes: (0..args.items).map(super::opcua::simulated_node).collect(),
+            nodes: (0..args.items)
+                .map(crate::commands::opcua::simulated_node)
+                .collect(),
             sampling_ms: args.sampling as f64,
             duration,
             sample_every,

@@ -1,6 +1,10 @@
 //! `buildwire opcua ...`: OPC UA tools: decode captured bytes, look up status codes, run our
 //! server (`serve`) and use our client (`browse`, `read`, `write`, `call`).
 
+mod repeat;
+mod security;
+mod subscribe;
+
 use std::io::Write as _;
 use std::time::Duration;
 
@@ -18,9 +22,9 @@ use buildwire_opcua::services::{AttributeId, ReadValueId};
 use clap::{Args, Subcommand, ValueEnum};
 use serde_json::{Value, json};
 
-use super::CommandResult;
-use super::opcua_security::{CertsArgs, ClientSecurityArgs, ServeSecurityArgs, certs};
+use crate::commands::common::result::CommandResult;
 use crate::hex_input::read_hex_argument;
+use security::{CertsArgs, ClientSecurityArgs, ServeSecurityArgs, certs};
 
 #[derive(Debug, Subcommand)]
 pub enum OpcuaCommand {
@@ -83,7 +87,7 @@ pub enum OpcuaCommand {
         buildwire opcua subscribe opc.tcp://127.0.0.1:4840 'ns=1;s=Setpoint' --json\n  \
         buildwire opcua subscribe opc.tcp://127.0.0.1:4840 'ns=1;s=Setpoint' --interval 100 \
         --queue 10 --deadband abs:0.5 --duration 30")]
-    Subscribe(super::opcua_subscribe::SubscribeArgs),
+    Subscribe(subscribe::SubscribeArgs),
 }
 
 /// Which tokio runtime `serve` runs on.
@@ -248,9 +252,7 @@ pub fn execute(cmd: OpcuaCommand) -> CommandResult {
         OpcuaCommand::Read(args) => client_runtime()?.block_on(read(args)),
         OpcuaCommand::Write(args) => client_runtime()?.block_on(write(args)),
         OpcuaCommand::Call(args) => client_runtime()?.block_on(call(args)),
-        OpcuaCommand::Subscribe(args) => {
-            client_runtime()?.block_on(super::opcua_subscribe::subscribe(args))
-        }
+        OpcuaCommand::Subscribe(args) => client_runtime()?.block_on(subscribe::subscribe(args)),
     }
 }
 
@@ -327,7 +329,7 @@ pub(super) async fn connect(args: &ClientArgs) -> Result<OpcuaClient, Box<dyn st
 }
 
 fn serve(args: ServeArgs) -> CommandResult {
-    super::ignore_sigpipe();
+    crate::commands::common::signals::ignore_sigpipe();
     let simulate = args.simulate;
     if simulate > MAX_SIMULATED_POINTS {
         return Err(format!("--simulate {simulate}: at most {MAX_SIMULATED_POINTS} points").into());
@@ -496,7 +498,7 @@ async fn read(args: ReadArgs) -> CommandResult {
     let attribute = attribute_by_name(&args.attribute)?;
     if let Some(repeat) = args.repeat {
         let config = client_config(&args.client).await?;
-        let read = super::opcua_repeat::RepeatRead {
+        let read = repeat::RepeatRead {
             config,
             nodes,
             node_texts: args.nodes.clone(),
@@ -506,7 +508,7 @@ async fn read(args: ReadArgs) -> CommandResult {
             reconnect_timeout: Duration::from_millis(args.reconnect_timeout),
             json: args.json,
         };
-        return super::opcua_repeat::run(read, data_value_json).await;
+        return repeat::run(read, data_value_json).await;
     }
     let mut client = connect(&args.client).await?;
     // Batched to the server's MaxNodesPerRead (see `OpcuaClient::read_many`).
