@@ -1,6 +1,7 @@
 //! `buildwire opcua ...`: OPC UA tools: decode captured bytes, look up status codes, run our
 //! server (`serve`) and use our client (`browse`, `read`, `write`, `call`).
 
+mod client_args;
 mod repeat;
 mod security;
 mod subscribe;
@@ -10,9 +11,8 @@ use std::time::Duration;
 
 use buildwire_opcua::StatusCode;
 use buildwire_opcua::client::value_text::{parse_argument, parse_value, value_to_json};
-use buildwire_opcua::client::{ClientConfig, ClientIdentity};
+use buildwire_opcua::driver::OpcuaServer;
 use buildwire_opcua::driver::batch::value_of;
-use buildwire_opcua::driver::{OpcuaClient, OpcuaServer};
 use buildwire_opcua::encoding::{NodeId, QualifiedName, Variant};
 use buildwire_opcua::inspect::dissect_stream;
 use buildwire_opcua::server::subscriptions::services::add_eu_range;
@@ -24,7 +24,8 @@ use serde_json::{Value, json};
 
 use crate::commands::common::result::CommandResult;
 use crate::hex_input::read_hex_argument;
-use security::{CertsArgs, ClientSecurityArgs, ServeSecurityArgs, certs};
+use client_args::{ClientArgs, client_config, connect, parse_node, split_user};
+use security::{CertsArgs, ServeSecurityArgs, certs};
 
 #[derive(Debug, Subcommand)]
 pub enum OpcuaCommand {
@@ -140,22 +141,6 @@ pub(super) fn simulated_node(index: usize) -> NodeId {
     NodeId::string(1, &format!("Sim.{index}"))
 }
 
-/// Options shared by the client commands.
-#[derive(Debug, Args)]
-pub(super) struct ClientArgs {
-    /// The server, `opc.tcp://HOST:PORT[/PATH]`.
-    endpoint: String,
-    /// Log in as NAME:PASSWORD (or NAME with --password) instead of anonymously; under a
-    /// secured policy the password is encrypted with the server's certificate.
-    #[arg(long, value_name = "NAME:PASSWORD")]
-    user: Option<String>,
-    /// The password for --user NAME.
-    #[arg(long, requires = "user")]
-    password: Option<String>,
-    #[command(flatten)]
-    security: ClientSecurityArgs,
-}
-
 #[derive(Debug, Args)]
 pub struct BrowseArgs {
     #[command(flatten)]
@@ -262,34 +247,6 @@ fn client_runtime() -> Result<tokio::runtime::Runtime, Box<dyn std::error::Error
         .build()?)
 }
 
-pub(super) fn parse_node(text: &str) -> Result<NodeId, Box<dyn std::error::Error>> {
-    text.parse::<NodeId>()
-        .map_err(|e| format!("`{text}`: {e} (forms: i=2258, ns=1;i=5000, ns=2;s=Name)").into())
-}
-
-fn split_user(text: &str) -> Result<(String, String), Box<dyn std::error::Error>> {
-    let (name, password) = text
-        .split_once(':')
-        .ok_or_else(|| format!("`{text}` is not NAME:PASSWORD"))?;
-    Ok((name.to_owned(), password.to_owned()))
-}
-
-fn identity(args: &ClientArgs) -> Result<ClientIdentity, Box<dyn std::error::Error>> {
-    Ok(match &args.user {
-        Some(user) => {
-            let (user_name, password) = match &args.password {
-                Some(password) => (user.clone(), password.clone()),
-                None => split_user(user)?,
-            };
-            ClientIdentity::UserName {
-                user_name,
-                password,
-            }
-        }
-        None => ClientIdentity::Anonymous,
-    })
-}
-
 /// Changes every simulated point each `interval`, for ever: point i becomes i + tick,
 /// stamped with the server's clock.
 async fn run_simulation(server: &OpcuaServer, points: usize, interval: Duration) {
@@ -308,24 +265,6 @@ async fn run_simulation(server: &OpcuaServer, points: usize, interval: Duration)
             }
         });
     }
-}
-
-/// The client configuration the common options describe: endpoint, identity and security
-/// (which may fetch and check the server's certificate).
-pub(super) async fn client_config(
-    args: &ClientArgs,
-) -> Result<ClientConfig, Box<dyn std::error::Error>> {
-    let mut config = ClientConfig::new(&args.endpoint);
-    config.identity = identity(args)?;
-    args.security.apply(&mut config).await?;
-    Ok(config)
-}
-
-pub(super) async fn connect(args: &ClientArgs) -> Result<OpcuaClient, Box<dyn std::error::Error>> {
-    let config = client_config(args).await?;
-    OpcuaClient::connect_with(config)
-        .await
-        .map_err(|e| format!("cannot connect to {}: {e}", args.endpoint).into())
 }
 
 fn serve(args: ServeArgs) -> CommandResult {
@@ -487,7 +426,7 @@ fn attribute_by_name(name: &str) -> Result<AttributeId, Box<dyn std::error::Erro
         })
 }
 
-pub(super) use buildwire_opcua::client::value_text::data_value_json;
+use buildwire_opcua::client::value_text::data_value_json;
 
 async fn read(args: ReadArgs) -> CommandResult {
     let nodes = args

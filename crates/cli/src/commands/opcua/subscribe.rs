@@ -22,7 +22,9 @@ use tokio::sync::broadcast;
 
 use crate::commands::common::result::CommandResult;
 use crate::commands::opcua::repeat::event_json;
-use crate::commands::opcua::{ClientArgs, client_config, data_value_json, parse_node};
+use buildwire_opcua::client::value_text::data_value_json;
+
+use crate::commands::opcua::client_args::{ClientArgs, client_config, parse_node};
 
 #[derive(Debug, Args)]
 pub struct SubscribeArgs {
