@@ -3,27 +3,24 @@
 //! echo checked byte for byte; with `--peer bac-py`, bac-py's hub and echo nodes under the
 //! same load in the same run.
 
-use std::net::{Ipv4Addr, SocketAddr};
-use std::path::{Path, PathBuf};
+use std::net::Ipv4Addr;
+use std::path::PathBuf;
 
 use buildwire_bacnet::sc::Vmac;
-use buildwire_bench::bacnet::peer::{self, BACPY_SC_SCRIPT, StressProcess, script_command};
-use buildwire_bench::bacnet::sc::{
-    ECHO_VMACS, EchoNode, ScOutcome, ScProbes, ScRunConfig, ScTarget, node_tls, run_sc, start_hub,
-    write_certificates,
+use buildwire_bench::bacnet::sc::{ECHO_VMACS, PAYLOAD_MIX, ScRunConfig, ScTarget};
+use buildwire_bench::bacnet::sc_run::{
+    self, ScCertificates, ScPlacement, ScProcessConfig, comparison, max_table, place, ratio,
+    run_once, run_peer, sc_table, serve_sc_process, verdict,
 };
-use buildwire_bench::netns::{End, NetnsLab};
-use buildwire_bench::report::{CpuProfile, MachineInfo, write_throughput_and_cdf};
+use buildwire_bench::report::{CpuProfile, write_throughput_and_cdf};
 use clap::{Args, ValueEnum};
-use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
 use serde_json::json;
 
-use crate::commands::bench::bacnet::{
-    error_line, failed_row, latency_row, measured_line, opt, phase_progress, phase_table, right,
-    scenario_start, threshold_verdict,
-};
+use crate::commands::bench::scenario::scenario_start;
+use crate::commands::common::output::print_table_and_report;
+use crate::commands::common::program::peers_dir;
 use crate::commands::common::result::CommandResult;
-use crate::progress::ProgressLine;
+use crate::commands::common::signals::ignore_sigpipe;
 
 pub const AFTER_HELP: &str = "Messages are BVLC-SC Encapsulated-NPDUs (a proprietary \
     network-layer message holding a 6-octet id and filler) from client nodes through the hub \
@@ -46,11 +43,11 @@ pub enum ScPeer {
     BacPyHub,
 }
 
-impl ScPeer {
-    const fn name(self) -> &'static str {
-        match self {
-            Self::BacPy => "bac-py",
-            Self::BacPyHub => "bac-py hub",
+impl From<ScPeer> for sc_run::ScPeer {
+    fn from(peer: ScPeer) -> Self {
+        match peer {
+            ScPeer::BacPy => Self::BacPy,
+            ScPeer::BacPyHub => Self::BacPyHub,
         }
     }
 }
@@ -162,382 +159,60 @@ pub struct ScProcessArgs {
     certs: Option<PathBuf>,
 }
 
-/// A certificates folder made for the run, removed at the end.
-struct TempCerts(PathBuf);
-
-impl Drop for TempCerts {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-/// The hub and echo nodes in processes (ours or a peer's). Fields drop in order: the
-/// processes stop before their namespaces go.
-struct ScProcesses {
-    hub: StressProcess,
-    /// True when the hub counts what it relays (ours; bac-py's hub counts nothing).
-    hub_counts: bool,
-    echo: Vec<StressProcess>,
-    lab: Option<NetnsLab>,
-}
-
-impl ScProcesses {
-    fn echoed(&self) -> Option<u64> {
-        self.echo.iter().map(StressProcess::executed).sum()
-    }
-
-    fn echo_resident_mib(&self) -> Option<f64> {
-        self.echo.iter().map(StressProcess::resident_mib).sum()
-    }
-}
-
-/// How the hub and an echo node are started: by this program, or by a peer's launcher.
-fn sc_process_command(
-    peer: Option<ScPeer>,
-    peers_dir: &Path,
-    role: ScRole,
-) -> Result<std::process::Command, String> {
-    match (peer, role) {
-        (Some(_), ScRole::Hub) | (Some(ScPeer::BacPy), ScRole::Echo) => {
-            let mut command =
-                script_command("py313", BACPY_SC_SCRIPT, "sc_bacpy_launcher.py", peers_dir)?;
-            command.arg(match role {
-                ScRole::Hub => "hub",
-                ScRole::Echo => "echo",
-            });
-            Ok(command)
-        }
-        _ => {
-            let mut command =
-                std::process::Command::new(std::env::current_exe().map_err(|e| e.to_string())?);
-            command.args(["bench", "bacnet", "sc-process"]);
-            command.arg(match role {
-                ScRole::Hub => "hub",
-                ScRole::Echo => "echo",
-            });
-            Ok(command)
-        }
-    }
-}
-
-fn free_tcp_port() -> Result<u16, String> {
-    std::net::TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .map_err(|e| e.to_string())
-}
-
-fn tls_args(command: &mut std::process::Command, certs: Option<&Path>, peer: bool) {
-    match certs {
-        Some(dir) => {
-            command.arg("--certs").arg(dir);
-        }
-        // bac-py's launcher asks for plaintext explicitly; ours is plaintext without certs.
-        None if peer => {
-            command.arg("--no-tls");
-        }
-        None => {}
-    }
-}
-
-fn start_echo_processes(
-    peer: Option<ScPeer>,
-    peers_dir: &Path,
-    certs: Option<&Path>,
-    hub_uri: &str,
-    namespace: Option<&str>,
-) -> Result<Vec<StressProcess>, String> {
-    let bacpy = peer == Some(ScPeer::BacPy);
-    let mut echo = Vec::new();
-    for (vmac, name) in ECHO_VMACS.iter().zip(["echo1", "echo2"]) {
-        let base = sc_process_command(peer, peers_dir, ScRole::Echo)?;
-        let mut command = match namespace {
-            Some(ns) => {
-                let mut wrapped = NetnsLab::command_in(ns, Path::new(base.get_program()));
-                wrapped.args(base.get_args());
-                wrapped
-            }
-            None => base,
-        };
-        let vmac_text = if bacpy {
-            vmac.as_bytes().iter().map(|b| format!("{b:02x}")).collect()
-        } else {
-            vmac.to_string()
-        };
-        command.args(["--hub", hub_uri, "--vmac", &vmac_text, "--name", name]);
-        tls_args(&mut command, certs, bacpy);
-        let what = format!(
-            "{} echo node {vmac}",
-            peer.map_or("buildwire", ScPeer::name)
-        );
-        echo.push(StressProcess::start_any(command, &what)?.0);
-    }
-    Ok(echo)
-}
-
-/// Starts the hub and both echo nodes as processes on 127.0.0.1 (ours, or a peer's).
-fn start_processes(
-    peer: Option<ScPeer>,
-    peers_dir: &Path,
-    certs: Option<&Path>,
-    port: u16,
-) -> Result<(ScProcesses, ScTarget), String> {
-    let port = if port == 0 { free_tcp_port()? } else { port };
-    let mut command = sc_process_command(peer, peers_dir, ScRole::Hub)?;
-    command.args(["--port", &port.to_string()]);
-    tls_args(&mut command, certs, peer.is_some());
-    let what = format!("{} hub", peer.map_or("buildwire", ScPeer::name));
-    let hub = StressProcess::start(command, &what)?;
-    let scheme = if certs.is_some() { "wss" } else { "ws" };
-    let uri = format!("{scheme}://127.0.0.1:{}", hub.port);
-    let echo = start_echo_processes(peer, peers_dir, certs, &uri, None)?;
-    std::thread::sleep(peer::SETTLE);
-    Ok((
-        ScProcesses {
-            hub,
-            hub_counts: peer.is_none(),
-            echo,
-            lab: None,
-        },
-        ScTarget {
-            hub: uri,
-            echo_nodes: ECHO_VMACS,
-            echo_nodes_running: true,
-        },
-    ))
-}
-
-/// The clients' side of `--netns` (198.18.1.1) and the hub's two addresses.
-const NETNS_CLIENTS: Ipv4Addr = Ipv4Addr::new(198, 18, 1, 1);
-const NETNS_HUB_1: Ipv4Addr = Ipv4Addr::new(198, 18, 1, 2);
-const NETNS_HUB_2: Ipv4Addr = Ipv4Addr::new(198, 18, 2, 1);
-const NETNS_ECHO: Ipv4Addr = Ipv4Addr::new(198, 18, 2, 2);
-const NETNS_PORT: u16 = 4443;
-
-/// `--netns`: the hub in a namespace of its own, reached from here on 198.18.1.0/24, the
-/// echo nodes in another, reaching the hub on 198.18.2.0/24.
-fn start_netns(certs: Option<&Path>) -> Result<(ScProcesses, ScTarget), String> {
-    let program = std::env::current_exe().map_err(|e| e.to_string())?;
-    let mut lab = NetnsLab::new();
-    let hub_ns = lab.namespace("h").map_err(|e| e.to_string())?;
-    let echo_ns = lab.namespace("e").map_err(|e| e.to_string())?;
-    lab.link((End::Here, NETNS_CLIENTS), (End::In(&hub_ns), NETNS_HUB_1))
-        .map_err(|e| e.to_string())?;
-    lab.link(
-        (End::In(&echo_ns), NETNS_ECHO),
-        (End::In(&hub_ns), NETNS_HUB_2),
-    )
-    .map_err(|e| e.to_string())?;
-    let mut command = NetnsLab::command_in(&hub_ns, &program);
-    command.args(["bench", "bacnet", "sc-process", "hub", "--bind", "0.0.0.0"]);
-    command.args(["--port", &NETNS_PORT.to_string()]);
-    tls_args(&mut command, certs, false);
-    let hub = StressProcess::start(command, &format!("hub in namespace {hub_ns}"))?;
-    let scheme = if certs.is_some() { "wss" } else { "ws" };
-    let echo = start_echo_processes(
-        None,
-        Path::new("."),
-        certs,
-        &format!("{scheme}://{NETNS_HUB_2}:{NETNS_PORT}"),
-        Some(&echo_ns),
-    )?;
-    std::thread::sleep(peer::SETTLE);
-    Ok((
-        ScProcesses {
-            hub,
-            hub_counts: true,
-            echo,
-            lab: Some(lab),
-        },
-        ScTarget {
-            hub: format!("{scheme}://{NETNS_HUB_1}:{NETNS_PORT}"),
-            echo_nodes: ECHO_VMACS,
-            echo_nodes_running: true,
-        },
-    ))
-}
-
-/// One run against `processes` (or in this process when `None`).
-fn run_once(
-    runtime: &tokio::runtime::Runtime,
-    config: &ScRunConfig,
-    processes: Option<&ScProcesses>,
-    label: &str,
-    progress: &ProgressLine,
-) -> Result<ScOutcome, Box<dyn std::error::Error>> {
-    let tls = if config.tls { "TLS" } else { "plaintext" };
-    let report = phase_progress(
-        progress,
-        format!("bacnet sc {label} ({tls})"),
-        "echoed rounds",
-    );
-    let echoed = || processes.and_then(ScProcesses::echoed);
-    let relayed = || {
-        processes
-            .filter(|p| p.hub_counts)
-            .and_then(|p| p.hub.executed())
-    };
-    let probes = ScProbes {
-        echoed: Some(&echoed),
-        relayed: Some(&relayed),
-    };
-    let mut outcome = runtime.block_on(run_sc(config, &report, probes))?;
-    if let Some(p) = processes {
-        outcome.server = match &p.lab {
-            Some(_) => format!(
-                "{label} processes in their own network namespaces, {}",
-                outcome.server
-            ),
-            None => format!("{label} processes, {}", outcome.server),
-        };
-        outcome.server_resident_mib = p.hub.resident_mib();
-        outcome.echo_resident_mib = p.echo_resident_mib();
-    }
-    Ok(outcome)
-}
-
-/// `--max`: the same run with the workers doubled each step until throughput rises less than
-/// 5 % (or 64 times the workers asked for).
-fn run_max(
-    runtime: &tokio::runtime::Runtime,
-    config: &ScRunConfig,
-    processes: Option<&ScProcesses>,
-    progress: &ProgressLine,
-    machine: &MachineInfo,
-    json: bool,
-) -> CommandResult {
-    let mut curve: Vec<ScOutcome> = Vec::new();
-    let mut factor = 1;
-    loop {
-        let mut step = config.clone();
-        step.unicast = config.unicast * factor;
-        step.broadcast = config.broadcast * factor;
-        let label = format!("buildwire x{factor}");
-        let outcome = run_once(runtime, &step, processes, &label, progress)?;
-        let rising = curve.last().is_none_or(|prev| {
-            outcome.sustained.throughput_rps > prev.sustained.throughput_rps * 1.05
-        });
-        curve.push(outcome);
-        if !rising || factor >= 64 {
-            break;
-        }
-        factor *= 2;
-    }
-    progress.finish();
-    let mut table = Table::new();
-    table.load_preset(UTF8_FULL_CONDENSED).set_header(vec![
-        "unicast",
-        "broadcast",
-        "rounds/s",
-        "echoes checked/s",
-        "p50 ms",
-        "p99 ms",
-        "errors",
-    ]);
-    for o in &curve {
-        let s = &o.sustained;
-        table.add_row(vec![
-            right(o.config.unicast.to_string()),
-            right(o.config.broadcast.to_string()),
-            right(format!("{:.0}", s.throughput_rps)),
-            right(format!(
-                "{:.0}",
-                s.confirmed_answered as f64 / s.duration_s.max(f64::EPSILON)
-            )),
-            right(format!("{:.3}", s.latency_ms.p50)),
-            right(format!("{:.3}", s.latency_ms.p99)),
-            right(s.total_errors.to_string()),
-        ]);
-    }
-    let best = curve.iter().max_by(|a, b| {
-        a.sustained
-            .throughput_rps
-            .total_cmp(&b.sustained.throughput_rps)
-    });
-    let text = format!(
-        "bacnet sc --max: throughput by workers (stops when it rises less than 5 %)\n\
-         machine: {}\n{table}\nbest: {}\n",
-        machine.one_line(),
-        best.map_or_else(
-            || "-".to_owned(),
-            |b| format!(
-                "{:.0} rounds/s with {} unicast and {} broadcast workers",
-                b.sustained.throughput_rps, b.config.unicast, b.config.broadcast
-            )
-        )
-    );
-    let report = json!({
-        "benchmark": "bacnet sc --max",
-        "machine": machine,
-        "curve": curve,
-    });
-    crate::commands::common::output::print_table_and_report(&text, &report, json)
-}
-
 pub fn run(args: &ScBenchArgs) -> CommandResult {
-    crate::commands::common::signals::ignore_sigpipe();
+    ignore_sigpipe();
     let (runtime, progress, machine) = scenario_start(args.plot.as_ref(), args.json)?;
-    let peers_dir = crate::commands::common::program::peers_dir(args.peers.as_ref());
-    // Certificates: none without TLS, the given folder, or new ones for this run.
-    let (certs, _temp) = match (&args.certs, args.no_tls) {
-        (_, true) => (None, None),
-        (Some(dir), false) => (Some(dir.clone()), None),
-        (None, false) => {
-            let dir =
-                std::env::temp_dir().join(format!("buildwire-bench-sc-{}", std::process::id()));
-            let extra: Vec<String> = [NETNS_HUB_1, NETNS_HUB_2]
-                .iter()
-                .map(ToString::to_string)
-                .collect();
-            write_certificates(&dir, &extra)?;
-            (Some(dir.clone()), Some(TempCerts(dir)))
-        }
-    };
+    let status = |line| progress.set(line);
+    let peers_dir = peers_dir(args.peers.as_ref());
+    let program = std::env::current_exe()?;
+    let certs = ScCertificates::prepare(args.certs.as_deref(), !args.no_tls)?;
     let mut config = ScRunConfig {
         unicast: args.unicast,
         broadcast: args.broadcast,
         client_nodes: args.client_nodes,
-        tls: certs.is_some(),
+        tls: certs.dir().is_some(),
         warmup: args.warmup,
         sustain: args.sustain,
         error_backoff: args.error_backoff,
         echo_timeout: args.echo_timeout,
         broadcast_interval: args.broadcast_interval,
         port: args.port,
-        payload_mix: buildwire_bench::bacnet::sc::PAYLOAD_MIX.to_vec(),
+        payload_mix: PAYLOAD_MIX.to_vec(),
         target: args.target_hub.as_ref().map(|hub| ScTarget {
             hub: hub.clone(),
             echo_nodes: ECHO_VMACS,
             echo_nodes_running: false,
         }),
-        certs: certs.clone(),
+        certs: certs.dir().map(PathBuf::from),
     };
-    let ours = if args.netns {
-        let (processes, target) = start_netns(certs.as_deref())?;
-        config.target = Some(target);
-        Some(processes)
+    let placement = if args.netns {
+        ScPlacement::Netns
     } else if args.processes || args.peer.is_some() {
-        let (processes, target) = start_processes(None, &peers_dir, certs.as_deref(), args.port)?;
-        config.target = Some(target);
-        Some(processes)
+        ScPlacement::Processes
     } else {
-        None
+        ScPlacement::InProcess
     };
+    let ours = place(&program, placement, &peers_dir, certs.dir(), args.port)?.map(
+        |(processes, target)| {
+            config.target = Some(target);
+            processes
+        },
+    );
     if args.max {
-        return run_max(
-            &runtime,
-            &config,
-            ours.as_ref(),
-            &progress,
-            &machine,
-            args.json,
-        );
+        let curve = sc_run::run_max(&runtime, &config, ours.as_ref(), &status)?;
+        progress.finish();
+        let report = json!({
+            "benchmark": "bacnet sc --max",
+            "machine": machine,
+            "curve": curve,
+        });
+        return print_table_and_report(&max_table(&curve, &machine), &report, args.json);
     }
     let profile = match &args.profile {
         Some(_) => Some(CpuProfile::start()?),
         None => None,
     };
-    let outcome = run_once(&runtime, &config, ours.as_ref(), "buildwire", &progress);
+    let outcome = run_once(&runtime, &config, ours.as_ref(), "buildwire", &status);
     drop(ours);
     if let (Some(profile), Some(path)) = (profile, &args.profile) {
         let samples = profile.write_flame_graph(path)?;
@@ -550,19 +225,13 @@ pub fn run(args: &ScBenchArgs) -> CommandResult {
         Ok(outcome) => outcome,
         Err(error) => {
             progress.finish();
-            return Err(error);
+            return Err(error.into());
         }
     };
     let theirs = args.peer.map(|peer| {
-        progress.set(format!("{}: starting", peer.name()));
-        let result = start_processes(Some(peer), &peers_dir, certs.as_deref(), 0).and_then(
-            |(processes, target)| {
-                let mut config = config.clone();
-                config.target = Some(target);
-                run_once(&runtime, &config, Some(&processes), peer.name(), &progress)
-                    .map_err(|e| e.to_string())
-            },
-        );
+        let peer = sc_run::ScPeer::from(peer);
+        let result = run_peer(&runtime, &config, peer, &program, &peers_dir, &status)
+            .map_err(|e| e.to_string());
         (peer, result)
     });
     progress.finish();
@@ -578,7 +247,7 @@ pub fn run(args: &ScBenchArgs) -> CommandResult {
         write_throughput_and_cdf(path, "bacnet sc", &series)?;
         eprintln!("throughput and latency CDF written to {}", path.display());
     }
-    let mut text = render(&outcome, &machine);
+    let mut text = sc_table(&outcome, &machine);
     let mut report = serde_json::to_value(&outcome)?;
     if let Some(object) = report.as_object_mut() {
         object.insert("machine".into(), serde_json::to_value(&machine)?);
@@ -596,141 +265,23 @@ pub fn run(args: &ScBenchArgs) -> CommandResult {
             object.insert("comparison".into(), json!([entry]));
         }
     }
-    crate::commands::common::output::print_table_and_report(&text, &report, args.json)?;
-    threshold_verdict(
-        &outcome.mode,
-        outcome.passed,
-        outcome.error_threshold,
-        &outcome.sustained,
-        "lower the load (--unicast, --broadcast) or raise --echo-timeout",
-    )
-}
-
-fn ratio(ours: f64, theirs: f64) -> Option<f64> {
-    (theirs > 0.0).then(|| ours / theirs)
-}
-
-fn render(outcome: &ScOutcome, machine: &MachineInfo) -> String {
-    let s = &outcome.sustained;
-    let table = phase_table(s, "rounds/s");
-    let echoes = format!(
-        "echoes checked: {} ({:.0}/s); sent by the echo nodes: {}; relayed by the hub: {}",
-        s.confirmed_answered,
-        if s.duration_s > 0.0 {
-            s.confirmed_answered as f64 / s.duration_s
-        } else {
-            0.0
-        },
-        s.executed
-            .map_or_else(|| "unknown".to_owned(), |n| n.to_string()),
-        match (outcome.hub_relayed, outcome.hub_relayed_per_s) {
-            (Some(n), Some(rate)) => format!("{n} ({rate:.0}/s)"),
-            _ => "unknown".to_owned(),
-        }
-    );
-    format!(
-        "bacnet sc ({} unicast + {} broadcast workers on {} client node(s), {}, {}): \
-         {}\n{table}\n{echoes}\n{}\nresident memory (MiB): this process {}, \
-         the hub's own process {}, the echo nodes' {}\n",
-        outcome.config.unicast,
-        outcome.config.broadcast,
-        outcome.config.client_nodes.max(1),
-        if outcome.config.tls {
-            "TLS 1.3"
-        } else {
-            "plaintext"
-        },
-        outcome.server,
-        measured_line(s, &outcome.warmup, machine),
-        error_line(s, outcome.error_threshold, outcome.passed),
-        opt(outcome.resident_mib, 1),
-        opt(outcome.server_resident_mib, 1),
-        opt(outcome.echo_resident_mib, 1),
-    )
-}
-
-fn comparison(ours: &ScOutcome, peer: &str, theirs: &Result<ScOutcome, String>) -> String {
-    let mut table = Table::new();
-    table.load_preset(UTF8_FULL_CONDENSED).set_header(vec![
-        "hub and echo nodes",
-        "rounds",
-        "errors",
-        "rounds/s",
-        "mean ms",
-        "p50 ms",
-        "p95 ms",
-        "p99 ms",
-        "max ms",
-        "hub relayed/s",
-        "hub RSS MiB",
-    ]);
-    let mut row = |name: &str, o: &ScOutcome| {
-        let s = &o.sustained;
-        let mut cells = latency_row(
-            name,
-            s.answered,
-            s.total_errors,
-            s.throughput_rps,
-            &s.latency_ms,
-        );
-        cells.push(right(opt(o.hub_relayed_per_s, 0)));
-        cells.push(right(opt(o.server_resident_mib, 1)));
-        table.add_row(cells);
-    };
-    row("buildwire", ours);
-    let verdict = match theirs {
-        Ok(o) => {
-            row(peer, o);
-            let s = &o.sustained;
-            format!(
-                "buildwire / {peer}: {} rounds/s, p50 latency {peer} / buildwire {}",
-                ratio(ours.sustained.throughput_rps, s.throughput_rps)
-                    .map_or_else(|| "-".to_owned(), |r| format!("{r:.1}x")),
-                ratio(s.latency_ms.p50, ours.sustained.latency_ms.p50)
-                    .map_or_else(|| "-".to_owned(), |r| format!("{r:.1}x")),
-            )
-        }
-        Err(error) => {
-            table.add_row(failed_row(peer, error, 11));
-            format!("{peer} could not be measured: {error}")
-        }
-    };
-    format!(
-        "\nthe same load through {peer} (hub and echo nodes as processes on 127.0.0.1, one \
-         after the other, same clients):\n{table}\n{verdict}\n"
-    )
+    print_table_and_report(&text, &report, args.json)?;
+    Ok(verdict(&outcome)?)
 }
 
 /// `sc-process`: the hub or an echo node until stdin closes.
 pub fn process(args: &ScProcessArgs) -> CommandResult {
-    use std::io::BufRead;
-    crate::commands::common::signals::ignore_sigpipe();
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()?;
-    let certs = args.certs.as_deref();
-    let count: Box<dyn Fn() -> u64> = match args.role {
-        ScRole::Hub => {
-            let bind = SocketAddr::from((args.bind, args.port));
-            let hub = runtime.block_on(start_hub(bind, certs))?;
-            println!("ready {}", hub.local_addr().port());
-            Box::new(move || {
-                let stats = hub.stats().hub;
-                stats.unicast_relayed + stats.broadcast_copies
-            })
-        }
-        ScRole::Echo => {
-            let tls = node_tls(certs, &args.name)?;
-            let node = runtime.block_on(EchoNode::start(&args.hub, tls, args.vmac))?;
-            println!("ready 0");
-            Box::new(move || node.echoed())
-        }
-    };
-    for line in std::io::stdin().lock().lines() {
-        if line?.trim() == "count" {
-            println!("executed {}", count());
-        }
-    }
-    Ok(())
+    ignore_sigpipe();
+    Ok(serve_sc_process(&ScProcessConfig {
+        role: match args.role {
+            ScRole::Hub => sc_run::ScRole::Hub,
+            ScRole::Echo => sc_run::ScRole::Echo,
+        },
+        port: args.port,
+        bind: args.bind,
+        hub: args.hub.clone(),
+        vmac: args.vmac,
+        name: args.name.clone(),
+        certs: args.certs.clone(),
+    })?)
 }

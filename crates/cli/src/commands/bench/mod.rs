@@ -6,6 +6,7 @@ mod haystack_his;
 mod haystack_http;
 mod opcua;
 mod opcua_soak;
+mod scenario;
 
 use std::path::PathBuf;
 use std::time::Duration;
