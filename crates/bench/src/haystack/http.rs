@@ -689,6 +689,31 @@ impl Drop for LimitServer {
 /// haystack-py's server script, embedded so the binary needs no source tree.
 pub const HAYSTACK_PY_SERVER_SCRIPT: &str = include_str!("../../peers/haystackpy_server.py");
 
+/// Why a server process could not be started.
+#[derive(Debug, thiserror::Error)]
+pub enum ServerProcessError {
+    /// The program could not be run.
+    #[error("cannot start {command}: {source}")]
+    Spawn {
+        /// The command line.
+        command: String,
+        /// Why not.
+        source: std::io::Error,
+    },
+    /// Its stdout could not be taken.
+    #[error("no stdout from the server process")]
+    NoStdout,
+    /// It printed no URL in time (or ended first).
+    #[error("the server did not print its URL within {0} s")]
+    NoUrl(u64),
+    /// The peers folder has no Python for the peer's server.
+    #[error("{} is missing: run scripts/peers.sh py313", .0.display())]
+    MissingPython(std::path::PathBuf),
+    /// Its script or a free port could not be had.
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+}
+
 /// A server in a child process, killed when dropped.
 pub struct ServerProcess {
     child: std::process::Child,
@@ -699,17 +724,23 @@ pub struct ServerProcess {
 impl ServerProcess {
     /// Starts `command` and waits (up to `timeout`) for a stdout line holding
     /// `http://HOST:PORT/api` (buildwire's "listening on ..." or the peer's "ready ... URL").
-    pub fn start(mut command: std::process::Command, timeout: Duration) -> Result<Self, String> {
+    pub fn start(
+        mut command: std::process::Command,
+        timeout: Duration,
+    ) -> Result<Self, ServerProcessError> {
         use std::io::{BufRead, BufReader};
         command
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::inherit());
         let mut child = command
             .spawn()
-            .map_err(|e| format!("cannot start {command:?}: {e}"))?;
+            .map_err(|source| ServerProcessError::Spawn {
+                command: format!("{command:?}"),
+                source,
+            })?;
         let Some(stdout) = child.stdout.take() else {
             let _ = child.kill();
-            return Err("no stdout from the server process".into());
+            return Err(ServerProcessError::NoStdout);
         };
         let (sender, receiver) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
@@ -742,10 +773,7 @@ impl ServerProcess {
             Ok(None) | Err(_) => {
                 let _ = child.kill();
                 let _ = child.wait();
-                Err(format!(
-                    "the server did not print its URL within {} s",
-                    timeout.as_secs()
-                ))
+                Err(ServerProcessError::NoUrl(timeout.as_secs()))
             }
         }
     }

@@ -5,26 +5,20 @@
 //! stack), in one run on the same data.
 
 use std::path::PathBuf;
-use std::process::Command;
+use std::sync::Arc;
 use std::time::Duration;
 
-use std::collections::HashMap;
-
-use buildwire_bench::haystack::http::{
-    self, HAYSTACK_PY_SERVER_SCRIPT, HttpLoadConfig, HttpLoadOutcome, LimitServer, ServerProcess,
+use buildwire_bench::haystack::compare::{
+    Api, CompareConfig, Status, buildings_mix, results_table, run_compare,
 };
-use buildwire_bench::haystack::ws::{self, WsLimitServer, WsLoadConfig};
 use buildwire_bench::report::MachineInfo;
 use buildwire_haystack::codec::Format;
-use bytes::Bytes;
 use clap::Args;
-use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
 
+use crate::commands::common::output::print_table_and_report;
+use crate::commands::common::program::{peers_dir, self_program};
 use crate::commands::common::result::CommandResult;
 use crate::progress::ProgressLine;
-
-const USER: &str = "bench";
-const PASSWORD: &str = "bench-password";
 
 #[derive(Debug, Args)]
 pub struct HaystackHttpArgs {
@@ -90,20 +84,6 @@ pub const WS_AFTER_HELP: &str = "The same mix as `bench haystack http`, as JSON 
     Examples:\n  buildwire bench haystack ws\n  \
     buildwire bench haystack ws --buildings alpha --seconds 5 --json";
 
-/// Which API a run loads.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Api {
-    Http,
-    Ws,
-}
-
-/// Answers recorded from a real server for the limit target.
-#[derive(Clone)]
-enum Recorded {
-    Http(HashMap<String, Bytes>),
-    Ws(HashMap<String, String>),
-}
-
 fn seconds(value: f64, flag: &str) -> Result<Duration, String> {
     Duration::try_from_secs_f64(value)
         .map_err(|_| format!("{flag} {value} is not a number of seconds"))
@@ -138,229 +118,44 @@ fn run_api(args: HaystackHttpArgs, api: Api) -> CommandResult {
             .into());
         }
     };
-    let mut files = Vec::new();
-    let (mut points, mut sites) = (0, 0);
-    for building in &args.buildings {
-        let zinc = args.data.join(format!("{building}.zinc"));
-        let text = std::fs::read_to_string(&zinc)
-            .map_err(|e| format!("cannot read {}: {e} (pass --data DIR)", zinc.display()))?;
-        let grid = Format::Zinc.decode_grid(&text)?;
-        let has = |tag: &str| {
-            (0..grid.row_count())
-                .filter(|r| grid.get(*r, tag).is_some())
-                .count()
-        };
-        points += has("point");
-        sites += has("site");
-        files.push(args.data.join(format!("{building}.json")));
-    }
-    let mix = http::published_mix(points, sites);
-    let peers = crate::commands::common::program::peers_dir(args.peers.as_ref());
+    let (files, mix) = buildings_mix(&args.data, &args.buildings)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()?;
     let progress = ProgressLine::new(args.json);
-    let mut results: Vec<(String, Result<HttpLoadOutcome, String>)> = Vec::new();
-    let mut recorded_from: Option<String> = None;
-    let mut recorded = None;
-    let login = || Some((USER.to_owned(), PASSWORD.to_owned()));
-    let load = |url: &str, target: &str, login: Option<(String, String)>| {
-        let line = progress.clone();
-        let name = target.to_owned();
-        let report = move |elapsed: Duration, answered: u64| {
-            line.set(format!(
-                "{name}: {:.0} s, {answered} answers",
-                elapsed.as_secs_f64()
-            ));
-        };
-        match api {
-            Api::Http => {
-                let config = HttpLoadConfig {
-                    url: url.to_owned(),
-                    login,
-                    connections,
-                    warmup,
-                    duration,
-                    format,
-                    mix: mix.clone(),
-                };
-                runtime.block_on(http::run(config, report))
-            }
-            Api::Ws => {
-                let config = WsLoadConfig {
-                    url: url.to_owned(),
-                    login,
-                    connections,
-                    warmup,
-                    duration,
-                    mix: mix.clone(),
-                };
-                runtime.block_on(ws::run(config, report))
-            }
-        }
-    };
-    let record = |url: &str| match api {
-        Api::Http => runtime
-            .block_on(http::record_answers(url, login(), format, &mix))
-            .map(Recorded::Http),
-        Api::Ws => runtime
-            .block_on(ws::record_ws_answers(url, login(), &mix))
-            .map(Recorded::Ws),
-    };
-    // The buildwire target once per backend, named after it when there are several.
-    let mut runs: Vec<(String, String, Option<String>)> = Vec::new();
-    for target in &args.targets {
-        if target == "buildwire" && (args.backend.len() > 1 || args.backend[0] != "memory") {
-            for backend in &args.backend {
-                let kind = backend.split(':').next().unwrap_or(backend);
-                runs.push((
-                    format!("buildwire ({kind})"),
-                    target.clone(),
-                    Some(backend.clone()),
-                ));
-            }
+    let line = progress.clone();
+    let status: Status = Arc::new(move |text| line.set(text));
+    let wants_buildwire = args.targets.iter().any(|t| t == "buildwire");
+    let config = CompareConfig {
+        api,
+        files,
+        mix,
+        connections,
+        warmup,
+        duration,
+        format,
+        targets: args.targets.clone(),
+        backends: args.backend.clone(),
+        peers_dir: peers_dir(args.peers.as_ref()),
+        program: if wants_buildwire {
+            self_program()?
         } else {
-            runs.push((target.clone(), target.clone(), None));
-        }
-    }
-    for (name, target, backend) in &runs {
-        progress.set(format!("{name}: starting"));
-        let outcome = match target.as_str() {
-            "buildwire" | "haystack-py" => {
-                let server = if target == "buildwire" {
-                    start_buildwire(&files, backend.as_deref().unwrap_or("memory"))
-                } else {
-                    start_haystack_py(&peers, &files)
-                };
-                server.and_then(|server| {
-                    // The limit serves the first server's answers (buildwire's when it runs).
-                    if recorded.is_none() {
-                        recorded = record(&server.url).ok();
-                        recorded_from = recorded.as_ref().map(|_| target.clone());
-                    }
-                    load(&server.url, name, login())
-                })
-            }
-            "limit" => match recorded.clone() {
-                Some(Recorded::Http(answers)) => LimitServer::start(answers, format.mime())
-                    .map_err(|e| e.to_string())
-                    .and_then(|server| load(&server.url(), target, None)),
-                Some(Recorded::Ws(answers)) => WsLimitServer::start(answers)
-                    .map_err(|e| e.to_string())
-                    .and_then(|server| load(&server.url(), target, None)),
-                None => Err("no server answered to record the limit's responses from".into()),
-            },
-            other => Err(format!(
-                "unknown target `{other}`: buildwire, haystack-py or limit"
-            )),
-        };
-        results.push((name.clone(), outcome));
-    }
+            PathBuf::new()
+        },
+    };
+    let compared = run_compare(&runtime, &config, &status);
     progress.finish();
-    let table = render(&results);
+    let table = results_table(&compared.results);
     let report = serde_json::json!({
         "benchmark": if api == Api::Http { "haystack http" } else { "haystack ws" },
         "machine": MachineInfo::detect(),
         "config": {
             "buildings": args.buildings, "connections": connections,
             "warmup_s": args.warmup, "seconds": args.seconds, "format": format.name(),
-            "limit_recorded_from": recorded_from, "backends": args.backend,
+            "limit_recorded_from": compared.limit_recorded_from, "backends": args.backend,
         },
-        "results": results.iter().map(|(target, outcome)| match outcome {
-            Ok(outcome) => serde_json::json!({"target": target, "outcome": outcome}),
-            Err(error) => serde_json::json!({"target": target, "error": error}),
-        }).collect::<Vec<_>>(),
+        "results": compared.results,
     });
-    crate::commands::common::output::print_table_and_report(&table, &report, args.json)
-}
-
-fn start_buildwire(files: &[PathBuf], backend: &str) -> Result<ServerProcess, String> {
-    let program = crate::commands::common::program::self_program()?;
-    let mut command = Command::new(program);
-    command.args([
-        "haystack",
-        "serve",
-        "--bind",
-        "127.0.0.1:0",
-        "--backend",
-        backend,
-    ]);
-    command.arg("--user");
-    command.arg(format!("{USER}:{PASSWORD}:admin"));
-    for file in files {
-        command.arg("--data").arg(file);
-    }
-    ServerProcess::start(command, Duration::from_secs(60))
-}
-
-fn start_haystack_py(peers: &std::path::Path, files: &[PathBuf]) -> Result<ServerProcess, String> {
-    let python = peers.join("py313/bin/python");
-    if !python.is_file() {
-        return Err(format!(
-            "{} is missing: run scripts/peers.sh py313",
-            python.display()
-        ));
-    }
-    let dir = std::env::temp_dir().join(format!("buildwire-bench-haystack-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
-    let script = dir.join("haystackpy_server.py");
-    std::fs::write(&script, HAYSTACK_PY_SERVER_SCRIPT).map_err(|e| e.to_string())?;
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map_err(|e| e.to_string())?
-        .port();
-    let mut command = Command::new(python);
-    command.arg(&script).args([
-        "--port",
-        &port.to_string(),
-        "--user",
-        USER,
-        "--password",
-        PASSWORD,
-    ]);
-    command.args(files);
-    ServerProcess::start(command, Duration::from_secs(120))
-}
-
-fn render(results: &[(String, Result<HttpLoadOutcome, String>)]) -> String {
-    let mut table = Table::new();
-    table.load_preset(UTF8_FULL_CONDENSED);
-    table.set_header([
-        "target", "op", "rps", "MiB/s", "p50 ms", "p95 ms", "p99 ms", "errors",
-    ]);
-    for (target, outcome) in results {
-        match outcome {
-            Ok(outcome) => {
-                for op in &outcome.ops {
-                    table.add_row([
-                        target.clone(),
-                        op.name.clone(),
-                        format!("{:.0}", op.rps),
-                        format!("{:.1}", op.bytes_per_sec / (1024.0 * 1024.0)),
-                        format!("{:.2}", op.latency_ms.p50_ms),
-                        format!("{:.2}", op.latency_ms.p95_ms),
-                        format!("{:.2}", op.latency_ms.p99_ms),
-                        match &op.first_error {
-                            Some(error) => format!("{} ({error})", op.errors),
-                            None => op.errors.to_string(),
-                        },
-                    ]);
-                }
-            }
-            Err(error) => {
-                table.add_row([
-                    target.clone(),
-                    "-".into(),
-                    "-".into(),
-                    "-".into(),
-                    "-".into(),
-                    "-".into(),
-                    "-".into(),
-                    error.clone(),
-                ]);
-            }
-        }
-    }
-    format!("{table}\n")
+    print_table_and_report(&table, &report, args.json)
 }
