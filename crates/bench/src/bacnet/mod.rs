@@ -35,6 +35,7 @@ use serde::Serialize;
 
 use crate::stats::{LatencyHistogram, LatencySummary};
 use phases::RunningWorkers;
+pub use phases::StepError;
 use workload::{Operation, STRESS_AV, WireSize, Worker, WrittenValues};
 
 /// Which published scenario.
