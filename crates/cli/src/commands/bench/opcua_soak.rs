@@ -1,19 +1,18 @@
 //! `buildwire bench opcua soak`: runs [`run_soak`] against our server (in this process or as
 //! a child process) or any `--target`, and prints the RSS curve.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
-
 use std::time::Duration;
 
 use buildwire_bench::opcua::{
-    ItemSoakConfig, ItemSoakSample, SoakConfig, SoakReport, SoakSample, run_item_soak, run_soak,
+    ItemSoakConfig, ItemSoakSample, ServerChild, SoakConfig, SoakReport, SoakSample, run_item_soak,
+    run_soak,
 };
 use buildwire_opcua::driver::OpcuaServer;
 use buildwire_opcua::server::ServerConfig;
 use clap::Args;
 use serde_json::json;
 
+use crate::commands::common::program::self_program;
 use crate::commands::common::result::CommandResult;
 
 #[derive(Debug, Args)]
@@ -58,38 +57,9 @@ pub struct SoakArgs {
     pub json: bool,
 }
 
-/// A child server process, killed when dropped.
-struct ChildServer(Child);
-
-impl Drop for ChildServer {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// Starts `buildwire opcua serve --bind 127.0.0.1:0 EXTRA...` and waits for its endpoint.
-fn spawn_server(extra: &[String]) -> Result<(ChildServer, String), Box<dyn std::error::Error>> {
-    let program = crate::commands::common::program::self_program()?;
-    let mut child = Command::new(program)
-        .args(["opcua", "serve", "--bind", "127.0.0.1:0"])
-        .args(extra)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()?;
-    let stdout = child
-        .stdout
-        .take()
-        .ok_or("the server's standard output is not available")?;
-    let child = ChildServer(child);
-    let mut line = String::new();
-    BufReader::new(stdout).read_line(&mut line)?;
-    let endpoint = line
-        .trim()
-        .strip_prefix("listening on ")
-        .ok_or_else(|| format!("the server did not start: `{}`", line.trim()))?
-        .to_owned();
-    Ok((child, endpoint))
+/// Our server in a child process: this same program's `opcua serve`.
+fn spawn_server(extra: &[String]) -> Result<ServerChild, Box<dyn std::error::Error>> {
+    Ok(ServerChild::spawn(&self_program()?, extra)?)
 }
 
 fn kib(value: Option<u64>) -> String {
@@ -143,8 +113,8 @@ pub fn soak(args: SoakArgs) -> CommandResult {
         let (endpoint, server_pid, where_) = match (&args.target, args.spawn_server) {
             (Some(target), _) => (target.clone(), args.server_pid, "server at --target"),
             (None, true) => {
-                let (server, endpoint) = spawn_server(&[])?;
-                let pid = server.0.id();
+                let server = spawn_server(&[])?;
+                let (endpoint, pid) = (server.endpoint.clone(), server.id());
                 child = Some(server);
                 (endpoint, Some(pid), "server in a child process")
             }
@@ -234,12 +204,13 @@ pub fn items(args: ItemSoakArgs) -> CommandResult {
         .enable_all()
         .build()?;
     runtime.block_on(async move {
-        let (server, endpoint) = spawn_server(&[
+        let server = spawn_server(&[
             "--simulate".to_owned(),
             args.items.to_string(),
             "--simulate-interval".to_owned(),
             args.sampling.to_string(),
         ])?;
+        let endpoint = server.endpoint.clone();
         println!(
             "subscriptions soak: {} items sampled every {} ms for {:.0} s against {endpoint} \
              (server in a child process)",
@@ -253,7 +224,7 @@ pub fn items(args: ItemSoakArgs) -> CommandResult {
             sampling_ms: args.sampling as f64,
             duration,
             sample_every,
-            server_pid: Some(server.0.id()),
+            server_pid: Some(server.id()),
         };
         let report = run_item_soak(&config, print_item_sample).await?;
         drop(server);
