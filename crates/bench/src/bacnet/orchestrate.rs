@@ -398,20 +398,38 @@ pub fn run_max(
     base: &BacnetRunConfig,
     status: StatusFn<'_>,
 ) -> Result<Vec<BacnetOutcome>, OrchestrateError> {
-    let mut curve: Vec<BacnetOutcome> = Vec::new();
-    let mut pools = base.mix.pools.max(1);
+    doubling_until_plateau(
+        base.mix.pools.max(1),
+        256,
+        |pools| {
+            let mut config = base.clone();
+            config.mix.pools = pools;
+            run_once(runtime, &config, 0.0, &UdpPath::default(), status, None)
+        },
+        |outcome| &outcome.sustained,
+    )
+}
+
+/// The `--max` curve: `step(n)` for n = `start`, 2 `start`, 4 `start` ... until the
+/// sustained throughput rises less than 5 % over the step before, or n reaches `most`.
+pub fn doubling_until_plateau<T, E>(
+    start: usize,
+    most: usize,
+    mut step: impl FnMut(usize) -> Result<T, E>,
+    sustained: impl Fn(&T) -> &PhaseReport,
+) -> Result<Vec<T>, E> {
+    let mut curve: Vec<T> = Vec::new();
+    let mut n = start;
     loop {
-        let mut config = base.clone();
-        config.mix.pools = pools;
-        let outcome = run_once(runtime, &config, 0.0, &UdpPath::default(), status, None)?;
+        let outcome = step(n)?;
         let rising = curve.last().is_none_or(|prev| {
-            outcome.sustained.throughput_rps > prev.sustained.throughput_rps * 1.05
+            sustained(&outcome).throughput_rps > sustained(prev).throughput_rps * 1.05
         });
         curve.push(outcome);
-        if !rising || pools >= 256 {
+        if !rising || n >= most {
             break;
         }
-        pools *= 2;
+        n *= 2;
     }
     Ok(curve)
 }

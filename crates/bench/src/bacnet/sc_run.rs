@@ -11,7 +11,7 @@ use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
 
 use super::orchestrate::{
     OrchestrateError, StatusFn, ThresholdExceeded, answer_counts_until_stdin_closes, best_of,
-    phase_status, threshold_verdict,
+    doubling_until_plateau, phase_status, threshold_verdict,
 };
 use super::peer::{self, BACPY_SC_SCRIPT, PeerError, StressProcess, script_command};
 use super::render::{error_line, failed_row, latency_row, measured_line, opt, phase_table, right};
@@ -367,24 +367,18 @@ pub fn run_max(
     processes: Option<&ScProcesses>,
     status: StatusFn<'_>,
 ) -> Result<Vec<ScOutcome>, OrchestrateError> {
-    let mut curve: Vec<ScOutcome> = Vec::new();
-    let mut factor = 1;
-    loop {
-        let mut step = config.clone();
-        step.unicast = config.unicast * factor;
-        step.broadcast = config.broadcast * factor;
-        let label = format!("buildwire x{factor}");
-        let outcome = run_once(runtime, &step, processes, &label, status)?;
-        let rising = curve.last().is_none_or(|prev| {
-            outcome.sustained.throughput_rps > prev.sustained.throughput_rps * 1.05
-        });
-        curve.push(outcome);
-        if !rising || factor >= 64 {
-            break;
-        }
-        factor *= 2;
-    }
-    Ok(curve)
+    doubling_until_plateau(
+        1,
+        64,
+        |factor| {
+            let mut step = config.clone();
+            step.unicast = config.unicast * factor;
+            step.broadcast = config.broadcast * factor;
+            let label = format!("buildwire x{factor}");
+            run_once(runtime, &step, processes, &label, status)
+        },
+        |outcome| &outcome.sustained,
+    )
 }
 
 /// `--max`: the curve of throughput by workers, and the best run.

@@ -16,7 +16,7 @@ use serde::Serialize;
 
 use super::http::{
     self, HAYSTACK_PY_SERVER_SCRIPT, HttpLoadConfig, HttpLoadOutcome, LimitServer, MixOp,
-    ServerProcess, ServerProcessError,
+    ServerProcess, ServerProcessError, buildwire_serve_command,
 };
 use super::ws::{self, WsLimitServer, WsLoadConfig};
 
@@ -274,15 +274,7 @@ pub fn start_buildwire(
     files: &[PathBuf],
     backend: &str,
 ) -> Result<ServerProcess, ServerProcessError> {
-    let mut command = Command::new(program);
-    command.args([
-        "haystack",
-        "serve",
-        "--bind",
-        "127.0.0.1:0",
-        "--backend",
-        backend,
-    ]);
+    let mut command = buildwire_serve_command(program, backend);
     command.arg("--user");
     command.arg(format!("{USER}:{PASSWORD}:admin"));
     for file in files {

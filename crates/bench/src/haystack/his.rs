@@ -5,14 +5,13 @@
 //! (count and values) before it is counted, and folded into daily means.
 
 use std::path::PathBuf;
-use std::process::Command;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use buildwire_haystack::client::{ClientOptions, HaystackApi, HaystackClient};
 use buildwire_haystack::{Date, DateTime, Ref, Time, Value};
 
-use super::http::{ServerProcess, ServerProcessError};
+use super::http::{ServerProcess, ServerProcessError, buildwire_serve_command};
 
 /// What the run writes and reads, against which backends.
 #[derive(Clone, Debug)]
@@ -90,18 +89,8 @@ pub fn run_his(
     let file = points_file(config.points)?;
     let mut rows = Vec::new();
     for backend in &config.backends {
-        let mut command = Command::new(&config.program);
-        command
-            .args([
-                "haystack",
-                "serve",
-                "--bind",
-                "127.0.0.1:0",
-                "--backend",
-                backend,
-                "--data",
-            ])
-            .arg(&file);
+        let mut command = buildwire_serve_command(&config.program, backend);
+        command.arg("--data").arg(&file);
         status(format!("{backend}: starting the server"));
         let server = ServerProcess::start(command, Duration::from_secs(60))?;
         let outcome = runtime.block_on(run_backend(&server.url, config, status));

@@ -689,6 +689,21 @@ impl Drop for LimitServer {
 /// haystack-py's server script, embedded so the binary needs no source tree.
 pub const HAYSTACK_PY_SERVER_SCRIPT: &str = include_str!("../../peers/haystackpy_server.py");
 
+/// `PROGRAM haystack serve --bind 127.0.0.1:0 --backend BACKEND`: buildwire's server (this
+/// same program) for [`ServerProcess::start`].
+pub fn buildwire_serve_command(program: &std::path::Path, backend: &str) -> std::process::Command {
+    let mut command = std::process::Command::new(program);
+    command.args([
+        "haystack",
+        "serve",
+        "--bind",
+        "127.0.0.1:0",
+        "--backend",
+        backend,
+    ]);
+    command
+}
+
 /// Why a server process could not be started.
 #[derive(Debug, thiserror::Error)]
 pub enum ServerProcessError {
