@@ -154,31 +154,36 @@ pub fn run_compare(
             ));
         };
         match config.api {
-            Api::Http => runtime.block_on(http::run(
-                HttpLoadConfig {
-                    url: url.to_owned(),
-                    login,
-                    connections: config.connections,
-                    warmup: config.warmup,
-                    duration: config.duration,
-                    format: config.format,
-                    mix: config.mix.clone(),
-                },
-                report,
-            )),
-            Api::Ws => runtime.block_on(ws::run(
-                WsLoadConfig {
-                    url: url.to_owned(),
-                    login,
-                    connections: config.connections,
-                    warmup: config.warmup,
-                    duration: config.duration,
-                    mix: config.mix.clone(),
-                },
-                report,
-            )),
+            Api::Http => runtime
+                .block_on(http::run(
+                    HttpLoadConfig {
+                        url: url.to_owned(),
+                        login,
+                        connections: config.connections,
+                        warmup: config.warmup,
+                        duration: config.duration,
+                        format: config.format,
+                        mix: config.mix.clone(),
+                    },
+                    report,
+                ))
+                .map_err(|e| e.to_string()),
+            Api::Ws => runtime
+                .block_on(ws::run(
+                    WsLoadConfig {
+                        url: url.to_owned(),
+                        login,
+                        connections: config.connections,
+                        warmup: config.warmup,
+                        duration: config.duration,
+                        mix: config.mix.clone(),
+                    },
+                    report,
+                ))
+                .map_err(|e| e.to_string()),
         }
     };
+    // What the limit serves; a server whose answers cannot be recorded leaves it to the next.
     let record = |url: &str| match config.api {
         Api::Http => runtime
             .block_on(http::record_answers(
@@ -187,9 +192,11 @@ pub fn run_compare(
                 config.format,
                 &config.mix,
             ))
+            .ok()
             .map(Recorded::Http),
         Api::Ws => runtime
             .block_on(ws::record_ws_answers(url, login(), &config.mix))
+            .ok()
             .map(Recorded::Ws),
     };
     let mut results = Vec::new();
@@ -211,7 +218,7 @@ pub fn run_compare(
                 server.map_err(|e| e.to_string()).and_then(|server| {
                     // The limit serves the first server's answers (buildwire's when it runs).
                     if recorded.is_none() {
-                        recorded = record(&server.url).ok();
+                        recorded = record(&server.url);
                         recorded_from = recorded.as_ref().map(|_| target.clone());
                     }
                     load(&server.url, &name, login())
