@@ -6,14 +6,13 @@ use std::net::{Ipv4Addr, SocketAddrV4};
 use std::path::PathBuf;
 
 use comfy_table::{Cell, Table, presets::UTF8_FULL_CONDENSED};
-use serde::Serialize;
 
 use super::orchestrate::{OrchestrateError, StatusFn, run_once, start_own_process};
 use super::peer::{self, PeerError, StressProcess};
 use super::render::{failed_row, opt, right};
 use super::{BacnetOutcome, BacnetRunConfig, LimitReport};
 use crate::limit::UdpPath;
-use crate::report::MachineInfo;
+use crate::report::{MachineInfo, TargetResult};
 
 /// The targets `compare` measures by default, in order.
 pub const DEFAULT_TARGETS: [&str; 5] = [
@@ -40,17 +39,7 @@ pub struct CompareConfig {
 }
 
 /// One target's result: its outcome, or why it could not be measured.
-#[derive(Debug, Serialize)]
-pub struct CompareEntry {
-    /// The target's name.
-    pub target: String,
-    /// What was measured.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub outcome: Option<BacnetOutcome>,
-    /// Why it was not.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
-}
+pub type CompareEntry = TargetResult<BacnetOutcome>;
 
 /// What `compare` measured: every target, and the limit once (with our concurrency and
 /// sizes).
@@ -73,15 +62,7 @@ pub fn run_compare(
     for target in &config.targets {
         status(format!("{target}: starting"));
         let outcome = measure_target(runtime, config, target, status);
-        let (outcome, error) = match outcome {
-            Ok(outcome) => (Some(outcome), None),
-            Err(error) => (None, Some(error.to_string())),
-        };
-        results.push(CompareEntry {
-            target: target.clone(),
-            outcome,
-            error,
-        });
+        results.push(CompareEntry::new(target.clone(), outcome));
     }
     let limit = results.iter().find_map(|entry| match &entry.outcome {
         Some(o) if entry.target == "buildwire" => o.limit.clone(),

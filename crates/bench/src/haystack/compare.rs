@@ -12,13 +12,13 @@ use std::time::Duration;
 use buildwire_haystack::codec::Format;
 use bytes::Bytes;
 use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
-use serde::Serialize;
 
 use super::http::{
     self, HAYSTACK_PY_SERVER_SCRIPT, HttpLoadConfig, HttpLoadOutcome, LimitServer, MixOp,
     ServerProcess, ServerProcessError, buildwire_serve_command,
 };
 use super::ws::{self, WsLimitServer, WsLoadConfig};
+use crate::report::TargetResult;
 
 /// The user every server of the run is given, and its password.
 pub const USER: &str = "bench";
@@ -108,23 +108,13 @@ pub struct CompareConfig {
 }
 
 /// One target's result.
-#[derive(Debug, Serialize)]
-pub struct TargetResult {
-    /// The target (`buildwire (redis)` when the buildwire target runs once per backend).
-    pub target: String,
-    /// What was measured.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub outcome: Option<HttpLoadOutcome>,
-    /// Why it was not.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
-}
+pub type TargetOutcome = TargetResult<HttpLoadOutcome>;
 
 /// What a run measured.
 #[derive(Debug)]
 pub struct CompareReport {
     /// The targets in order.
-    pub results: Vec<TargetResult>,
+    pub results: Vec<TargetOutcome>,
     /// The target whose answers the limit served.
     pub limit_recorded_from: Option<String>,
 }
@@ -237,15 +227,7 @@ pub fn run_compare(
                 "unknown target `{other}`: buildwire, haystack-py or limit"
             )),
         };
-        let (outcome, error) = match outcome {
-            Ok(outcome) => (Some(outcome), None),
-            Err(error) => (None, Some(error)),
-        };
-        results.push(TargetResult {
-            target: name,
-            outcome,
-            error,
-        });
+        results.push(TargetOutcome::new(name, outcome));
     }
     CompareReport {
         results,
@@ -317,7 +299,7 @@ fn start_haystack_py(peers: &Path, files: &[PathBuf]) -> Result<ServerProcess, S
 }
 
 /// Per target and op: rate, MiB/s, latency and errors.
-pub fn results_table(results: &[TargetResult]) -> String {
+pub fn results_table(results: &[TargetOutcome]) -> String {
     let mut table = Table::new();
     table.load_preset(UTF8_FULL_CONDENSED);
     table.set_header([

@@ -323,94 +323,94 @@ async fn run_backend(
         day(sample_time(0, interval)?.date),
         day(sample_time(per_point.saturating_sub(1), interval)?.date)
     );
-    let started = Instant::now();
-    let mut tasks = Vec::new();
-    for (c, client) in clients.iter().cloned().enumerate() {
+    let read = {
         let range = range.clone();
-        tasks.push(tokio::spawn(async move {
-            let (mut samples, mut errors) = (0u64, 0u64);
-            for p in (c..points).step_by(connections) {
+        checked_phase(&clients, points, move |client, p| {
+            let range = range.clone();
+            async move {
                 let id = Ref::new(format!("his-{p}"));
-                match client.his_read(&id, &range).await {
-                    Ok(grid) => {
-                        let rows = grid.row_count();
-                        let last = rows.checked_sub(1).and_then(|r| grid.get(r, "val"));
-                        let expected_last = f64::from(per_point.saturating_sub(1)) + p as f64 / 1000.0;
-                        if rows == per_point as usize
-                            && matches!(last, Some(Value::Number(n)) if (n.value - expected_last).abs() < 1e-9)
-                        {
-                            samples += rows as u64;
-                        } else {
-                            errors += 1;
-                        }
-                    }
-                    Err(_) => errors += 1,
-                }
+                let grid = client.his_read(&id, &range).await.ok()?;
+                let rows = grid.row_count();
+                let last = rows.checked_sub(1).and_then(|r| grid.get(r, "val"));
+                let expected_last = f64::from(per_point.saturating_sub(1)) + p as f64 / 1000.0;
+                (rows == per_point as usize
+                    && matches!(last, Some(Value::Number(n)) if (n.value - expected_last).abs() < 1e-9))
+                .then_some(rows as u64)
             }
-            (samples, errors)
-        }));
-    }
-    let (mut samples, mut errors) = (0, 0);
-    for task in tasks {
-        let (s, e) = task.await.map_err(|e| HisError::Task(e.to_string()))?;
-        samples += s;
-        errors += e;
-    }
-    let read = PhaseResult {
-        samples,
-        seconds: started.elapsed().as_secs_f64(),
-        errors,
+        })
+        .await?
     };
     // Rollups: every point's range folded into daily means (`hisRead` with `interval` 1day
     // and `fold` avg), each mean checked: day d holds samples d*n .. d*n+n-1 of value
     // k + p/1000, so its mean is d*n + (n-1)/2 + p/1000.
     let per_day = (1440 / interval.max(1)).max(1);
-    let started = Instant::now();
-    let mut tasks = Vec::new();
-    for (c, client) in clients.into_iter().enumerate() {
+    let rollup = checked_phase(&clients, points, move |client, p| {
         let range = range.clone();
-        tasks.push(tokio::spawn(async move {
-            let (mut samples, mut errors) = (0u64, 0u64);
-            for p in (c..points).step_by(connections) {
-                let id = Ref::new(format!("his-{p}"));
-                let every = Value::number_with_unit(1.0, "day");
-                match client.his_rollup(&id, &range, every, "avg").await {
-                    Ok(grid) => {
-                        let days = (per_point / per_day) as usize;
-                        let right = grid.row_count() == days
-                            && (0..days).all(|d| {
-                                let want = (d as f64) * f64::from(per_day)
-                                    + f64::from(per_day - 1) / 2.0
-                                    + p as f64 / 1000.0;
-                                matches!(grid.get(d, "val"),
-                                    Some(Value::Number(n)) if (n.value - want).abs() < 1e-6)
-                            });
-                        if right {
-                            samples += u64::from(per_point);
-                        } else {
-                            errors += 1;
-                        }
+        async move {
+            let id = Ref::new(format!("his-{p}"));
+            let every = Value::number_with_unit(1.0, "day");
+            let grid = client.his_rollup(&id, &range, every, "avg").await.ok()?;
+            let days = (per_point / per_day) as usize;
+            let right = grid.row_count() == days
+                && (0..days).all(|d| {
+                    let want = (d as f64) * f64::from(per_day)
+                        + f64::from(per_day - 1) / 2.0
+                        + p as f64 / 1000.0;
+                    matches!(grid.get(d, "val"),
+                        Some(Value::Number(n)) if (n.value - want).abs() < 1e-6)
+                });
+            right.then_some(u64::from(per_point))
+        }
+    })
+    .await?;
+    Ok(BackendPhases {
+        write,
+        read,
+        rollup,
+    })
+}
+
+/// Runs `check(client, point)` for every point, the points shared out between the clients
+/// (a task each); a check gives the samples it verified, or `None` for a failed request or
+/// a wrong answer (an error). The phase's samples, time and errors.
+async fn checked_phase<F, Fut>(
+    clients: &[HaystackClient],
+    points: usize,
+    check: F,
+) -> Result<PhaseResult, HisError>
+where
+    F: Fn(HaystackClient, usize) -> Fut + Clone + Send + 'static,
+    Fut: std::future::Future<Output = Option<u64>> + Send,
+{
+    let connections = clients.len().max(1);
+    let started = Instant::now();
+    let tasks: Vec<_> = clients
+        .iter()
+        .cloned()
+        .enumerate()
+        .map(|(c, client)| {
+            let check = check.clone();
+            tokio::spawn(async move {
+                let (mut samples, mut errors) = (0u64, 0u64);
+                for p in (c..points).step_by(connections) {
+                    match check(client.clone(), p).await {
+                        Some(n) => samples += n,
+                        None => errors += 1,
                     }
-                    Err(_) => errors += 1,
                 }
-            }
-            (samples, errors)
-        }));
-    }
+                (samples, errors)
+            })
+        })
+        .collect();
     let (mut samples, mut errors) = (0, 0);
     for task in tasks {
         let (s, e) = task.await.map_err(|e| HisError::Task(e.to_string()))?;
         samples += s;
         errors += e;
     }
-    let rollup = PhaseResult {
+    Ok(PhaseResult {
         samples,
         seconds: started.elapsed().as_secs_f64(),
         errors,
-    };
-    Ok(BackendPhases {
-        write,
-        read,
-        rollup,
     })
 }
