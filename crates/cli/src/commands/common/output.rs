@@ -1,6 +1,6 @@
 //! How a benchmark prints: the table for people and, with `--json`, the report for scripts.
 
-use super::result::CommandResult;
+use crate::commands::common::result::CommandResult;
 
 /// The table on stdout; with `json`, the table on stderr and the JSON report on stdout.
 pub fn print_table_and_report(
