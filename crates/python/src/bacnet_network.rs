@@ -101,11 +101,8 @@ impl BacnetRouterHandle {
         let ports: Vec<Value> = self
             .inner
             .describe_ports()
-            .into_iter()
-            .map(|(network, link, address, vmac)| {
-                json!({"network": network, "link": link, "address": address,
-                       "vmac": vmac.map(|v| v.to_string())})
-            })
+            .iter()
+            .map(|port| port.to_json())
             .collect();
         Value::Array(ports).to_string()
     }

@@ -8,12 +8,12 @@ use std::time::Duration;
 use buildwire_bacnet::driver::sc_certs::write_pki;
 use buildwire_bacnet::driver::sc_tls::{ScTlsFiles, client_config, server_config};
 use buildwire_bacnet::driver::{
-    BacnetServer, ScHub, ScHubConfig, ScNodeConfig, ScTransport, ServerConfig, random_uuid,
-    random_vmac,
+    BacnetServer, ScHub, ScHubConfig, ScNodeConfig, ScTransport, ServerConfig, random_identity,
+    random_uuid, random_vmac,
 };
 use buildwire_bacnet::objects::profile::stress_profile;
 use buildwire_bacnet::sc::node::NodeConfig;
-use buildwire_bacnet::sc::{HubConfig, LocalIdentity, Vmac};
+use buildwire_bacnet::sc::{HubConfig, Vmac};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3_async_runtimes::tokio::future_into_py;
@@ -340,11 +340,6 @@ fn node_config(hub: &str, files: Option<ScTlsFiles>) -> PyResult<ScNodeConfig> {
         }
         None => None,
     };
-    let identity = LocalIdentity {
-        vmac: random_vmac(),
-        uuid: random_uuid(),
-        max_bvlc_length: buildwire_bacnet::sc::DEFAULT_MAX_BVLC_LENGTH,
-        max_npdu_length: buildwire_bacnet::sc::DEFAULT_MAX_NPDU_LENGTH,
-    };
+    let identity = random_identity();
     Ok(ScNodeConfig::new(NodeConfig::new(identity, hub), tls))
 }

@@ -27,10 +27,12 @@ pub use bip6::{Bip6Config, Bip6Transport};
 pub use client::{BacnetClient, ClientConfig, CovSubscription, DEFAULT_MAX_CONCURRENT_PER_DEVICE};
 pub use link_clock::LinkClock;
 pub use router::{
-    BacnetRouter, PortSpec, RouterOptions, RouterPort, RouterPortStats, interface_index,
-    parse_static_route,
+    BacnetRouter, PortDescription, PortLink, PortSpec, RouterOptions, RouterPort, RouterPortStats,
+    interface_index, parse_static_route,
 };
 pub use sc_hub::{ScHub, ScHubConfig, ScHubStats};
-pub use sc_node::{ScNodeConfig, ScTransport, load_or_create_uuid, random_uuid, random_vmac};
+pub use sc_node::{
+    ScNodeConfig, ScTransport, load_or_create_uuid, random_identity, random_uuid, random_vmac,
+};
 pub use server::{BacnetServer, ServerConfig};
 pub use transport::{Delivery, Transport};

@@ -765,34 +765,159 @@ impl BacnetRouter {
         .map_err(|e| e.to_string())
     }
 
-    /// Per port: network, link kind (`bip`/`bip6`), local address, and VMAC for B/IPv6.
-    pub fn describe_ports(&self) -> Vec<(u16, &'static str, String, Option<Vmac>)> {
+    /// Per port: network, link kind, local address, and VMAC for B/IPv6.
+    pub fn describe_ports(&self) -> Vec<PortDescription> {
         self.ports
             .iter()
             .map(|port| match port {
-                RouterPort::Bip { network, transport } => {
-                    (*network, "bip", transport.local_addr().to_string(), None)
-                }
+                RouterPort::Bip { network, transport } => PortDescription {
+                    network: *network,
+                    link: PortLink::Bip,
+                    address: transport.local_addr().to_string(),
+                    vmac: None,
+                },
                 RouterPort::Bip6 { network, transport } => {
                     let local = transport.local_addr();
-                    (
-                        *network,
-                        "bip6",
-                        format!("[{}]:{}", local.ip(), local.port()),
-                        Some(transport.vmac()),
-                    )
+                    PortDescription {
+                        network: *network,
+                        link: PortLink::Bip6,
+                        address: format!("[{}]:{}", local.ip(), local.port()),
+                        vmac: Some(transport.vmac()),
+                    }
                 }
-                RouterPort::Sc { network, transport } => {
-                    (*network, "sc", format!("vmac {}", transport.vmac()), None)
-                }
+                RouterPort::Sc { network, transport } => PortDescription {
+                    network: *network,
+                    link: PortLink::Sc,
+                    address: format!("vmac {}", transport.vmac()),
+                    vmac: None,
+                },
             })
             .collect()
+    }
+}
+
+/// The link layer of a router port.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PortLink {
+    /// BACnet/IP.
+    Bip,
+    /// BACnet/IPv6.
+    Bip6,
+    /// BACnet/SC.
+    Sc,
+}
+
+impl PortLink {
+    /// `bip`, `bip6` or `sc`, as in a port's text form.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::Bip => "bip",
+            Self::Bip6 => "bip6",
+            Self::Sc => "sc",
+        }
+    }
+}
+
+/// What a started router says about one of its ports ([`BacnetRouter::describe_ports`]).
+///
+/// Its text form, `network N: LINK ADDRESS[ vmac VMAC]`, is what `buildwire bacnet router`
+/// prints; [`FromStr`](std::str::FromStr) reads it back, and [`PortDescription::to_json`]
+/// gives `{network, link, address, vmac}`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PortDescription {
+    /// The network number behind the port.
+    pub network: u16,
+    /// Its link layer.
+    pub link: PortLink,
+    /// Its local address: `HOST:PORT`, `[IPV6]:PORT`, or `vmac VMAC` for a BACnet/SC node.
+    pub address: String,
+    /// The B/IPv6 port's VMAC.
+    pub vmac: Option<Vmac>,
+}
+
+impl PortDescription {
+    /// `{"network": N, "link": "bip", "address": "...", "vmac": "..." or null}`.
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "network": self.network,
+            "link": self.link.name(),
+            "address": self.address,
+            "vmac": self.vmac.map(|v| v.to_string()),
+        })
+    }
+}
+
+impl std::fmt::Display for PortDescription {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "network {}: {} {}",
+            self.network,
+            self.link.name(),
+            self.address
+        )?;
+        match self.vmac {
+            Some(vmac) => write!(f, " vmac {vmac}"),
+            None => Ok(()),
+        }
+    }
+}
+
+impl std::str::FromStr for PortDescription {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        let bad = || format!("`{text}` is not `network N: LINK ADDRESS[ vmac VMAC]`");
+        let rest = text.trim().strip_prefix("network ").ok_or_else(bad)?;
+        let (network, rest) = rest.split_once(": ").ok_or_else(bad)?;
+        let network = network.parse().map_err(|_| bad())?;
+        let (link, rest) = rest.split_once(' ').ok_or_else(bad)?;
+        let link = match link {
+            "bip" => PortLink::Bip,
+            "bip6" => PortLink::Bip6,
+            "sc" => PortLink::Sc,
+            _ => return Err(bad()),
+        };
+        let (address, vmac) = match (link, rest.split_once(" vmac ")) {
+            (PortLink::Bip6, Some((address, vmac))) => {
+                (address, Some(vmac.parse().map_err(|_| bad())?))
+            }
+            _ => (rest, None),
+        };
+        Ok(Self {
+            network,
+            link,
+            address: address.to_owned(),
+            vmac,
+        })
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn port_descriptions_read_back_from_their_text() {
+        for text in [
+            "network 1: bip 127.0.0.1:47808",
+            "network 2: bip6 [::1]:47808 vmac 0000fe",
+            "network 3: sc vmac 02:00:00:00:00:01",
+        ] {
+            let port: PortDescription = text.parse().unwrap();
+            assert_eq!(port.to_string(), text);
+        }
+        let bip6: PortDescription = "network 2: bip6 [::1]:47808 vmac 0000fe".parse().unwrap();
+        assert_eq!(bip6.link, PortLink::Bip6);
+        assert_eq!(bip6.address, "[::1]:47808");
+        assert_eq!(bip6.to_json()["vmac"], "0000fe");
+        assert!(
+            "network x: bip 1.2.3.4:5"
+                .parse::<PortDescription>()
+                .is_err()
+        );
+        assert!("network 1: ethernet 00".parse::<PortDescription>().is_err());
+    }
 
     #[test]
     fn ports_and_routes_from_text() {

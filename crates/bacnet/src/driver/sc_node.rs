@@ -515,3 +515,15 @@ pub fn random_uuid() -> DeviceUuid {
 pub fn random_vmac() -> Vmac {
     Vmac::random_48(random_bytes::<6>())
 }
+
+/// A node identity for a run: a random VMAC and a random device UUID, with the default
+/// largest BVLC message and NPDU. For a device that keeps its UUID across restarts, set
+/// `uuid` from [`load_or_create_uuid`].
+pub fn random_identity() -> crate::sc::LocalIdentity {
+    crate::sc::LocalIdentity {
+        vmac: random_vmac(),
+        uuid: random_uuid(),
+        max_bvlc_length: crate::sc::DEFAULT_MAX_BVLC_LENGTH,
+        max_npdu_length: crate::sc::DEFAULT_MAX_NPDU_LENGTH,
+    }
+}

@@ -8,10 +8,14 @@
 //!   measures a warm-up and a sustained phase;
 //! - [`BacnetOutcome`]: what a run measured, serialized as a superset of bac-py's report.
 
+pub mod compare;
+pub mod orchestrate;
 pub mod peer;
 mod phases;
+pub mod render;
 pub mod route_check;
 pub mod sc;
+pub mod sc_run;
 pub mod workload;
 
 use std::collections::BTreeMap;
@@ -31,6 +35,7 @@ use serde::Serialize;
 
 use crate::stats::{LatencyHistogram, LatencySummary};
 use phases::RunningWorkers;
+pub use phases::StepError;
 use workload::{Operation, STRESS_AV, WireSize, Worker, WrittenValues};
 
 /// Which published scenario.

@@ -47,6 +47,50 @@ pub const PEERS: [PeerKind; 3] = [
     },
 ];
 
+/// Why a launcher process (ours or a peer's) could not be started.
+#[derive(Debug, thiserror::Error)]
+pub enum PeerError {
+    /// The program could not be run.
+    #[error("cannot start {what}: {source}")]
+    Spawn {
+        /// What was started.
+        what: String,
+        /// Why not.
+        source: std::io::Error,
+    },
+    /// Its stdin or stdout could not be taken.
+    #[error("{what}: no pipes to talk to it")]
+    NoPipes {
+        /// What was started.
+        what: String,
+    },
+    /// It ended before it printed `ready ...`.
+    #[error("{what} stopped before it was ready (its errors are above)")]
+    NotReady {
+        /// What was started.
+        what: String,
+    },
+    /// Its `ready` line did not name a port.
+    #[error("{what}: bad line \"ready {line}\"")]
+    BadReadyLine {
+        /// What was started.
+        what: String,
+        /// The rest of the line after `ready `.
+        line: String,
+    },
+    /// The peers folder has no Python for the launcher.
+    #[error("{} is missing: run scripts/peers.sh {venv}", python.display())]
+    MissingPython {
+        /// The Python that was looked for.
+        python: std::path::PathBuf,
+        /// The peers folder's venv it belongs to.
+        venv: String,
+    },
+    /// The launcher script could not be written to the temporary folder.
+    #[error("{0}")]
+    Script(#[from] std::io::Error),
+}
+
 /// A stress server running in a child process.
 pub struct StressProcess {
     child: Child,
@@ -65,28 +109,32 @@ impl std::fmt::Debug for StressProcess {
 
 impl StressProcess {
     /// Starts `command` (which speaks the launcher protocol) and waits for `ready PORT`.
-    pub fn start(command: Command, what: &str) -> Result<Self, String> {
+    pub fn start(command: Command, what: &str) -> Result<Self, PeerError> {
         let (mut process, ready) = Self::start_any(command, what)?;
-        process.port = ready
-            .parse()
-            .map_err(|_| format!("{what}: bad line \"ready {ready}\""))?;
+        process.port = ready.parse().map_err(|_| PeerError::BadReadyLine {
+            what: what.to_owned(),
+            line: ready.clone(),
+        })?;
         Ok(process)
     }
 
     /// Starts `command` and waits for its `ready ...` line; returns the process (port 0)
     /// and the rest of that line (a process that serves no port of its own says
     /// `ready 0`).
-    pub fn start_any(mut command: Command, what: &str) -> Result<(Self, String), String> {
+    pub fn start_any(mut command: Command, what: &str) -> Result<(Self, String), PeerError> {
         command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit());
-        let mut child = command
-            .spawn()
-            .map_err(|e| format!("cannot start {what}: {e}"))?;
+        let mut child = command.spawn().map_err(|source| PeerError::Spawn {
+            what: what.to_owned(),
+            source,
+        })?;
         let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
             let _ = child.kill();
-            return Err(format!("{what}: no pipes to talk to it"));
+            return Err(PeerError::NoPipes {
+                what: what.to_owned(),
+            });
         };
         let mut stdout = BufReader::new(stdout);
         let mut line = String::new();
@@ -96,9 +144,9 @@ impl StressProcess {
                 Ok(0) | Err(_) => {
                     let _ = child.kill();
                     let _ = child.wait();
-                    return Err(format!(
-                        "{what} stopped before it was ready (its errors are above)"
-                    ));
+                    return Err(PeerError::NotReady {
+                        what: what.to_owned(),
+                    });
                 }
                 Ok(_) => {
                     if let Some(rest) = line.trim().strip_prefix("ready ") {
@@ -118,7 +166,7 @@ impl StressProcess {
     }
 
     /// Starts a peer's launcher from the peers folder on `port`.
-    pub fn start_peer(peer: PeerKind, peers_dir: &Path, port: u16) -> Result<Self, String> {
+    pub fn start_peer(peer: PeerKind, peers_dir: &Path, port: u16) -> Result<Self, PeerError> {
         // Not named like the peer's package, which the script imports.
         let file = format!("stress_{}.py", peer.name.replace('-', "_"));
         let mut command = script_command(peer.venv, peer.script, &file, peers_dir)?;
@@ -160,18 +208,18 @@ pub fn script_command(
     script: &str,
     file_name: &str,
     peers_dir: &Path,
-) -> Result<Command, String> {
+) -> Result<Command, PeerError> {
     let python = peers_dir.join(venv).join("bin/python");
     if !python.is_file() {
-        return Err(format!(
-            "{} is missing: run scripts/peers.sh {venv}",
-            python.display()
-        ));
+        return Err(PeerError::MissingPython {
+            python,
+            venv: venv.to_owned(),
+        });
     }
     let dir = std::env::temp_dir().join(format!("buildwire-bench-bacnet-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+    std::fs::create_dir_all(&dir)?;
     let path = dir.join(file_name);
-    std::fs::write(&path, script).map_err(|e| e.to_string())?;
+    std::fs::write(&path, script)?;
     let mut command = Command::new(python);
     command.arg(path);
     Ok(command)

@@ -12,6 +12,31 @@ use tokio::task::JoinHandle;
 use super::workload::WireSize;
 use super::{BacnetProgress, OpTally};
 
+/// Why one operation of a worker did not count.
+#[derive(Debug, thiserror::Error)]
+pub enum StepError {
+    /// The request failed: timeout, reject, abort, an error answer or the socket.
+    #[error("{0}")]
+    Client(#[from] buildwire_bacnet::app::ClientError),
+    /// The answer was not what the stress objects (or the echo) hold.
+    #[error("{0}")]
+    Wrong(String),
+    /// Sending or a BVLL exchange failed (`what` says which).
+    #[error("{what}: {source}")]
+    Io {
+        /// The operation.
+        what: String,
+        /// Why it failed.
+        source: std::io::Error,
+    },
+    /// The worker has nothing to talk to (no BBMD, no router).
+    #[error("{0}")]
+    NoPeer(&'static str),
+    /// The router health check failed.
+    #[error(transparent)]
+    RouteCheck(#[from] super::route_check::RouteCheckError),
+}
+
 /// A worker of a scenario: one operation, done again and again.
 pub(crate) trait StepWorker: Send + 'static {
     /// What it does, the key of its line in the report.
@@ -21,7 +46,7 @@ pub(crate) trait StepWorker: Send + 'static {
     fn kind(&self) -> Self::Kind;
 
     /// One operation, checked; its wire size when it was right, what was wrong otherwise.
-    fn step(&mut self) -> impl Future<Output = Result<WireSize, String>> + Send;
+    fn step(&mut self) -> impl Future<Output = Result<WireSize, StepError>> + Send;
 
     /// A pause after each operation (periodic workers), during which a stop is noticed.
     fn pause_after(&self) -> Option<Duration> {
@@ -154,7 +179,7 @@ async fn run_worker<W: StepWorker>(
             Err(error) => {
                 tally.errors += 1;
                 if tally.first_error.is_none() {
-                    tally.first_error = Some(error);
+                    tally.first_error = Some(error.to_string());
                 }
                 tokio::time::sleep(backoff).await;
             }

@@ -28,38 +28,60 @@ impl Default for CheckFrom {
     }
 }
 
+/// Why the router health check failed.
+#[derive(Debug, thiserror::Error)]
+pub enum RouteCheckError {
+    /// The checking socket could not be bound.
+    #[error("route check: cannot bind {ip}:{port}: {source}")]
+    Bind {
+        /// The address it was to bind.
+        ip: Ipv4Addr,
+        /// The port.
+        port: u16,
+        /// Why not.
+        source: std::io::Error,
+    },
+    /// Sending or receiving failed.
+    #[error("route check: {0}")]
+    Io(std::io::Error),
+    /// The router did not answer in time.
+    #[error("no I-Am-Router-To-Network for network {network} within {wait:?}")]
+    NoAnswer {
+        /// The network asked about.
+        network: u16,
+        /// How long the check waited.
+        wait: Duration,
+    },
+}
+
 /// Asks the router at `router` who routes to `network` and waits for its answer.
 pub async fn who_is_router(
     router: SocketAddrV4,
     network: u16,
     wait: Duration,
     from: CheckFrom,
-) -> Result<(), String> {
+) -> Result<(), RouteCheckError> {
     let transport = BipTransport::bind(&BipConfig {
         bind: SocketAddrV4::new(from.ip, router.port()),
         broadcast: Some(from.broadcast),
     })
     .await
-    .map_err(|e| {
-        format!(
-            "route check: cannot bind {}:{}: {e}",
-            from.ip,
-            router.port()
-        )
+    .map_err(|source| RouteCheckError::Bind {
+        ip: from.ip,
+        port: router.port(),
+        source,
     })?;
     let ask = NetworkMessage::WhoIsRouterToNetwork(Some(network)).to_local_npdu();
     transport
         .send_unicast(router, &ask)
         .await
-        .map_err(|e| format!("route check: {e}"))?;
+        .map_err(RouteCheckError::Io)?;
     let deadline = tokio::time::Instant::now() + wait;
     loop {
         let delivery = tokio::time::timeout_at(deadline, transport.receive())
             .await
-            .map_err(|_| {
-                format!("no I-Am-Router-To-Network for network {network} within {wait:?}")
-            })?
-            .map_err(|e| format!("route check: {e}"))?;
+            .map_err(|_| RouteCheckError::NoAnswer { network, wait })?
+            .map_err(RouteCheckError::Io)?;
         let Ok(npdu) = Npdu::decode(&mut Reader::new(&delivery.npdu)) else {
             continue;
         };

@@ -36,7 +36,7 @@ use serde::{Serialize, Serializer};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
-use super::phases::{RunningWorkers, StepWorker};
+use super::phases::{RunningWorkers, StepError, StepWorker};
 use super::workload::{WireSize, xorshift};
 use super::{BacnetBenchError, BacnetProgress, OpTally, PhaseReport, phase_report, resident_mib};
 use crate::stats::LatencyHistogram;
@@ -430,7 +430,7 @@ struct ScWorker {
 }
 
 impl ScWorker {
-    async fn exchange(&mut self) -> Result<WireSize, String> {
+    async fn exchange(&mut self) -> Result<WireSize, StepError> {
         let payload = self.payloads.next();
         let expected: Vec<Vmac> = match self.operation {
             ScOperation::Unicast => {
@@ -438,14 +438,20 @@ impl ScWorker {
                 self.node
                     .send_unicast(to, &payload)
                     .await
-                    .map_err(|e| format!("unicast to {to}: {e}"))?;
+                    .map_err(|source| StepError::Io {
+                        what: format!("unicast to {to}"),
+                        source,
+                    })?;
                 vec![to]
             }
             ScOperation::Broadcast => {
                 self.node
                     .send_broadcast(&payload)
                     .await
-                    .map_err(|e| format!("broadcast: {e}"))?;
+                    .map_err(|source| StepError::Io {
+                        what: "broadcast".into(),
+                        source,
+                    })?;
                 self.echo_nodes.to_vec()
             }
         };
@@ -459,31 +465,35 @@ impl ScWorker {
 
     /// Waits for an echo from each of `pending`, each equal to `payload`; echoes of earlier
     /// messages (that timed out) are skipped.
-    async fn await_echoes(&mut self, payload: &[u8], mut pending: Vec<Vmac>) -> Result<(), String> {
+    async fn await_echoes(
+        &mut self,
+        payload: &[u8],
+        mut pending: Vec<Vmac>,
+    ) -> Result<(), StepError> {
         let id = self.payloads.sequence;
         let deadline = tokio::time::Instant::now() + self.timeout;
         while !pending.is_empty() {
             let echo = match tokio::time::timeout_at(deadline, self.inbox.recv()).await {
                 Ok(Some(echo)) => echo,
-                Ok(None) => return Err("the client node stopped".into()),
+                Ok(None) => return Err(StepError::Wrong("the client node stopped".into())),
                 Err(_) => {
                     let missing: Vec<String> = pending.iter().map(ToString::to_string).collect();
-                    return Err(format!(
+                    return Err(StepError::Wrong(format!(
                         "no echo of message {id} ({} octets) from {} within {:?}",
                         payload.len(),
                         missing.join(", "),
                         self.timeout
-                    ));
+                    )));
                 }
             };
             if echo.npdu.get(ID) != payload.get(ID) {
                 continue;
             }
             let Some(at) = pending.iter().position(|v| *v == echo.source) else {
-                return Err(format!(
+                return Err(StepError::Wrong(format!(
                     "message {id}: a second echo from {} (or one not asked for)",
                     echo.source
-                ));
+                )));
             };
             if echo.npdu != payload {
                 let differs = echo
@@ -492,13 +502,13 @@ impl ScWorker {
                     .zip(payload)
                     .position(|(a, b)| a != b)
                     .unwrap_or(echo.npdu.len().min(payload.len()));
-                return Err(format!(
+                return Err(StepError::Wrong(format!(
                     "message {id}: the echo from {} differs from what was sent ({} octets \
                      sent, {} echoed, first difference at octet {differs})",
                     echo.source,
                     payload.len(),
                     echo.npdu.len()
-                ));
+                )));
             }
             pending.swap_remove(at);
         }
@@ -513,7 +523,7 @@ impl StepWorker for ScWorker {
         self.operation
     }
 
-    fn step(&mut self) -> impl Future<Output = Result<WireSize, String>> + Send {
+    fn step(&mut self) -> impl Future<Output = Result<WireSize, StepError>> + Send {
         self.exchange()
     }
 

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
-use buildwire_bacnet::app::{ClientError, CovOptions, Reply};
+use buildwire_bacnet::app::{CovOptions, Reply};
 use buildwire_bacnet::driver::BacnetClient;
 use buildwire_bacnet::encoding::{ApplicationValue, Element};
 use buildwire_bacnet::network::DeviceAddress;
@@ -16,6 +16,8 @@ use buildwire_bacnet::services::{
     WritePropertyMultipleRequest, WritePropertyRequest,
 };
 use buildwire_bacnet::{ObjectIdentifier, ObjectType, PropertyIdentifier, PropertyValue};
+
+use super::phases::StepError;
 
 /// Objects of the stress profile the workers use (instances 1..=count).
 pub const STRESS_AI: u32 = 10;
@@ -205,12 +207,8 @@ pub(crate) fn xorshift(state: &mut u64) -> u64 {
     x.wrapping_mul(0x2545_f491_4f6c_dd1d)
 }
 
-fn bad(what: impl Into<String>) -> String {
-    what.into()
-}
-
-fn client_error(e: &ClientError) -> String {
-    e.to_string()
+fn bad(what: impl Into<String>) -> StepError {
+    StepError::Wrong(what.into())
 }
 
 impl Worker {
@@ -240,7 +238,7 @@ impl Worker {
     }
 
     /// Runs one operation and checks its answer; returns its wire size when it was right.
-    pub async fn step(&mut self) -> Result<WireSize, String> {
+    pub async fn step(&mut self) -> Result<WireSize, StepError> {
         match self.operation {
             Operation::ReadProperty => {
                 let object = self.random_input();
@@ -257,17 +255,17 @@ impl Worker {
         }
     }
 
-    async fn confirmed(&self, request: ConfirmedRequest) -> Result<(Reply, usize), String> {
+    async fn confirmed(&self, request: ConfirmedRequest) -> Result<(Reply, usize), StepError> {
         let size = request_size(&request);
         let reply = self
             .client
             .request(self.target, request)
             .await
-            .map_err(|e| client_error(&e))?;
+            .map_err(StepError::Client)?;
         Ok((reply, size))
     }
 
-    async fn read_property(&mut self, object: ObjectIdentifier) -> Result<WireSize, String> {
+    async fn read_property(&mut self, object: ObjectIdentifier) -> Result<WireSize, StepError> {
         let request = ConfirmedRequest::ReadProperty(ReadPropertyRequest {
             object,
             property: PropertyIdentifier::PresentValue,
@@ -290,7 +288,7 @@ impl Worker {
         })
     }
 
-    async fn write_property(&mut self) -> Result<WireSize, String> {
+    async fn write_property(&mut self) -> Result<WireSize, StepError> {
         let value = self.next_value();
         self.written.set_pending(self.av, value);
         let object = ObjectIdentifier::new(ObjectType::AnalogValue, self.av);
@@ -312,7 +310,7 @@ impl Worker {
         })
     }
 
-    async fn write_multiple(&mut self) -> Result<WireSize, String> {
+    async fn write_multiple(&mut self) -> Result<WireSize, StepError> {
         let value = self.next_value();
         self.written.set_pending(self.av, value);
         let object = ObjectIdentifier::new(ObjectType::AnalogValue, self.av);
@@ -340,7 +338,7 @@ impl Worker {
         })
     }
 
-    async fn read_multiple(&mut self) -> Result<WireSize, String> {
+    async fn read_multiple(&mut self) -> Result<WireSize, StepError> {
         let ai = ObjectIdentifier::new(
             ObjectType::AnalogInput,
             (self.next_random() % u64::from(STRESS_AI)) as u32 + 1,
@@ -438,7 +436,7 @@ impl Worker {
         })
     }
 
-    async fn object_list(&mut self) -> Result<WireSize, String> {
+    async fn object_list(&mut self) -> Result<WireSize, StepError> {
         let device = ObjectIdentifier::new(ObjectType::Device, STRESS_DEVICE);
         let request = ConfirmedRequest::ReadProperty(ReadPropertyRequest {
             object: device,
@@ -492,7 +490,7 @@ impl Worker {
         })
     }
 
-    async fn cov_cycle(&mut self) -> Result<WireSize, String> {
+    async fn cov_cycle(&mut self) -> Result<WireSize, StepError> {
         let object = ObjectIdentifier::new(ObjectType::AnalogValue, self.av);
         let options = CovOptions {
             object,
@@ -505,7 +503,7 @@ impl Worker {
             .client
             .subscribe_cov(self.target, options)
             .await
-            .map_err(|e| client_error(&e))?;
+            .map_err(StepError::Client)?;
         let first = tokio::time::timeout(Duration::from_secs(5), subscription.next()).await;
         let checked = match first {
             Ok(Some(n)) if n.request.monitored_object == object => {
@@ -538,11 +536,16 @@ impl Worker {
         })
     }
 
-    async fn read_fdt(&mut self) -> Result<WireSize, String> {
-        let bbmd = self.link_peer.ok_or("no BBMD to read the FDT of")?;
+    async fn read_fdt(&mut self) -> Result<WireSize, StepError> {
+        let bbmd = self
+            .link_peer
+            .ok_or(StepError::NoPeer("no BBMD to read the FDT of"))?;
         let entries = buildwire_bacnet::driver::bbmd::read_fdt(bbmd, Duration::from_secs(3))
             .await
-            .map_err(|e| format!("Read-FDT: {e}"))?;
+            .map_err(|source| StepError::Io {
+                what: "Read-FDT".into(),
+                source,
+            })?;
         if entries.is_empty() {
             return Err(bad("Read-FDT: no foreign device registered"));
         }
@@ -552,11 +555,16 @@ impl Worker {
         })
     }
 
-    async fn read_bdt(&mut self) -> Result<WireSize, String> {
-        let bbmd = self.link_peer.ok_or("no BBMD to read the BDT of")?;
+    async fn read_bdt(&mut self) -> Result<WireSize, StepError> {
+        let bbmd = self
+            .link_peer
+            .ok_or(StepError::NoPeer("no BBMD to read the BDT of"))?;
         let entries = buildwire_bacnet::driver::bbmd::read_bdt(bbmd, Duration::from_secs(3))
             .await
-            .map_err(|e| format!("Read-BDT: {e}"))?;
+            .map_err(|source| StepError::Io {
+                what: "Read-BDT".into(),
+                source,
+            })?;
         if !entries.iter().any(|e| e.address == bbmd) {
             return Err(bad(format!("Read-BDT: {bbmd} is not in its own BDT")));
         }
@@ -566,8 +574,10 @@ impl Worker {
         })
     }
 
-    async fn route_check(&mut self) -> Result<WireSize, String> {
-        let router = self.link_peer.ok_or("no router to ask")?;
+    async fn route_check(&mut self) -> Result<WireSize, StepError> {
+        let router = self
+            .link_peer
+            .ok_or(StepError::NoPeer("no router to ask"))?;
         super::route_check::who_is_router(
             router,
             self.remote_network,
@@ -590,7 +600,7 @@ fn real(value: &[Element]) -> Option<f32> {
 }
 
 /// The present-value of an input has its type's datatype (REAL, ENUMERATED, Unsigned).
-fn check_present_value(object: ObjectIdentifier, value: &[Element]) -> Result<(), String> {
+fn check_present_value(object: ObjectIdentifier, value: &[Element]) -> Result<(), StepError> {
     let ok = match (object.object_type(), value) {
         (ObjectType::AnalogInput, [Element::Application(ApplicationValue::Real(v))]) => {
             v.is_finite()
@@ -606,9 +616,9 @@ fn check_present_value(object: ObjectIdentifier, value: &[Element]) -> Result<()
     if ok {
         Ok(())
     } else {
-        Err(format!(
+        Err(bad(format!(
             "{object} present-value {value:?} is not what the stress object holds"
-        ))
+        )))
     }
 }
 
@@ -619,7 +629,7 @@ impl super::phases::StepWorker for Worker {
         self.operation
     }
 
-    fn step(&mut self) -> impl Future<Output = Result<WireSize, String>> + Send {
+    fn step(&mut self) -> impl Future<Output = Result<WireSize, StepError>> + Send {
         Worker::step(self)
     }
 

@@ -173,12 +173,12 @@ pub fn run(config: &DecodeConfig, progress: &dyn Fn(&str)) -> Vec<DecodeResult> 
             let path = config.data_dir.join(file);
             let command = scripts
                 .as_deref()
-                .ok_or_else(|| "peer scripts unavailable".to_owned())
+                .ok_or(WorkerError::NoScripts)
                 .and_then(|dir| worker_command(config, *decoder, &path, dir));
             runs.push(match command.and_then(run_child) {
                 Ok((out, rss)) => measure(out, rss, *expected_rows),
                 Err(e) => RoundResult {
-                    error: Some(e),
+                    error: Some(e.to_string()),
                     ..RoundResult::default()
                 },
             });
@@ -269,12 +269,61 @@ fn write_scripts() -> std::io::Result<PathBuf> {
     Ok(dir)
 }
 
+/// Why a decode worker could not be run or read.
+#[derive(Debug, thiserror::Error)]
+pub enum WorkerError {
+    /// The peers' decode scripts could not be written out.
+    #[error("peer scripts unavailable")]
+    NoScripts,
+    /// A peer's runtime is not installed.
+    #[error("not installed: run scripts/peers.sh {0}")]
+    NotInstalled(&'static str),
+    /// A path could not be made absolute.
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+    /// The worker could not be started.
+    #[error("cannot start {command}: {source}")]
+    Spawn {
+        /// The command line.
+        command: String,
+        /// Why not.
+        source: std::io::Error,
+    },
+    /// Its process id does not fit `wait4`.
+    #[error("process id {0} out of range")]
+    Pid(u32),
+    /// Waiting for it failed.
+    #[error("wait4 failed: {0}")]
+    Wait(std::io::Error),
+    /// Its output was not the worker's JSON.
+    #[error("unreadable output ({source}): {stdout} {stderr}")]
+    Unreadable {
+        /// Why it did not parse.
+        source: serde_json::Error,
+        /// What it printed.
+        stdout: String,
+        /// What it printed on stderr.
+        stderr: String,
+    },
+}
+
+/// Why libhaystack could not decode a file.
+#[derive(Debug, thiserror::Error)]
+pub enum LibhaystackError {
+    /// libhaystack's own error.
+    #[error("{0}")]
+    Decode(String),
+    /// JSON v3 asked for.
+    #[error("libhaystack reads JSON v4 only")]
+    JsonV3,
+}
+
 fn worker_command(
     config: &DecodeConfig,
     decoder: Decoder,
     path: &Path,
     scripts: &Path,
-) -> Result<Command, String> {
+) -> Result<Command, WorkerError> {
     let iterations = config.iterations.to_string();
     let file = path.display().to_string();
     match decoder {
@@ -291,10 +340,9 @@ fn worker_command(
             Ok(c)
         }
         Decoder::HaystackCore => {
-            let modules = std::path::absolute(config.peers_dir.join("node").join("node_modules"))
-                .map_err(|e| e.to_string())?;
+            let modules = std::path::absolute(config.peers_dir.join("node").join("node_modules"))?;
             if !modules.join("haystack-core").is_dir() {
-                return Err("not installed: run scripts/peers.sh node".into());
+                return Err(WorkerError::NotInstalled("node"));
             }
             let mut c = Command::new("node");
             c.env("NODE_PATH", &modules);
@@ -305,7 +353,7 @@ fn worker_command(
         Decoder::HaystackPy => {
             let python = config.peers_dir.join("py313").join("bin").join("python");
             if !python.is_file() {
-                return Err("not installed: run scripts/peers.sh py313".into());
+                return Err(WorkerError::NotInstalled("py313"));
             }
             let mut c = Command::new(python);
             c.arg(scripts.join("haystack_py_decode.py"));
@@ -316,13 +364,16 @@ fn worker_command(
 }
 
 /// Runs a child to the end and returns its JSON output and peak RSS in KiB.
-fn run_child(mut command: Command) -> Result<(WorkerOutput, u64), String> {
+fn run_child(mut command: Command) -> Result<(WorkerOutput, u64), WorkerError> {
     use std::io::Read;
     let mut child = command
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
-        .map_err(|e| format!("cannot start {command:?}: {e}"))?;
+        .map_err(|source| WorkerError::Spawn {
+            command: format!("{command:?}"),
+            source,
+        })?;
     let read_all = |pipe: Option<Box<dyn Read + Send>>| {
         std::thread::spawn(move || {
             let mut text = String::new();
@@ -347,34 +398,33 @@ fn run_child(mut command: Command) -> Result<(WorkerOutput, u64), String> {
     let rss = reap(&mut child)?;
     let stdout = stdout.join().unwrap_or_default();
     let stderr = stderr.join().unwrap_or_default();
-    let parsed: WorkerOutput = serde_json::from_str(stdout.trim()).map_err(|e| {
-        format!(
-            "unreadable output ({e}): {} {}",
-            stdout.trim(),
-            stderr.trim()
-        )
-    })?;
+    let parsed: WorkerOutput =
+        serde_json::from_str(stdout.trim()).map_err(|source| WorkerError::Unreadable {
+            source,
+            stdout: stdout.trim().to_owned(),
+            stderr: stderr.trim().to_owned(),
+        })?;
     Ok((parsed, rss))
 }
 
 /// Waits for the child and returns its own peak RSS in KiB (0 where the OS cannot tell).
 #[cfg(target_os = "linux")]
-fn reap(child: &mut std::process::Child) -> Result<u64, String> {
-    let pid = i32::try_from(child.id()).map_err(|e| e.to_string())?;
+fn reap(child: &mut std::process::Child) -> Result<u64, WorkerError> {
+    let pid = i32::try_from(child.id()).map_err(|_| WorkerError::Pid(child.id()))?;
     let mut status = 0;
     // SAFETY: rusage is plain data that wait4 fills for this child, which we own and which
     // nothing else waits for (the std handle is never waited on after this).
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
     let waited = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
     if waited != pid {
-        return Err(format!("wait4 failed: {}", std::io::Error::last_os_error()));
+        return Err(WorkerError::Wait(std::io::Error::last_os_error()));
     }
     Ok(u64::try_from(usage.ru_maxrss).unwrap_or(0))
 }
 
 #[cfg(not(target_os = "linux"))]
-fn reap(child: &mut std::process::Child) -> Result<u64, String> {
-    child.wait().map_err(|e| e.to_string())?;
+fn reap(child: &mut std::process::Child) -> Result<u64, WorkerError> {
+    child.wait().map_err(WorkerError::Wait)?;
     Ok(0)
 }
 
@@ -409,7 +459,7 @@ pub fn worker(decoder: Decoder, file: &Path, iterations: usize) -> serde_json::V
                 .map(Decoded::Ours),
             Decoder::Libhaystack => std::str::from_utf8(&bytes)
                 .map_err(|e| e.to_string())
-                .and_then(|text| libhaystack_grid(format, text))
+                .and_then(|text| libhaystack_grid(format, text).map_err(|e| e.to_string()))
                 .map(Decoded::Libhaystack),
             _ => return serde_json::json!({"error": "peer decoders run in their own runtime"}),
         };
@@ -442,7 +492,7 @@ enum Decoded {
 }
 
 /// Decodes with libhaystack and returns the row count.
-pub fn libhaystack_rows(format: Format, text: &str) -> Result<usize, String> {
+pub fn libhaystack_rows(format: Format, text: &str) -> Result<usize, LibhaystackError> {
     libhaystack_grid(format, text).map(|value| match value {
         libhaystack::val::Value::Grid(grid) => grid.rows.len(),
         _ => 0,
@@ -450,17 +500,22 @@ pub fn libhaystack_rows(format: Format, text: &str) -> Result<usize, String> {
 }
 
 /// Decodes with libhaystack (Zinc, Hayson JSON or Trio) into its own value model.
-pub fn libhaystack_grid(format: Format, text: &str) -> Result<libhaystack::val::Value, String> {
+pub fn libhaystack_grid(
+    format: Format,
+    text: &str,
+) -> Result<libhaystack::val::Value, LibhaystackError> {
     use libhaystack::encoding::trio::decode::TrioReader;
     use libhaystack::encoding::zinc::decode::from_str;
     match format {
-        Format::Zinc => from_str(text).map_err(|e| e.to_string()),
-        Format::Json => serde_json::from_str(text).map_err(|e| e.to_string()),
+        Format::Zinc => from_str(text).map_err(|e| LibhaystackError::Decode(e.to_string())),
+        Format::Json => {
+            serde_json::from_str(text).map_err(|e| LibhaystackError::Decode(e.to_string()))
+        }
         Format::Trio => TrioReader::from_str(text)
             .read_grid()
             .map(libhaystack::val::Value::from)
-            .map_err(|e| e.to_string()),
-        Format::JsonV3 => Err("libhaystack reads JSON v4 only".into()),
+            .map_err(|e| LibhaystackError::Decode(e.to_string())),
+        Format::JsonV3 => Err(LibhaystackError::JsonV3),
     }
 }
 

@@ -159,32 +159,151 @@ pub(crate) enum Expected {
     About,
 }
 
+/// Why a load request, the check of its answer, or recording answers failed.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    /// The answer is not UTF-8.
+    #[error("{op}: body not UTF-8: {source}")]
+    NotUtf8 {
+        /// The op.
+        op: &'static str,
+        /// Where it went wrong.
+        source: std::str::Utf8Error,
+    },
+    /// The answer does not decode as the format asked for.
+    #[error("{op}: answer does not decode: {source}")]
+    Undecodable {
+        /// The op.
+        op: &'static str,
+        /// Where it went wrong.
+        source: buildwire_haystack::codec::DecodeError,
+    },
+    /// The server answered with an error grid.
+    #[error("{op}: error grid: {dis}")]
+    ErrorGrid {
+        /// The op.
+        op: &'static str,
+        /// The grid's `dis`, as debug text.
+        dis: String,
+    },
+    /// The answer has another number of rows than the data holds.
+    #[error("{op}: {rows} rows, expected {expected}")]
+    Rows {
+        /// The op.
+        op: &'static str,
+        /// Rows answered.
+        rows: usize,
+        /// Rows the buildings hold.
+        expected: usize,
+    },
+    /// `about` answered without `haystackVersion`.
+    #[error("about: no haystackVersion")]
+    NoVersion,
+    /// A later answer differs from the op's first one.
+    #[error("{op}: answer differs from the first one")]
+    Differs {
+        /// The op.
+        op: &'static str,
+    },
+    /// No answer in time.
+    #[error("{op}: no answer in {} s", after.as_secs())]
+    Timeout {
+        /// The op.
+        op: &'static str,
+        /// How long it waited.
+        after: Duration,
+    },
+    /// An op's request failed.
+    #[error("{op}: {source}")]
+    Op {
+        /// The op.
+        op: &'static str,
+        /// Why.
+        source: Box<LoadError>,
+    },
+    /// No connection could log in (the first error).
+    #[error("every login failed: {0}")]
+    EveryLoginFailed(String),
+    /// A load worker task failed.
+    #[error("{0}")]
+    Worker(#[from] tokio::task::JoinError),
+    /// The URL is not plain `http://`.
+    #[error("{0}: the load generator speaks plain http:// (loopback benchmarks)")]
+    NotHttp(String),
+    /// The TCP connection could not be made.
+    #[error("connect {authority}: {source}")]
+    Connect {
+        /// `host:port`.
+        authority: String,
+        /// Why not.
+        source: std::io::Error,
+    },
+    /// The HTTP/1.1 handshake failed.
+    #[error("HTTP handshake with {authority}: {source}")]
+    Handshake {
+        /// `host:port`.
+        authority: String,
+        /// Why.
+        source: hyper::Error,
+    },
+    /// The connection was not there after it was made.
+    #[error("no connection")]
+    NoConnection,
+    /// hyper failed on the connection.
+    #[error("{0}")]
+    Hyper(#[from] hyper::Error),
+    /// The request could not be built.
+    #[error("{0}")]
+    Request(#[from] hyper::http::Error),
+    /// The server answered another status than 200.
+    #[error("HTTP {0}")]
+    Status(hyper::StatusCode),
+    /// Logging in with the Haystack client failed.
+    #[error("{0}")]
+    Client(#[from] buildwire_haystack::client::ClientError),
+    /// Recording an answer failed.
+    #[error("{0}")]
+    Recording(#[from] reqwest::Error),
+    /// Recording: the server answered an op with another status than 200.
+    #[error("{op}: HTTP {status}")]
+    OpStatus {
+        /// The op.
+        op: &'static str,
+        /// Its status.
+        status: reqwest::StatusCode,
+    },
+}
+
 /// Checks the first reply of an op and returns what later replies must be.
-pub(crate) fn first_check(op: &MixOp, format: Format, body: &Bytes) -> Result<Expected, String> {
-    let text =
-        std::str::from_utf8(body).map_err(|e| format!("{}: body not UTF-8: {e}", op.name))?;
+pub(crate) fn first_check(op: &MixOp, format: Format, body: &Bytes) -> Result<Expected, LoadError> {
+    let text = std::str::from_utf8(body).map_err(|source| LoadError::NotUtf8 {
+        op: op.name,
+        source,
+    })?;
     let grid = format
         .decode_grid(text)
-        .map_err(|e| format!("{}: answer does not decode: {e}", op.name))?;
+        .map_err(|source| LoadError::Undecodable {
+            op: op.name,
+            source,
+        })?;
     if grid.meta.contains("err") {
-        return Err(format!(
-            "{}: error grid: {:?}",
-            op.name,
-            grid.meta.get("dis")
-        ));
+        return Err(LoadError::ErrorGrid {
+            op: op.name,
+            dis: format!("{:?}", grid.meta.get("dis")),
+        });
     }
     if let Some(rows) = op.rows
         && grid.row_count() != rows
     {
-        return Err(format!(
-            "{}: {} rows, expected {rows}",
-            op.name,
-            grid.row_count()
-        ));
+        return Err(LoadError::Rows {
+            op: op.name,
+            rows: grid.row_count(),
+            expected: rows,
+        });
     }
     if op.name == "about" {
         if !grid.columns().iter().any(|c| c.name == "haystackVersion") {
-            return Err("about: no haystackVersion".into());
+            return Err(LoadError::NoVersion);
         }
         return Ok(Expected::About);
     }
@@ -196,10 +315,10 @@ fn later_check(
     format: Format,
     expected: &Expected,
     body: &Bytes,
-) -> Result<(), String> {
+) -> Result<(), LoadError> {
     match expected {
         Expected::Bytes(first) if first == body => Ok(()),
-        Expected::Bytes(_) => Err(format!("{}: answer differs from the first one", op.name)),
+        Expected::Bytes(_) => Err(LoadError::Differs { op: op.name }),
         Expected::About => first_check(op, format, body).map(|_| ()),
     }
 }
@@ -209,7 +328,7 @@ fn later_check(
 pub async fn run(
     config: HttpLoadConfig,
     progress: impl Fn(Duration, u64) + Send + 'static,
-) -> Result<HttpLoadOutcome, String> {
+) -> Result<HttpLoadOutcome, LoadError> {
     let base = if config.url.ends_with('/') {
         config.url.clone()
     } else {
@@ -237,9 +356,8 @@ pub async fn run(
         }
     }
     if tokens.is_empty() {
-        return Err(format!(
-            "every login failed: {}",
-            first_login_error.unwrap_or_default()
+        return Err(LoadError::EveryLoginFailed(
+            first_login_error.unwrap_or_default(),
         ));
     }
     let mix = Arc::new(config.mix.clone());
@@ -289,7 +407,7 @@ impl Phases {
             watch::Receiver<Phase>,
             Arc<AtomicU64>,
         ) -> Vec<tokio::task::JoinHandle<Vec<OpTally>>>,
-    ) -> Result<HttpLoadOutcome, String> {
+    ) -> Result<HttpLoadOutcome, LoadError> {
         let (phase_sender, phase) = watch::channel(Phase::Warmup);
         let answered = Arc::new(AtomicU64::new(0));
         let workers = spawn(phase, Arc::clone(&answered));
@@ -302,7 +420,7 @@ impl Phases {
         let seconds = measure_start.elapsed().as_secs_f64();
         let mut tallies: Vec<OpTally> = mix.iter().map(|_| OpTally::default()).collect();
         for worker in workers {
-            let worker_tallies = worker.await.map_err(|e| e.to_string())?;
+            let worker_tallies = worker.await?;
             for (total, part) in tallies.iter_mut().zip(&worker_tallies) {
                 total.add(part);
             }
@@ -376,10 +494,10 @@ enum Body {
 }
 
 impl LoadConnection {
-    fn new(base: &str) -> Result<Self, String> {
-        let rest = base.strip_prefix("http://").ok_or_else(|| {
-            format!("{base}: the load generator speaks plain http:// (loopback benchmarks)")
-        })?;
+    fn new(base: &str) -> Result<Self, LoadError> {
+        let rest = base
+            .strip_prefix("http://")
+            .ok_or_else(|| LoadError::NotHttp(base.to_owned()))?;
         let authority = rest.split('/').next().unwrap_or(rest).to_owned();
         Ok(Self {
             authority,
@@ -389,23 +507,26 @@ impl LoadConnection {
 
     async fn sender(
         &mut self,
-    ) -> Result<&mut hyper::client::conn::http1::SendRequest<Empty<Bytes>>, String> {
+    ) -> Result<&mut hyper::client::conn::http1::SendRequest<Empty<Bytes>>, LoadError> {
         if self.sender.as_ref().is_none_or(|s| s.is_closed()) {
             let stream = tokio::net::TcpStream::connect(&self.authority)
                 .await
-                .map_err(|e| format!("connect {}: {e}", self.authority))?;
+                .map_err(|source| LoadError::Connect {
+                    authority: self.authority.clone(),
+                    source,
+                })?;
             let _ = stream.set_nodelay(true);
             let (sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
                 .await
-                .map_err(|e| format!("HTTP handshake with {}: {e}", self.authority))?;
+                .map_err(|source| LoadError::Handshake {
+                    authority: self.authority.clone(),
+                    source,
+                })?;
             tokio::spawn(connection);
             self.sender = Some(sender);
         }
-        let sender = self
-            .sender
-            .as_mut()
-            .ok_or_else(|| "no connection".to_owned())?;
-        sender.ready().await.map_err(|e| e.to_string())?;
+        let sender = self.sender.as_mut().ok_or(LoadError::NoConnection)?;
+        sender.ready().await?;
         Ok(sender)
     }
 
@@ -416,28 +537,25 @@ impl LoadConnection {
         accept: &str,
         bearer: Option<&str>,
         compare_with: Option<&Bytes>,
-    ) -> Result<Body, String> {
+    ) -> Result<Body, LoadError> {
         let mut request = Request::get(path)
             .header("Host", self.authority.as_str())
             .header("Accept", accept);
         if let Some(bearer) = bearer {
             request = request.header("Authorization", bearer);
         }
-        let request = request.body(Empty::new()).map_err(|e| e.to_string())?;
+        let request = request.body(Empty::new())?;
         let sender = self.sender().await?;
-        let response = sender
-            .send_request(request)
-            .await
-            .map_err(|e| e.to_string())?;
+        let response = sender.send_request(request).await?;
         if response.status() != 200 {
-            return Err(format!("HTTP {}", response.status()));
+            return Err(LoadError::Status(response.status()));
         }
         let mut body = response.into_body();
         let mut collected = Vec::new();
         let mut length = 0;
         let mut same = true;
         while let Some(frame) = body.frame().await {
-            let Ok(data) = frame.map_err(|e| e.to_string())?.into_data() else {
+            let Ok(data) = frame?.into_data() else {
                 continue;
             };
             match compare_with {
@@ -478,7 +596,7 @@ async fn worker(
         Err(error) => {
             if let Some(tally) = tallies.first_mut() {
                 tally.errors += 1;
-                tally.first_error = Some(error);
+                tally.first_error = Some(error.to_string());
             }
             return tallies;
         }
@@ -515,19 +633,23 @@ async fn worker(
             )
             .await
             {
-                Ok(result) => result.map_err(|e| format!("{}: {e}", op.name)),
+                Ok(result) => result.map_err(|source| LoadError::Op {
+                    op: op.name,
+                    source: Box::new(source),
+                }),
                 Err(_) => {
                     // The connection's state is unknown after a timeout: open a new one.
                     connection.sender = None;
-                    Err(format!("{}: no answer in 30 s", op.name))
+                    Err(LoadError::Timeout {
+                        op: op.name,
+                        after: Duration::from_secs(30),
+                    })
                 }
             };
             let elapsed = sent.elapsed();
             let checked = result.and_then(|body| match body {
                 Body::Compared { length, same: true } => Ok(length),
-                Body::Compared { same: false, .. } => {
-                    Err(format!("{}: answer differs from the first one", op.name))
-                }
+                Body::Compared { same: false, .. } => Err(LoadError::Differs { op: op.name }),
                 Body::Collected(body) => {
                     let check = match &expected[index] {
                         Some(expected) => later_check(op, format, expected, &body),
@@ -554,7 +676,7 @@ async fn worker(
                 }
                 Err(error) => {
                     tally.errors += 1;
-                    tally.first_error.get_or_insert(error);
+                    tally.first_error.get_or_insert(error.to_string());
                     // Back off a little so a failing server is not hammered in a tight loop.
                     tokio::time::sleep(Duration::from_millis(50)).await;
                 }
@@ -571,7 +693,7 @@ pub async fn record_answers(
     login: Option<(String, String)>,
     format: Format,
     mix: &[MixOp],
-) -> Result<HashMap<String, Bytes>, String> {
+) -> Result<HashMap<String, Bytes>, LoadError> {
     let base = if url.ends_with('/') {
         url.to_owned()
     } else {
@@ -581,9 +703,7 @@ pub async fn record_answers(
         Some((user, password)) => ClientOptions::login(&user, &password),
         None => ClientOptions::default(),
     };
-    let client = HaystackClient::connect(&base, options)
-        .await
-        .map_err(|e| e.to_string())?;
+    let client = HaystackClient::connect(&base, options).await?;
     let http = reqwest::Client::new();
     let mut answers = HashMap::new();
     for op in mix {
@@ -593,11 +713,14 @@ pub async fn record_answers(
         if let Some(token) = client.auth_token() {
             request = request.header("Authorization", format!("BEARER authToken={token}"));
         }
-        let response = request.send().await.map_err(|e| e.to_string())?;
+        let response = request.send().await?;
         if response.status() != 200 {
-            return Err(format!("{}: HTTP {}", op.name, response.status()));
+            return Err(LoadError::OpStatus {
+                op: op.name,
+                status: response.status(),
+            });
         }
-        let body = response.bytes().await.map_err(|e| e.to_string())?;
+        let body = response.bytes().await?;
         first_check(op, format, &body)?;
         answers.insert(format!("/api/{}", op.path), body);
     }
@@ -689,6 +812,46 @@ impl Drop for LimitServer {
 /// haystack-py's server script, embedded so the binary needs no source tree.
 pub const HAYSTACK_PY_SERVER_SCRIPT: &str = include_str!("../../peers/haystackpy_server.py");
 
+/// `PROGRAM haystack serve --bind 127.0.0.1:0 --backend BACKEND`: buildwire's server (this
+/// same program) for [`ServerProcess::start`].
+pub fn buildwire_serve_command(program: &std::path::Path, backend: &str) -> std::process::Command {
+    let mut command = std::process::Command::new(program);
+    command.args([
+        "haystack",
+        "serve",
+        "--bind",
+        "127.0.0.1:0",
+        "--backend",
+        backend,
+    ]);
+    command
+}
+
+/// Why a server process could not be started.
+#[derive(Debug, thiserror::Error)]
+pub enum ServerProcessError {
+    /// The program could not be run.
+    #[error("cannot start {command}: {source}")]
+    Spawn {
+        /// The command line.
+        command: String,
+        /// Why not.
+        source: std::io::Error,
+    },
+    /// Its stdout could not be taken.
+    #[error("no stdout from the server process")]
+    NoStdout,
+    /// It printed no URL in time (or ended first).
+    #[error("the server did not print its URL within {0} s")]
+    NoUrl(u64),
+    /// The peers folder has no Python for the peer's server.
+    #[error("{} is missing: run scripts/peers.sh py313", .0.display())]
+    MissingPython(std::path::PathBuf),
+    /// Its script or a free port could not be had.
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+}
+
 /// A server in a child process, killed when dropped.
 pub struct ServerProcess {
     child: std::process::Child,
@@ -699,17 +862,23 @@ pub struct ServerProcess {
 impl ServerProcess {
     /// Starts `command` and waits (up to `timeout`) for a stdout line holding
     /// `http://HOST:PORT/api` (buildwire's "listening on ..." or the peer's "ready ... URL").
-    pub fn start(mut command: std::process::Command, timeout: Duration) -> Result<Self, String> {
+    pub fn start(
+        mut command: std::process::Command,
+        timeout: Duration,
+    ) -> Result<Self, ServerProcessError> {
         use std::io::{BufRead, BufReader};
         command
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::inherit());
         let mut child = command
             .spawn()
-            .map_err(|e| format!("cannot start {command:?}: {e}"))?;
+            .map_err(|source| ServerProcessError::Spawn {
+                command: format!("{command:?}"),
+                source,
+            })?;
         let Some(stdout) = child.stdout.take() else {
             let _ = child.kill();
-            return Err("no stdout from the server process".into());
+            return Err(ServerProcessError::NoStdout);
         };
         let (sender, receiver) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
@@ -742,10 +911,7 @@ impl ServerProcess {
             Ok(None) | Err(_) => {
                 let _ = child.kill();
                 let _ = child.wait();
-                Err(format!(
-                    "the server did not print its URL within {} s",
-                    timeout.as_secs()
-                ))
+                Err(ServerProcessError::NoUrl(timeout.as_secs()))
             }
         }
     }

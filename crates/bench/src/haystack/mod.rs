@@ -1,5 +1,7 @@
 //! Haystack benchmarks.
 
+pub mod compare;
 pub mod decode;
+pub mod his;
 pub mod http;
 pub mod ws;

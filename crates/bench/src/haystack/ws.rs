@@ -39,7 +39,9 @@ use tokio_tungstenite::tungstenite::http::HeaderValue;
 use tokio_tungstenite::tungstenite::{Message, Utf8Bytes};
 use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 
-use super::http::{Expected, HttpLoadOutcome, MixOp, OpTally, Phase, Phases, first_check};
+use super::http::{
+    Expected, HttpLoadOutcome, LoadError, MixOp, OpTally, Phase, Phases, first_check,
+};
 
 /// The WebSocket subprotocol of haystack-py's API (and buildwire's).
 const SUBPROTOCOL: &str = "haystack";
@@ -66,6 +68,105 @@ pub struct WsLoadConfig {
     pub mix: Vec<MixOp>,
 }
 
+/// Why the WebSocket load, a request of it, or recording its answers failed.
+#[derive(Debug, thiserror::Error)]
+pub enum WsError {
+    /// A check shared with the HTTP load (the answer's grid), or its phases.
+    #[error(transparent)]
+    Load(#[from] LoadError),
+    /// The op's query is not a request grid.
+    #[error("{op}: {message}")]
+    Query {
+        /// The op.
+        op: &'static str,
+        /// What the query parser said.
+        message: String,
+    },
+    /// The answer is not a JSON envelope.
+    #[error("{op}: answer is not an envelope: {source}")]
+    NotEnvelope {
+        /// The op.
+        op: &'static str,
+        /// Why.
+        source: serde_json::Error,
+    },
+    /// The answer carries another id than the request's.
+    #[error("{op}: answer id {got}, expected {expected}")]
+    WrongId {
+        /// The op.
+        op: &'static str,
+        /// The id answered (debug text).
+        got: String,
+        /// The id sent, as JSON.
+        expected: String,
+    },
+    /// The id's text could not be found in the answer.
+    #[error("{op}: cannot place the id in the answer")]
+    NoIdPlace {
+        /// The op.
+        op: &'static str,
+    },
+    /// Logging in over HTTP failed.
+    #[error("login: {0}")]
+    Login(#[source] buildwire_haystack::client::ClientError),
+    /// The URL is not http:// or https://.
+    #[error("{0} is not an http:// or https:// URL")]
+    NotHttpUrl(String),
+    /// The WebSocket URL is not a request.
+    #[error("{url}: {source}")]
+    Url {
+        /// The URL.
+        url: String,
+        /// Why.
+        source: tokio_tungstenite::tungstenite::Error,
+    },
+    /// The bearer header could not be made.
+    #[error("{0}")]
+    Header(#[from] tokio_tungstenite::tungstenite::http::header::InvalidHeaderValue),
+    /// The WebSocket could not be opened, or its first message not sent.
+    #[error("WebSocket {url}: {source}")]
+    WebSocket {
+        /// The URL.
+        url: String,
+        /// Why.
+        source: tokio_tungstenite::tungstenite::Error,
+    },
+    /// Sending or receiving on the WebSocket failed.
+    #[error("{0}")]
+    Socket(#[from] tokio_tungstenite::tungstenite::Error),
+    /// A binary message came instead of text.
+    #[error("binary message")]
+    Binary,
+    /// The server closed the WebSocket (its close frame, debug text).
+    #[error("closed by the server: {0}")]
+    ClosedByServer(String),
+    /// The connection ended.
+    #[error("connection closed")]
+    ConnectionClosed,
+    /// No connection could be opened (the first error).
+    #[error("every connection failed: {0}")]
+    EveryConnectionFailed(String),
+    /// An op's exchange failed.
+    #[error("{op}: {source}")]
+    Op {
+        /// The op.
+        op: &'static str,
+        /// Why.
+        source: Box<WsError>,
+    },
+    /// No answer in time.
+    #[error("{op}: no answer in {after:?}")]
+    Timeout {
+        /// The op.
+        op: &'static str,
+        /// How long it waited.
+        after: Duration,
+    },
+    /// A recorded answer is not JSON.
+    #[error("{0}")]
+    Json(#[from] serde_json::Error),
+}
+
 /// One op as a WebSocket request: the op name and its request grid (Hayson).
 #[derive(Clone, Debug, PartialEq)]
 pub struct WsOp {
@@ -78,9 +179,12 @@ pub struct WsOp {
 /// The WebSocket request of a mix op, from its GET path: `read?filter=%22site%22` becomes op
 /// `read` with a one-row grid `{filter: "site"}`, as the server reads a GET's query (a
 /// column per parameter, each value Zinc).
-pub fn ws_op(op: &MixOp) -> Result<WsOp, String> {
+pub fn ws_op(op: &MixOp) -> Result<WsOp, WsError> {
     let (name, query) = op.path.split_once('?').unwrap_or((op.path, ""));
-    let grid = query_to_grid(Some(query)).map_err(|e| format!("{}: {e}", op.name))?;
+    let grid = query_to_grid(Some(query)).map_err(|message| WsError::Query {
+        op: op.name,
+        message,
+    })?;
     Ok(WsOp {
         op: name.to_owned(),
         grid: Format::Json.encode_grid(&grid),
@@ -111,16 +215,19 @@ enum WsExpected {
 
 /// Checks the first answer of `op` to the request with id `id`; returns what later answers
 /// must be.
-fn first_answer(op: &MixOp, message: &str, id: u64) -> Result<WsExpected, String> {
-    let answer: Answer<'_> = serde_json::from_str(message)
-        .map_err(|e| format!("{}: answer is not an envelope: {e}", op.name))?;
+fn first_answer(op: &MixOp, message: &str, id: u64) -> Result<WsExpected, WsError> {
+    let answer: Answer<'_> =
+        serde_json::from_str(message).map_err(|source| WsError::NotEnvelope {
+            op: op.name,
+            source,
+        })?;
     let id_json = format!("\"{id}\"");
     let Some(raw_id) = answer.id.filter(|raw| raw.get() == id_json) else {
-        return Err(format!(
-            "{}: answer id {:?}, expected {id_json}",
-            op.name,
-            answer.id.map(RawValue::get)
-        ));
+        return Err(WsError::WrongId {
+            op: op.name,
+            got: format!("{:?}", answer.id.map(RawValue::get)),
+            expected: id_json,
+        });
     };
     let grid = Bytes::copy_from_slice(answer.grid.get().as_bytes());
     match first_check(op, Format::Json, &grid)? {
@@ -130,10 +237,10 @@ fn first_answer(op: &MixOp, message: &str, id: u64) -> Result<WsExpected, String
             let offset = (raw_id.get().as_ptr() as usize).wrapping_sub(message.as_ptr() as usize);
             let before = message
                 .get(..offset)
-                .ok_or_else(|| format!("{}: cannot place the id in the answer", op.name))?;
+                .ok_or(WsError::NoIdPlace { op: op.name })?;
             let after = message
                 .get(offset + raw_id.get().len()..)
-                .ok_or_else(|| format!("{}: cannot place the id in the answer", op.name))?;
+                .ok_or(WsError::NoIdPlace { op: op.name })?;
             Ok(WsExpected::Around {
                 before: before.to_owned(),
                 after: after.to_owned(),
@@ -142,7 +249,7 @@ fn first_answer(op: &MixOp, message: &str, id: u64) -> Result<WsExpected, String
     }
 }
 
-fn later_answer(op: &MixOp, expected: &WsExpected, message: &str, id: u64) -> Result<(), String> {
+fn later_answer(op: &MixOp, expected: &WsExpected, message: &str, id: u64) -> Result<(), WsError> {
     match expected {
         WsExpected::Decode => first_answer(op, message, id).map(|_| ()),
         WsExpected::Around { before, after } => {
@@ -154,7 +261,7 @@ fn later_answer(op: &MixOp, expected: &WsExpected, message: &str, id: u64) -> Re
             if same {
                 Ok(())
             } else {
-                Err(format!("{}: answer differs from the first one", op.name))
+                Err(LoadError::Differs { op: op.name }.into())
             }
         }
     }
@@ -163,7 +270,7 @@ fn later_answer(op: &MixOp, expected: &WsExpected, message: &str, id: u64) -> Re
 type Socket = WebSocketStream<MaybeTlsStream<TcpStream>>;
 
 /// Logs in over HTTP (when `login` is given) and opens the WebSocket with the token.
-async fn open(url: &str, login: Option<&(String, String)>) -> Result<Socket, String> {
+async fn open(url: &str, login: Option<&(String, String)>) -> Result<Socket, WsError> {
     let base = if url.ends_with('/') {
         url.to_owned()
     } else {
@@ -173,25 +280,26 @@ async fn open(url: &str, login: Option<&(String, String)>) -> Result<Socket, Str
         Some((user, password)) => {
             HaystackClient::connect(&base, ClientOptions::login(user, password))
                 .await
-                .map_err(|e| format!("login: {e}"))?
+                .map_err(WsError::Login)?
                 .auth_token()
                 .map(str::to_owned)
         }
         None => None,
     };
-    let ws_url =
-        websocket_url(&base).ok_or_else(|| format!("{url} is not an http:// or https:// URL"))?;
+    let ws_url = websocket_url(&base).ok_or_else(|| WsError::NotHttpUrl(url.to_owned()))?;
     let mut request = ws_url
         .as_str()
         .into_client_request()
-        .map_err(|e| format!("{ws_url}: {e}"))?;
+        .map_err(|source| WsError::Url {
+            url: ws_url.clone(),
+            source,
+        })?;
     request.headers_mut().insert(
         "Sec-WebSocket-Protocol",
         HeaderValue::from_static(SUBPROTOCOL),
     );
     if let Some(token) = &token {
-        let bearer = HeaderValue::from_str(&format!("BEARER authToken={token}"))
-            .map_err(|e| e.to_string())?;
+        let bearer = HeaderValue::from_str(&format!("BEARER authToken={token}"))?;
         request.headers_mut().insert("Authorization", bearer);
     }
     let config = tokio_tungstenite::tungstenite::protocol::WebSocketConfig::default()
@@ -199,24 +307,27 @@ async fn open(url: &str, login: Option<&(String, String)>) -> Result<Socket, Str
         .max_frame_size(Some(MAX_MESSAGE_BYTES));
     let (mut socket, _) = tokio_tungstenite::connect_async_with_config(request, Some(config), true)
         .await
-        .map_err(|e| format!("WebSocket {ws_url}: {e}"))?;
+        .map_err(|source| WsError::WebSocket {
+            url: ws_url.clone(),
+            source,
+        })?;
     if let Some(token) = token {
         // haystack-py's server waits for the token as a first message.
         let hello = serde_json::json!({ "authToken": token }).to_string();
         socket
             .send(Message::Text(hello.into()))
             .await
-            .map_err(|e| format!("WebSocket {ws_url}: {e}"))?;
+            .map_err(|source| WsError::WebSocket {
+                url: ws_url.clone(),
+                source,
+            })?;
     }
     Ok(socket)
 }
 
 /// Sends `text` and waits for the answer carrying an id (skipping pushes and control frames).
-async fn exchange(socket: &mut Socket, text: String) -> Result<Utf8Bytes, String> {
-    socket
-        .send(Message::Text(text.into()))
-        .await
-        .map_err(|e| e.to_string())?;
+async fn exchange(socket: &mut Socket, text: String) -> Result<Utf8Bytes, WsError> {
+    socket.send(Message::Text(text.into())).await?;
     loop {
         match socket.next().await {
             Some(Ok(Message::Text(answer))) => {
@@ -225,13 +336,13 @@ async fn exchange(socket: &mut Socket, text: String) -> Result<Utf8Bytes, String
                     return Ok(answer);
                 }
             }
-            Some(Ok(Message::Binary(_))) => return Err("binary message".into()),
+            Some(Ok(Message::Binary(_))) => return Err(WsError::Binary),
             Some(Ok(Message::Close(frame))) => {
-                return Err(format!("closed by the server: {frame:?}"));
+                return Err(WsError::ClosedByServer(format!("{frame:?}")));
             }
             Some(Ok(_)) => {}
-            Some(Err(e)) => return Err(e.to_string()),
-            None => return Err("connection closed".into()),
+            Some(Err(e)) => return Err(e.into()),
+            None => return Err(WsError::ConnectionClosed),
         }
     }
 }
@@ -241,7 +352,7 @@ async fn exchange(socket: &mut Socket, text: String) -> Result<Utf8Bytes, String
 pub async fn run(
     config: WsLoadConfig,
     progress: impl Fn(Duration, u64) + Send + 'static,
-) -> Result<HttpLoadOutcome, String> {
+) -> Result<HttpLoadOutcome, WsError> {
     let requests: Vec<WsOp> = config.mix.iter().map(ws_op).collect::<Result<_, _>>()?;
     let mut sockets = Vec::with_capacity(config.connections);
     let mut login_failures = 0;
@@ -252,14 +363,13 @@ pub async fn run(
             Ok(socket) => sockets.push(socket),
             Err(e) => {
                 login_failures += 1;
-                first_login_error.get_or_insert(e);
+                first_login_error.get_or_insert(e.to_string());
             }
         }
     }
     if sockets.is_empty() {
-        return Err(format!(
-            "every connection failed: {}",
-            first_login_error.unwrap_or_default()
+        return Err(WsError::EveryConnectionFailed(
+            first_login_error.unwrap_or_default(),
         ));
     }
     let mix = Arc::new(config.mix.clone());
@@ -318,8 +428,14 @@ async fn worker(
             )
             .await
             {
-                Ok(result) => result.map_err(|e| format!("{}: {e}", op.name)),
-                Err(_) => Err(format!("{}: no answer in {REQUEST_TIMEOUT:?}", op.name)),
+                Ok(result) => result.map_err(|source| WsError::Op {
+                    op: op.name,
+                    source: Box::new(source),
+                }),
+                Err(_) => Err(WsError::Timeout {
+                    op: op.name,
+                    after: REQUEST_TIMEOUT,
+                }),
             };
             let elapsed = sent.elapsed();
             let broken = result.is_err();
@@ -346,7 +462,7 @@ async fn worker(
                     }
                     Err(error) => {
                         tally.errors += 1;
-                        tally.first_error.get_or_insert_with(|| error.clone());
+                        tally.first_error.get_or_insert_with(|| error.to_string());
                     }
                 }
             }
@@ -369,7 +485,7 @@ pub async fn record_ws_answers(
     url: &str,
     login: Option<(String, String)>,
     mix: &[MixOp],
-) -> Result<HashMap<String, String>, String> {
+) -> Result<HashMap<String, String>, WsError> {
     let mut socket = open(url, login.as_ref()).await?;
     let mut answers = HashMap::new();
     for (index, op) in mix.iter().enumerate() {
@@ -377,8 +493,7 @@ pub async fn record_ws_answers(
         let id = index as u64 + 1;
         let message = exchange(&mut socket, request_text(&request, id)).await?;
         first_answer(op, message.as_str(), id)?;
-        let answer: Answer<'_> =
-            serde_json::from_str(message.as_str()).map_err(|e| e.to_string())?;
+        let answer: Answer<'_> = serde_json::from_str(message.as_str())?;
         answers.insert(request_key(&request), answer.grid.get().to_owned());
     }
     let _ = socket.close(None).await;

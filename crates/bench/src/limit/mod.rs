@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 pub use tcp::run_tcp_limit;
-pub use udp::{UdpPath, run_udp_limit, run_udp_limit_on};
+pub use udp::{ServerBindError, UdpPath, run_udp_limit, run_udp_limit_on};
 
 use crate::placement::Placement;
 use crate::report::Measurement;
@@ -67,6 +67,14 @@ pub enum LimitError {
     /// The configuration is outside what the loop supports.
     #[error("invalid configuration: {0}")]
     Config(String),
+    /// The UDP limit's server socket could not be made on its path.
+    #[error("invalid configuration: the UDP limit's server could not start at {path}: {source}")]
+    ServerStart {
+        /// The path (`client -> server [in namespace]`).
+        path: String,
+        /// Why not.
+        source: udp::ServerBindError,
+    },
 }
 
 /// Result of a limit loop: the summary line and the full latency histogram.

@@ -10,6 +10,17 @@ use super::{
 };
 use crate::placement::Side;
 
+/// Why the limit's server socket could not be made.
+#[derive(Debug, thiserror::Error)]
+pub enum ServerBindError {
+    /// Its network namespace could not be entered.
+    #[error(transparent)]
+    Netns(#[from] crate::netns::NetnsError),
+    /// The socket could not be bound or set up.
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+}
+
 /// How long the client waits for a reply before it counts the request lost and resends.
 const LOSS_TIMEOUT: Duration = Duration::from_millis(200);
 
@@ -72,22 +83,20 @@ pub fn run_udp_limit_on(
     let server_stop = Arc::clone(&stop);
     let response_size = config.response_size;
     let placement = config.placement;
-    let (bound_tx, bound_rx) = std::sync::mpsc::channel::<Result<SocketAddr, String>>();
+    let (bound_tx, bound_rx) = std::sync::mpsc::channel::<Result<SocketAddr, ServerBindError>>();
     let (namespace, server_ip) = (path.server_namespace.clone(), path.server);
     let server_thread = std::thread::spawn(move || -> std::io::Result<()> {
-        let bound = (|| -> Result<UdpSocket, String> {
+        let bound = (|| -> Result<UdpSocket, ServerBindError> {
             if let Some(ns) = &namespace {
-                crate::netns::enter_on_this_thread(ns).map_err(|e| e.to_string())?;
+                crate::netns::enter_on_this_thread(ns)?;
             }
-            let server = UdpSocket::bind((server_ip, 0)).map_err(|e| e.to_string())?;
-            server
-                .set_read_timeout(Some(Duration::from_millis(50)))
-                .map_err(|e| e.to_string())?;
+            let server = UdpSocket::bind((server_ip, 0))?;
+            server.set_read_timeout(Some(Duration::from_millis(50)))?;
             Ok(server)
         })();
         let server = match bound {
             Ok(server) => {
-                let _ = bound_tx.send(server.local_addr().map_err(|e| e.to_string()));
+                let _ = bound_tx.send(server.local_addr().map_err(ServerBindError::Io));
                 server
             }
             Err(e) => {
@@ -120,9 +129,10 @@ pub fn run_udp_limit_on(
         Ok(Ok(addr)) => addr,
         Ok(Err(e)) => {
             let _ = server_thread.join();
-            return Err(LimitError::Config(format!(
-                "the UDP limit's server could not start at {path}: {e}"
-            )));
+            return Err(LimitError::ServerStart {
+                path: path.to_string(),
+                source: e,
+            });
         }
         Err(_) => {
             let _ = server_thread.join();

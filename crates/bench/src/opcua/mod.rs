@@ -8,10 +8,14 @@
 //! - [`subscription_soak`]: thousands of monitored items on points that all change at the
 //!   sampling rate, every data change checked, with the same memory curve.
 
+pub mod server_child;
 pub mod soak;
 pub mod subscription_soak;
 pub mod throughput;
 
-pub use soak::{SoakConfig, SoakReport, SoakSample, run_soak};
-pub use subscription_soak::{ItemSoakConfig, ItemSoakReport, ItemSoakSample, run_item_soak};
+pub use server_child::{ServerChild, ServerChildError};
+pub use soak::{CycleError, SoakConfig, SoakReport, SoakSample, run_soak};
+pub use subscription_soak::{
+    ItemSoakConfig, ItemSoakError, ItemSoakReport, ItemSoakSample, run_item_soak,
+};
 pub use throughput::{ThroughputConfig, ThroughputError, ThroughputReport, run_throughput};

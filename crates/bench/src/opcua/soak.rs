@@ -7,7 +7,7 @@
 use std::time::Instant;
 
 use buildwire_opcua::client::ClientConfig;
-use buildwire_opcua::driver::OpcuaClient;
+use buildwire_opcua::driver::{ClientError, OpcuaClient};
 use buildwire_opcua::services::AttributeId;
 use buildwire_opcua::{NodeId, Variant};
 use serde::Serialize;
@@ -91,21 +91,38 @@ pub fn rss_kib(pid: Option<u32>) -> Option<u64> {
     line.split_whitespace().nth(1)?.parse().ok()
 }
 
-async fn one_cycle(endpoint: &str) -> Result<(), String> {
+/// Why one connect/read/close cycle failed.
+#[derive(Debug, thiserror::Error)]
+pub enum CycleError {
+    /// Connecting (channel and session) failed.
+    #[error("connecting: {0}")]
+    Connect(#[source] ClientError),
+    /// Reading the server's CurrentTime failed.
+    #[error("reading CurrentTime: {0}")]
+    Read(#[source] ClientError),
+    /// CurrentTime was read but is not a DateTime.
+    #[error("CurrentTime is not a DateTime")]
+    NotDateTime,
+    /// Closing the session and channel failed.
+    #[error("closing: {0}")]
+    Close(#[source] ClientError),
+}
+
+async fn one_cycle(endpoint: &str) -> Result<(), CycleError> {
     let mut client = OpcuaClient::connect_with(ClientConfig::new(endpoint))
         .await
-        .map_err(|e| format!("connecting: {e}"))?;
+        .map_err(CycleError::Connect)?;
     let values = client
         .read(&[CURRENT_TIME], AttributeId::Value)
         .await
-        .map_err(|e| format!("reading CurrentTime: {e}"))?;
+        .map_err(CycleError::Read)?;
     if !matches!(
         values.first().and_then(|v| v.value.as_ref()),
         Some(Variant::DateTime(_))
     ) {
-        return Err("CurrentTime is not a DateTime".into());
+        return Err(CycleError::NotDateTime);
     }
-    client.close().await.map_err(|e| format!("closing: {e}"))
+    client.close().await.map_err(CycleError::Close)
 }
 
 /// Runs the soak; `progress` sees each sample as it is taken.

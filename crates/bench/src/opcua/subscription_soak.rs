@@ -13,7 +13,7 @@ use buildwire_opcua::client::ClientConfig;
 use buildwire_opcua::client::subscriptions::{
     MonitoredItemSpec, SubscriptionEvent, SubscriptionSettings,
 };
-use buildwire_opcua::driver::OpcuaClient;
+use buildwire_opcua::driver::{ClientError, OpcuaClient};
 use buildwire_opcua::encoding::Variant;
 use serde::Serialize;
 
@@ -99,15 +99,50 @@ fn growth(samples: &[ItemSoakSample], rss: impl Fn(&ItemSoakSample) -> Option<u6
     Some(i64::try_from(last).ok()? - i64::try_from(first).ok()?)
 }
 
+/// Why the subscriptions soak stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum ItemSoakError {
+    /// The client could not connect.
+    #[error("connecting to {endpoint}: {source}")]
+    Connect {
+        /// The server.
+        endpoint: String,
+        /// Why not.
+        source: ClientError,
+    },
+    /// A service call failed.
+    #[error("{service}: {source}")]
+    Service {
+        /// The service.
+        service: &'static str,
+        /// Why it failed.
+        source: ClientError,
+    },
+    /// The server refused a monitored item.
+    #[error("monitored item {index} refused: {status}")]
+    Refused {
+        /// The item's index among the points.
+        index: usize,
+        /// The server's status code.
+        status: buildwire_opcua::StatusCode,
+    },
+    /// The server ended the subscription.
+    #[error("the server ended the subscription: {0}")]
+    Ended(buildwire_opcua::StatusCode),
+}
+
 /// Runs the soak; `progress` sees each memory sample as it is taken.
 pub async fn run_item_soak(
     config: &ItemSoakConfig,
     mut progress: impl FnMut(&ItemSoakSample),
-) -> Result<ItemSoakReport, String> {
+) -> Result<ItemSoakReport, ItemSoakError> {
     let setup = Instant::now();
     let mut client = OpcuaClient::connect_with(ClientConfig::new(&config.endpoint))
         .await
-        .map_err(|e| format!("connecting to {}: {e}", config.endpoint))?;
+        .map_err(|source| ItemSoakError::Connect {
+            endpoint: config.endpoint.clone(),
+            source,
+        })?;
     let settings = SubscriptionSettings {
         publishing_interval_ms: config.sampling_ms,
         max_keep_alive_count: 10,
@@ -117,7 +152,10 @@ pub async fn run_item_soak(
     let subscription = client
         .create_subscription(settings)
         .await
-        .map_err(|e| format!("CreateSubscription: {e}"))?;
+        .map_err(|source| ItemSoakError::Service {
+            service: "CreateSubscription",
+            source,
+        })?;
     // Client handle -> index of the point (its integer part offset).
     let mut point_of: HashMap<u32, usize> = HashMap::with_capacity(config.nodes.len());
     for (chunk_index, chunk) in config.nodes.chunks(ITEMS_PER_CALL).enumerate() {
@@ -131,14 +169,16 @@ pub async fn run_item_soak(
         let created = client
             .create_monitored_items(subscription, &specs)
             .await
-            .map_err(|e| format!("CreateMonitoredItems: {e}"))?;
+            .map_err(|source| ItemSoakError::Service {
+                service: "CreateMonitoredItems",
+                source,
+            })?;
         for (offset, (handle, result)) in created.iter().enumerate() {
             if !result.status_code.is_good() {
-                return Err(format!(
-                    "monitored item {} refused: {}",
-                    chunk_index * ITEMS_PER_CALL + offset,
-                    result.status_code
-                ));
+                return Err(ItemSoakError::Refused {
+                    index: chunk_index * ITEMS_PER_CALL + offset,
+                    status: result.status_code,
+                });
             }
             point_of.insert(*handle, chunk_index * ITEMS_PER_CALL + offset);
         }
@@ -186,10 +226,15 @@ pub async fn run_item_soak(
             }
             Ok(Ok(SubscriptionEvent::Lost { .. })) => lost_messages += 1,
             Ok(Ok(SubscriptionEvent::StatusChange { status, .. })) if status.is_bad() => {
-                return Err(format!("the server ended the subscription: {status}"));
+                return Err(ItemSoakError::Ended(status));
             }
             Ok(Ok(_)) => {}
-            Ok(Err(error)) => return Err(format!("Publish: {error}")),
+            Ok(Err(source)) => {
+                return Err(ItemSoakError::Service {
+                    service: "Publish",
+                    source,
+                });
+            }
             Err(_) => {}
         }
         if Instant::now() >= next_sample {

@@ -5,11 +5,13 @@ mod machine;
 mod plot;
 mod profile;
 mod table;
+mod target;
 
 pub use machine::MachineInfo;
 pub use plot::{PlotError, write_latency_cdf, write_throughput_and_cdf};
 pub use profile::{CpuProfile, ProfileError};
 pub use table::render_table;
+pub use target::TargetResult;
 
 use serde::{Deserialize, Serialize};
 

@@ -24,26 +24,32 @@ const PNG_FONTS: [&str; 3] = [
 ];
 
 /// Registers the chart font once (plotters keeps it for the life of the process).
-fn register_font() -> Result<(), String> {
-    static REGISTERED: std::sync::OnceLock<Result<(), String>> = std::sync::OnceLock::new();
-    REGISTERED
-        .get_or_init(|| {
-            let bytes = PNG_FONTS
-                .iter()
-                .find_map(|path| std::fs::read(path).ok())
-                .ok_or_else(|| {
-                    format!(
-                        "a chart needs the DejaVu Sans font ({}): install the Debian \
-                         package fonts-dejavu-core",
-                        PNG_FONTS[0]
-                    )
-                })?;
-            // Registered fonts live as long as the process: one small leak per run.
-            let bytes: &'static [u8] = Box::leak(bytes.into_boxed_slice());
-            plotters::style::register_font("sans-serif", FontStyle::Normal, bytes)
-                .map_err(|_| "the DejaVu Sans font file is not a valid TrueType font".to_owned())
-        })
-        .clone()
+/// Why the chart font could not be registered.
+#[derive(Clone, Copy, Debug, thiserror::Error)]
+enum FontError {
+    /// None of [`PNG_FONTS`] is there.
+    #[error(
+        "a chart needs the DejaVu Sans font ({}): install the Debian package fonts-dejavu-core",
+        PNG_FONTS[0]
+    )]
+    Missing,
+    /// The file is there but plotters cannot read it.
+    #[error("the DejaVu Sans font file is not a valid TrueType font")]
+    Invalid,
+}
+
+fn register_font() -> Result<(), FontError> {
+    static REGISTERED: std::sync::OnceLock<Result<(), FontError>> = std::sync::OnceLock::new();
+    *REGISTERED.get_or_init(|| {
+        let bytes = PNG_FONTS
+            .iter()
+            .find_map(|path| std::fs::read(path).ok())
+            .ok_or(FontError::Missing)?;
+        // Registered fonts live as long as the process: one small leak per run.
+        let bytes: &'static [u8] = Box::leak(bytes.into_boxed_slice());
+        plotters::style::register_font("sans-serif", FontStyle::Normal, bytes)
+            .map_err(|_| FontError::Invalid)
+    })
 }
 
 /// Whether the file is to be a PNG (by its extension; anything else is SVG).
@@ -62,7 +68,7 @@ macro_rules! draw_file {
             path: path.display().to_string(),
             message,
         };
-        register_font().map_err(err)?;
+        register_font().map_err(|e| err(e.to_string()))?;
         if is_png(path) {
             let root = BitMapBackend::new(path, $size).into_drawing_area();
             $draw(&root).map_err(|e| err(e.to_string()))?;

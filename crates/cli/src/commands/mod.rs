@@ -1,38 +1,14 @@
 //! Command definitions (clap) and their dispatch.
 
 mod bacnet;
-mod bacnet_network;
-mod bacnet_sc;
 mod bench;
-mod bench_bacnet;
-mod bench_bacnet_sc;
-mod bench_haystack_his;
-mod bench_haystack_http;
-mod bench_opcua;
-mod bench_opcua_soak;
+mod common;
 mod haystack;
-mod haystack_client;
-mod haystack_serve;
 mod opcua;
-mod opcua_repeat;
-mod opcua_security;
-mod opcua_subscribe;
 
 use clap::{Parser, Subcommand};
 
-/// Errors of a command, printed as `error: ...` with a hint of what to do next.
-pub type CommandResult = Result<(), Box<dyn std::error::Error>>;
-
-/// `main` restores the default SIGPIPE so that `buildwire ... | head` ends quietly. Long-running
-/// commands undo that: a write to a WebSocket whose peer just closed (a BACnet/SC node
-/// disconnecting) must be an error on that connection, and a server whose stdout reader went
-/// away (`serve | head -1`) must go on serving.
-pub(crate) fn ignore_sigpipe() {
-    // SAFETY: setting a signal's disposition has no memory effects; SIG_IGN needs no handler.
-    unsafe {
-        libc::signal(libc::SIGPIPE, libc::SIG_IGN);
-    }
-}
+pub use common::result::CommandResult;
 
 /// buildwire: BACnet, Project Haystack and OPC UA in one fast, safe stack.
 #[derive(Debug, Parser)]

@@ -1,5 +1,13 @@
 //! `buildwire bench ...`: benchmarks. Numbers are printed and recorded, never asserted.
 
+mod bacnet;
+mod bacnet_sc;
+mod haystack_his;
+mod haystack_http;
+mod opcua;
+mod opcua_soak;
+mod scenario;
+
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -9,7 +17,9 @@ use buildwire_bench::placement::Placement;
 use buildwire_bench::report::{MachineInfo, Report, render_table, write_latency_cdf};
 use clap::{Args, Subcommand};
 
-use super::CommandResult;
+use crate::commands::common::output::print_table_and_report;
+use crate::commands::common::program::{peers_dir, self_program};
+use crate::commands::common::result::CommandResult;
 use crate::progress::ProgressLine;
 
 #[derive(Debug, Subcommand)]
@@ -22,10 +32,10 @@ pub enum BenchCommand {
     Haystack(HaystackBench),
     /// OPC UA benchmarks.
     #[command(subcommand)]
-    Opcua(super::bench_opcua::OpcuaBench),
+    Opcua(opcua::OpcuaBench),
     /// BACnet benchmarks: bac-py's published scenarios against the 40-object stress server.
     #[command(subcommand)]
-    Bacnet(super::bench_bacnet::BacnetBench),
+    Bacnet(bacnet::BacnetBench),
 }
 
 #[derive(Debug, Subcommand)]
@@ -39,16 +49,16 @@ pub enum HaystackBench {
     Decode(HaystackDecodeArgs),
     /// HTTP load as haystack-py publishes it: 50 connections, SCRAM once each, a mix of
     /// about, ops, read site, read point and nav; buildwire, haystack-py and the limit.
-    #[command(after_help = super::bench_haystack_http::AFTER_HELP)]
-    Http(super::bench_haystack_http::HaystackHttpArgs),
+    #[command(after_help = haystack_http::AFTER_HELP)]
+    Http(haystack_http::HaystackHttpArgs),
     /// WebSocket load as haystack-py publishes it: 20 connections, SCRAM once each, the same
     /// mix as `http` over one WebSocket each; buildwire, haystack-py and the limit
-    #[command(after_help = super::bench_haystack_http::WS_AFTER_HELP)]
-    Ws(super::bench_haystack_http::HaystackHttpArgs),
+    #[command(after_help = haystack_http::WS_AFTER_HELP)]
+    Ws(haystack_http::HaystackHttpArgs),
     /// hisWrite and hisRead throughput per storage backend: a year of 15-minute samples on
     /// 100 points, written in batches and read back, every answer checked.
-    #[command(after_help = super::bench_haystack_his::AFTER_HELP)]
-    His(super::bench_haystack_his::HaystackHisArgs),
+    #[command(after_help = haystack_his::AFTER_HELP)]
+    His(haystack_his::HaystackHisArgs),
     /// (internal) one decoder in a child process; prints timings as JSON.
     #[command(hide = true)]
     DecodeWorker(DecodeWorkerArgs),
@@ -139,12 +149,12 @@ pub fn execute(cmd: BenchCommand) -> CommandResult {
         BenchCommand::Limit(LimitCommand::Tcp(args)) => {
             run_limit("limit tcp", args, limit::run_tcp_limit)
         }
-        BenchCommand::Opcua(cmd) => super::bench_opcua::execute(cmd),
-        BenchCommand::Bacnet(cmd) => super::bench_bacnet::execute(cmd),
+        BenchCommand::Opcua(cmd) => opcua::execute(cmd),
+        BenchCommand::Bacnet(cmd) => bacnet::execute(cmd),
         BenchCommand::Haystack(HaystackBench::Decode(args)) => haystack_decode(args),
-        BenchCommand::Haystack(HaystackBench::Http(args)) => super::bench_haystack_http::run(args),
-        BenchCommand::Haystack(HaystackBench::His(args)) => super::bench_haystack_his::run(args),
-        BenchCommand::Haystack(HaystackBench::Ws(args)) => super::bench_haystack_http::run_ws(args),
+        BenchCommand::Haystack(HaystackBench::Http(args)) => haystack_http::run(args),
+        BenchCommand::Haystack(HaystackBench::His(args)) => haystack_his::run(args),
+        BenchCommand::Haystack(HaystackBench::Ws(args)) => haystack_http::run_ws(args),
         BenchCommand::Haystack(HaystackBench::DecodeWorker(args)) => {
             let decoder = parse_decoder(&args.decoder)?;
             let out = decode::worker(decoder, &args.file, args.iterations);
@@ -163,13 +173,6 @@ fn parse_decoder(name: &str) -> Result<decode::Decoder, String> {
                 "unknown decoder `{name}`: use buildwire, buildwire-1t, libhaystack, haystack-core or haystack-py"
             )
         })
-}
-
-/// Where the peers are: `--peers`, else $BUILDWIRE_PEERS, else ./.peers.
-pub(super) fn peers_dir(given: Option<&PathBuf>) -> PathBuf {
-    given.cloned().unwrap_or_else(|| {
-        std::env::var_os("BUILDWIRE_PEERS").map_or_else(|| PathBuf::from(".peers"), PathBuf::from)
-    })
 }
 
 fn haystack_decode(args: HaystackDecodeArgs) -> CommandResult {
@@ -210,21 +213,6 @@ fn haystack_decode(args: HaystackDecodeArgs) -> CommandResult {
         "results": results,
     });
     print_table_and_report(&table, &report, args.json)
-}
-
-/// The table on stdout; with `json`, the table on stderr and the JSON report on stdout.
-pub(super) fn print_table_and_report(
-    table: &str,
-    report: &serde_json::Value,
-    json: bool,
-) -> CommandResult {
-    if json {
-        eprint!("{table}");
-        println!("{}", serde_json::to_string_pretty(report)?);
-    } else {
-        print!("{table}");
-    }
-    Ok(())
 }
 
 /// The first line of an error, cut to fit a table cell (the JSON report has it whole).
@@ -340,21 +328,4 @@ fn run_limit(name: &str, args: LimitArgs, runner: LimitRunner) -> CommandResult 
 fn seconds(flag: &str, value: f64) -> Result<Duration, String> {
     Duration::try_from_secs_f64(value)
         .map_err(|_| format!("{flag} {value} is not a number of seconds >= 0; try --seconds 3"))
-}
-
-/// The program to start for child processes that run this same command line (decode
-/// workers, the benchmarked server): `$BUILDWIRE_PROGRAM` when set (the Python console script
-/// sets it to itself, since there the running executable is the Python interpreter), else
-/// this executable.
-pub(crate) fn self_program() -> Result<PathBuf, String> {
-    if let Some(program) = std::env::var_os("BUILDWIRE_PROGRAM").map(PathBuf::from)
-        && program.is_file()
-    {
-        return Ok(program);
-    }
-    std::env::current_exe().map_err(|e| {
-        format!(
-            "cannot tell which program this is ({e}): set BUILDWIRE_PROGRAM to the buildwire binary"
-        )
-    })
 }

@@ -1,53 +1,65 @@
 //! `buildwire bench opcua soak`: runs [`run_soak`] against our server (in this process or as
 //! a child process) or any `--target`, and prints the RSS curve.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
-
 use std::time::Duration;
 
 use buildwire_bench::opcua::{
-    ItemSoakConfig, ItemSoakSample, SoakConfig, SoakReport, SoakSample, run_item_soak, run_soak,
+    ItemSoakConfig, ItemSoakSample, ServerChild, SoakConfig, SoakReport, SoakSample, run_item_soak,
+    run_soak,
 };
 use buildwire_opcua::driver::{OpcuaServer, OpcuaServerConfig};
 use buildwire_opcua::server::{ServerConfig, bench_methods};
+use clap::Args;
 use serde_json::json;
 
-use super::CommandResult;
-use super::bench_opcua::{ItemSoakArgs, SoakArgs};
+use crate::commands::common::program::self_program;
+use crate::commands::common::result::CommandResult;
 
-/// A child server process, killed when dropped.
-struct ChildServer(Child);
-
-impl Drop for ChildServer {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
+#[derive(Debug, Args)]
+pub struct ItemSoakArgs {
+    /// Monitored items (one simulated point each).
+    #[arg(long, default_value_t = 10_000)]
+    pub items: usize,
+    /// Sampling and publishing interval, ms; the points change at the same rate.
+    #[arg(long, value_name = "MS", default_value_t = 100)]
+    pub sampling: u64,
+    /// Seconds of receiving after the items exist.
+    #[arg(long, value_name = "S", default_value_t = 60.0)]
+    pub duration: f64,
+    /// Seconds between two memory samples.
+    #[arg(long, value_name = "S", default_value_t = 5.0)]
+    pub sample_every: f64,
+    /// Print the report as JSON on the last line.
+    #[arg(long)]
+    pub json: bool,
 }
 
-/// Starts `buildwire opcua serve --bind 127.0.0.1:0 EXTRA...` and waits for its endpoint.
-fn spawn_server(extra: &[String]) -> Result<(ChildServer, String), Box<dyn std::error::Error>> {
-    let program = super::bench::self_program()?;
-    let mut child = Command::new(program)
-        .args(["opcua", "serve", "--bind", "127.0.0.1:0"])
-        .args(extra)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()?;
-    let stdout = child
-        .stdout
-        .take()
-        .ok_or("the server's standard output is not available")?;
-    let child = ChildServer(child);
-    let mut line = String::new();
-    BufReader::new(stdout).read_line(&mut line)?;
-    let endpoint = line
-        .trim()
-        .strip_prefix("listening on ")
-        .ok_or_else(|| format!("the server did not start: `{}`", line.trim()))?
-        .to_owned();
-    Ok((child, endpoint))
+#[derive(Debug, Args)]
+pub struct SoakArgs {
+    /// Connect/disconnect cycles.
+    #[arg(long, default_value_t = 5000)]
+    pub cycles: u64,
+    /// Cycles between two memory samples.
+    #[arg(long, value_name = "N", default_value_t = 500)]
+    pub sample_every: u64,
+    /// Soak this server instead of one of ours (`opc.tcp://HOST:PORT`).
+    #[arg(long, value_name = "ENDPOINT", conflicts_with = "spawn_server")]
+    pub target: Option<String>,
+    /// With --target: the server's process id on this machine, to sample its RSS too.
+    #[arg(long, value_name = "PID", requires = "target")]
+    pub server_pid: Option<u32>,
+    /// Run our server as a child process (`buildwire opcua serve --bind 127.0.0.1:0`)
+    /// instead of in this process.
+    #[arg(long)]
+    pub spawn_server: bool,
+    /// Print the report as JSON on the last line.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Our server in a child process: this same program's `opcua serve`.
+fn spawn_server(extra: &[String]) -> Result<ServerChild, Box<dyn std::error::Error>> {
+    Ok(ServerChild::spawn(&self_program()?, extra)?)
 }
 
 fn kib(value: Option<u64>) -> String {
@@ -101,8 +113,8 @@ pub fn soak(args: SoakArgs) -> CommandResult {
         let (endpoint, server_pid, where_) = match (&args.target, args.spawn_server) {
             (Some(target), _) => (target.clone(), args.server_pid, "server at --target"),
             (None, true) => {
-                let (server, endpoint) = spawn_server(&[])?;
-                let pid = server.0.id();
+                let server = spawn_server(&[])?;
+                let (endpoint, pid) = (server.endpoint.clone(), server.id());
                 child = Some(server);
                 (endpoint, Some(pid), "server in a child process")
             }
@@ -196,12 +208,13 @@ pub fn items(args: ItemSoakArgs) -> CommandResult {
         .enable_all()
         .build()?;
     runtime.block_on(async move {
-        let (server, endpoint) = spawn_server(&[
+        let server = spawn_server(&[
             "--simulate".to_owned(),
             args.items.to_string(),
             "--simulate-interval".to_owned(),
             args.sampling.to_string(),
         ])?;
+        let endpoint = server.endpoint.clone();
         println!(
             "subscriptions soak: {} items sampled every {} ms for {:.0} s against {endpoint} \
              (server in a child process)",
@@ -209,11 +222,13 @@ pub fn items(args: ItemSoakArgs) -> CommandResult {
         );
         let config = ItemSoakConfig {
             endpoint,
-            nodes: (0..args.items).map(super::opcua::simulated_node).collect(),
+            nodes: (0..args.items)
+                .map(crate::commands::opcua::simulated_node)
+                .collect(),
             sampling_ms: args.sampling as f64,
             duration,
             sample_every,
-            server_pid: Some(server.0.id()),
+            server_pid: Some(server.id()),
         };
         let report = run_item_soak(&config, print_item_sample).await?;
         drop(server);

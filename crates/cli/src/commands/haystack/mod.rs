@@ -1,5 +1,8 @@
 //! `buildwire haystack ...`: Haystack tools.
 
+mod client;
+mod serve;
+
 use std::io::{Read, Write};
 use std::path::PathBuf;
 use std::time::Instant;
@@ -9,7 +12,7 @@ use buildwire_haystack::value::Grid;
 use clap::{Args, Subcommand};
 use serde_json::json;
 
-use super::CommandResult;
+use crate::commands::common::result::CommandResult;
 
 #[derive(Debug, Subcommand)]
 pub enum HaystackCommand {
@@ -33,18 +36,18 @@ pub enum HaystackCommand {
     )]
     Decode(DecodeArgs),
     /// Serve Haystack over HTTP and WebSocket (SCRAM login, roles, optional TLS).
-    #[command(after_help = super::haystack_serve::AFTER_HELP)]
-    Serve(super::haystack_serve::ServeArgs),
+    #[command(after_help = serve::AFTER_HELP)]
+    Serve(serve::ServeArgs),
     /// Bulk-load grid files into a Redis or PostgreSQL backend.
-    #[command(after_help = super::haystack_serve::IMPORT_AFTER_HELP)]
-    Import(super::haystack_serve::ImportArgs),
+    #[command(after_help = serve::IMPORT_AFTER_HELP)]
+    Import(serve::ImportArgs),
     /// List, add or remove the users kept in a Redis or PostgreSQL backend (shared by
     /// every server on it).
-    #[command(after_help = super::haystack_serve::USERS_AFTER_HELP)]
-    Users(super::haystack_serve::UsersArgs),
+    #[command(after_help = serve::USERS_AFTER_HELP)]
+    Users(serve::UsersArgs),
     /// Run one op against a Haystack server (HTTP or WebSocket), with SCRAM login.
-    #[command(after_help = super::haystack_client::AFTER_HELP)]
-    Client(super::haystack_client::ClientArgs),
+    #[command(after_help = client::AFTER_HELP)]
+    Client(client::ClientArgs),
 }
 
 #[derive(Debug, Args)]
@@ -94,10 +97,10 @@ pub fn execute(cmd: HaystackCommand) -> CommandResult {
         HaystackCommand::Convert(args) => convert(args),
         HaystackCommand::Query(args) => query(args),
         HaystackCommand::Decode(args) => decode(args),
-        HaystackCommand::Client(args) => super::haystack_client::client(args),
-        HaystackCommand::Serve(args) => super::haystack_serve::serve(args),
-        HaystackCommand::Import(args) => super::haystack_serve::import(args),
-        HaystackCommand::Users(args) => super::haystack_serve::users(args),
+        HaystackCommand::Client(args) => client::client(args),
+        HaystackCommand::Serve(args) => serve::serve(args),
+        HaystackCommand::Import(args) => serve::import(args),
+        HaystackCommand::Users(args) => serve::users(args),
     }
 }
 

@@ -1,14 +1,19 @@
 //! `buildwire opcua ...`: OPC UA tools: decode captured bytes, look up status codes, run our
 //! server (`serve`) and use our client (`browse`, `read`, `write`, `call`).
 
+mod client_args;
+mod repeat;
+mod security;
+mod subscribe;
+
 use std::io::Write as _;
 use std::time::Duration;
 
 use buildwire_opcua::StatusCode;
 use buildwire_opcua::client::value_text::{parse_argument, parse_value, value_to_json};
-use buildwire_opcua::client::{ClientConfig, ClientIdentity};
+use buildwire_opcua::driver::OpcuaServer;
 use buildwire_opcua::driver::batch::value_of;
-use buildwire_opcua::driver::{OpcuaClient, OpcuaServer, OpcuaServerConfig};
+use buildwire_opcua::driver::OpcuaServerConfig;
 use buildwire_opcua::encoding::{NodeId, QualifiedName, Variant};
 use buildwire_opcua::inspect::dissect_stream;
 use buildwire_opcua::server::subscriptions::services::add_eu_range;
@@ -18,9 +23,10 @@ use buildwire_opcua::services::{AttributeId, ReadValueId};
 use clap::{Args, Subcommand, ValueEnum};
 use serde_json::{Value, json};
 
-use super::CommandResult;
-use super::opcua_security::{CertsArgs, ClientSecurityArgs, ServeSecurityArgs, certs};
+use crate::commands::common::result::CommandResult;
 use crate::hex_input::read_hex_argument;
+use client_args::{ClientArgs, client_config, connect, parse_node, split_user};
+use security::{CertsArgs, ServeSecurityArgs, certs};
 
 #[derive(Debug, Subcommand)]
 pub enum OpcuaCommand {
@@ -83,7 +89,7 @@ pub enum OpcuaCommand {
         buildwire opcua subscribe opc.tcp://127.0.0.1:4840 'ns=1;s=Setpoint' --json\n  \
         buildwire opcua subscribe opc.tcp://127.0.0.1:4840 'ns=1;s=Setpoint' --interval 100 \
         --queue 10 --deadband abs:0.5 --duration 30")]
-    Subscribe(super::opcua_subscribe::SubscribeArgs),
+    Subscribe(subscribe::SubscribeArgs),
 }
 
 /// Which tokio runtime `serve` runs on.
@@ -134,22 +140,6 @@ const MAX_SIMULATED_POINTS: usize = 1_000_000;
 /// The node of simulated point `index`.
 pub(super) fn simulated_node(index: usize) -> NodeId {
     NodeId::string(1, &format!("Sim.{index}"))
-}
-
-/// Options shared by the client commands.
-#[derive(Debug, Args)]
-pub(super) struct ClientArgs {
-    /// The server, `opc.tcp://HOST:PORT[/PATH]`.
-    endpoint: String,
-    /// Log in as NAME:PASSWORD (or NAME with --password) instead of anonymously; under a
-    /// secured policy the password is encrypted with the server's certificate.
-    #[arg(long, value_name = "NAME:PASSWORD")]
-    user: Option<String>,
-    /// The password for --user NAME.
-    #[arg(long, requires = "user")]
-    password: Option<String>,
-    #[command(flatten)]
-    security: ClientSecurityArgs,
 }
 
 #[derive(Debug, Args)]
@@ -248,9 +238,7 @@ pub fn execute(cmd: OpcuaCommand) -> CommandResult {
         OpcuaCommand::Read(args) => client_runtime()?.block_on(read(args)),
         OpcuaCommand::Write(args) => client_runtime()?.block_on(write(args)),
         OpcuaCommand::Call(args) => client_runtime()?.block_on(call(args)),
-        OpcuaCommand::Subscribe(args) => {
-            client_runtime()?.block_on(super::opcua_subscribe::subscribe(args))
-        }
+        OpcuaCommand::Subscribe(args) => client_runtime()?.block_on(subscribe::subscribe(args)),
     }
 }
 
@@ -258,34 +246,6 @@ fn client_runtime() -> Result<tokio::runtime::Runtime, Box<dyn std::error::Error
     Ok(tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?)
-}
-
-pub(super) fn parse_node(text: &str) -> Result<NodeId, Box<dyn std::error::Error>> {
-    text.parse::<NodeId>()
-        .map_err(|e| format!("`{text}`: {e} (forms: i=2258, ns=1;i=5000, ns=2;s=Name)").into())
-}
-
-fn split_user(text: &str) -> Result<(String, String), Box<dyn std::error::Error>> {
-    let (name, password) = text
-        .split_once(':')
-        .ok_or_else(|| format!("`{text}` is not NAME:PASSWORD"))?;
-    Ok((name.to_owned(), password.to_owned()))
-}
-
-fn identity(args: &ClientArgs) -> Result<ClientIdentity, Box<dyn std::error::Error>> {
-    Ok(match &args.user {
-        Some(user) => {
-            let (user_name, password) = match &args.password {
-                Some(password) => (user.clone(), password.clone()),
-                None => split_user(user)?,
-            };
-            ClientIdentity::UserName {
-                user_name,
-                password,
-            }
-        }
-        None => ClientIdentity::Anonymous,
-    })
 }
 
 /// Changes every simulated point each `interval`, for ever: point i becomes i + tick,
@@ -308,26 +268,8 @@ async fn run_simulation(server: &OpcuaServer, points: usize, interval: Duration)
     }
 }
 
-/// The client configuration the common options describe: endpoint, identity and security
-/// (which may fetch and check the server's certificate).
-pub(super) async fn client_config(
-    args: &ClientArgs,
-) -> Result<ClientConfig, Box<dyn std::error::Error>> {
-    let mut config = ClientConfig::new(&args.endpoint);
-    config.identity = identity(args)?;
-    args.security.apply(&mut config).await?;
-    Ok(config)
-}
-
-pub(super) async fn connect(args: &ClientArgs) -> Result<OpcuaClient, Box<dyn std::error::Error>> {
-    let config = client_config(args).await?;
-    OpcuaClient::connect_with(config)
-        .await
-        .map_err(|e| format!("cannot connect to {}: {e}", args.endpoint).into())
-}
-
 fn serve(args: ServeArgs) -> CommandResult {
-    super::ignore_sigpipe();
+    crate::commands::common::signals::ignore_sigpipe();
     let simulate = args.simulate;
     if simulate > MAX_SIMULATED_POINTS {
         return Err(format!("--simulate {simulate}: at most {MAX_SIMULATED_POINTS} points").into());
@@ -489,7 +431,7 @@ fn attribute_by_name(name: &str) -> Result<AttributeId, Box<dyn std::error::Erro
         })
 }
 
-pub(super) use buildwire_opcua::client::value_text::data_value_json;
+use buildwire_opcua::client::value_text::data_value_json;
 
 async fn read(args: ReadArgs) -> CommandResult {
     let nodes = args
@@ -500,7 +442,7 @@ async fn read(args: ReadArgs) -> CommandResult {
     let attribute = attribute_by_name(&args.attribute)?;
     if let Some(repeat) = args.repeat {
         let config = client_config(&args.client).await?;
-        let read = super::opcua_repeat::RepeatRead {
+        let read = repeat::RepeatRead {
             config,
             nodes,
             node_texts: args.nodes.clone(),
@@ -510,7 +452,7 @@ async fn read(args: ReadArgs) -> CommandResult {
             reconnect_timeout: Duration::from_millis(args.reconnect_timeout),
             json: args.json,
         };
-        return super::opcua_repeat::run(read, data_value_json).await;
+        return repeat::run(read, data_value_json).await;
     }
     let mut client = connect(&args.client).await?;
     // Batched to the server's MaxNodesPerRead (see `OpcuaClient::read_many`).

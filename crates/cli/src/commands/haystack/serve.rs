@@ -9,7 +9,7 @@ use std::time::Duration;
 use buildwire_haystack::server::{HaystackServer, TlsConfig};
 use clap::Args;
 
-use super::CommandResult;
+use crate::commands::common::result::CommandResult;
 
 #[derive(Debug, Args)]
 pub struct ServeArgs {

@@ -18,7 +18,7 @@ use buildwire_opcua::services::AttributeId;
 use serde_json::{Value, json};
 use tokio::sync::broadcast;
 
-use super::CommandResult;
+use crate::commands::common::result::CommandResult;
 
 /// What one `read --repeat` run does.
 pub struct RepeatRead {

@@ -1,6 +1,9 @@
 //! `buildwire bacnet ...`: BACnet tools: decode datagrams, look up names, serve a device,
 //! and a client (whois, read, write, rpm, wpm) over BACnet/IP.
 
+mod network;
+mod sc;
+
 use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4, ToSocketAddrs};
 use std::time::Duration;
 
@@ -20,7 +23,7 @@ use buildwire_bacnet::{ObjectIdentifier, ObjectType, PropertyIdentifier, Propert
 use clap::{Args, Subcommand};
 use serde_json::{Value, json};
 
-use super::CommandResult;
+use crate::commands::common::result::CommandResult;
 use crate::hex_input::read_hex_argument;
 
 #[derive(Debug, Subcommand)]
@@ -81,13 +84,13 @@ pub enum BacnetCommand {
     Subscribe(SubscribeArgs),
     /// Routers, BBMDs and their tables (see bacnet_network.rs).
     #[command(flatten)]
-    Network(super::bacnet_network::NetworkCommand),
+    Network(network::NetworkCommand),
     /// Make a test CA and EC P-256 operational certificates for BACnet/SC (with subject
     /// alternative names for 127.0.0.1, ::1, localhost and each name).
     #[command(after_help = "Examples:\n  \
         buildwire bacnet sc-certs ./pki\n  \
         buildwire bacnet sc-certs ./pki --names hub,device7 --san 10.0.0.5,hub.example --days 30")]
-    ScCerts(super::bacnet_sc::ScCertsArgs),
+    ScCerts(sc::ScCertsArgs),
     /// Run a BACnet/SC hub (Annex AB.5.3): WebSockets with mutual TLS 1.3, subprotocol
     /// hub.bsc.bacnet.org; relays unicasts by VMAC and broadcasts to every other node.
     #[command(after_help = "Examples:\n  \
@@ -95,7 +98,7 @@ pub enum BacnetCommand {
         buildwire bacnet sc-hub --bind 127.0.0.1:4443 --cert pki/hub.crt --key pki/hub.key --ca pki/ca.crt\n  \
         buildwire bacnet serve --transport sc --hub wss://127.0.0.1:4443 \\\n      \
           --cert pki/node1.crt --key pki/node1.key --ca pki/ca.crt")]
-    ScHub(super::bacnet_sc::ScHubArgs),
+    ScHub(sc::ScHubArgs),
 }
 
 #[derive(Debug, Args)]
@@ -131,9 +134,9 @@ pub fn execute(cmd: BacnetCommand) -> CommandResult {
         BacnetCommand::Rpm(args) => rpm(args),
         BacnetCommand::Wpm(args) => wpm(args),
         BacnetCommand::Subscribe(args) => subscribe(args),
-        BacnetCommand::Network(command) => super::bacnet_network::execute(command),
-        BacnetCommand::ScCerts(args) => super::bacnet_sc::sc_certs(&args),
-        BacnetCommand::ScHub(args) => super::bacnet_sc::sc_hub(&args),
+        BacnetCommand::Network(command) => network::execute(command),
+        BacnetCommand::ScCerts(args) => sc::sc_certs(&args),
+        BacnetCommand::ScHub(args) => sc::sc_hub(&args),
     }
 }
 
@@ -218,9 +221,9 @@ pub struct ServeArgs {
     #[arg(long, default_value_t = 1476)]
     max_apdu: u16,
     #[command(flatten)]
-    link: super::bacnet_network::ServeLinkArgs,
+    link: network::ServeLinkArgs,
     #[command(flatten)]
-    sc: super::bacnet_sc::ScNodeArgs,
+    sc: sc::ScNodeArgs,
 }
 
 #[derive(Debug, Args)]
@@ -248,9 +251,9 @@ pub struct WhoisArgs {
     #[arg(long)]
     json: bool,
     #[command(flatten)]
-    foreign: super::bacnet_network::ForeignArgs,
+    foreign: network::ForeignArgs,
     #[command(flatten)]
-    sc: super::bacnet_sc::ScClientArgs,
+    sc: sc::ScClientArgs,
 }
 
 /// Options shared by the client commands.
@@ -269,9 +272,9 @@ pub struct ClientArgs {
     #[arg(long)]
     json: bool,
     #[command(flatten)]
-    foreign: super::bacnet_network::ForeignArgs,
+    foreign: network::ForeignArgs,
     #[command(flatten)]
-    sc: super::bacnet_sc::ScClientArgs,
+    sc: sc::ScClientArgs,
 }
 
 #[derive(Debug, Args)]
@@ -446,7 +449,7 @@ fn tsm_config(timeout: f64) -> Result<TsmConfig, Box<dyn std::error::Error>> {
 macro_rules! on_client {
     ($args:expr, $address:expr, |$client:ident, $to:ident| $body:expr) => {
         if $args.sc.is_sc() {
-            let $to = super::bacnet_sc::sc_device($address)?;
+            let $to = sc::sc_device($address)?;
             let tsm = client_tsm($args)?;
             runtime()?.block_on(async {
                 let $client = $args.sc.client(tsm).await?;
@@ -518,7 +521,7 @@ fn print_json(value: &Value) -> CommandResult {
 }
 
 fn serve(args: ServeArgs) -> CommandResult {
-    let bind = match super::bacnet_network::is_bip6(&args.link) {
+    let bind = match network::is_bip6(&args.link) {
         true => SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, 0),
         false => parse_address(&args.bind)?,
     };
@@ -551,13 +554,13 @@ fn serve(args: ServeArgs) -> CommandResult {
         config.broadcast = args.broadcast;
     }
     config.tsm.max_apdu = MaxApdu::for_length(args.max_apdu);
-    if super::bacnet_network::is_sc(&args.link) {
-        return super::bacnet_sc::serve_sc(&args.sc, config);
+    if network::is_sc(&args.link) {
+        return sc::serve_sc(&args.sc, config);
     }
-    if super::bacnet_network::is_bip6(&args.link) {
-        return super::bacnet_network::serve_bip6(&args.link, &args.bind, config);
+    if network::is_bip6(&args.link) {
+        return network::serve_bip6(&args.link, &args.bind, config);
     }
-    config.role = super::bacnet_network::serve_bip_role(&args.link, bind)?;
+    config.role = network::serve_bip_role(&args.link, bind)?;
     runtime()?.block_on(async move {
         let server = BacnetServer::start(config)
             .await
@@ -655,7 +658,7 @@ fn read(args: ReadArgs) -> CommandResult {
     let object = parse_object(&args.object)?;
     let property = parse_property(&args.property)?;
     let (address, value) = if args.client.sc.is_sc() {
-        let to = super::bacnet_sc::sc_device(&args.address)?;
+        let to = sc::sc_device(&args.address)?;
         let tsm = client_tsm(&args.client)?;
         let value = runtime()?.block_on(async {
             let client = args.client.sc.client(tsm).await?;
@@ -837,7 +840,7 @@ fn subscribe(args: SubscribeArgs) -> CommandResult {
         })
         .transpose()?;
     if args.client.sc.is_sc() {
-        let to = super::bacnet_sc::sc_device(&args.address)?;
+        let to = sc::sc_device(&args.address)?;
         let tsm = client_tsm(&args.client)?;
         return runtime()?.block_on(async {
             let client = args.client.sc.client(tsm).await?;

@@ -11,7 +11,8 @@ use buildwire_opcua::server::{ServerConfig, bench_methods};
 use clap::{Args, Subcommand};
 use serde_json::json;
 
-use super::CommandResult;
+use crate::commands::bench::opcua_soak::{ItemSoakArgs, SoakArgs};
+use crate::commands::common::result::CommandResult;
 
 #[derive(Debug, Subcommand)]
 pub enum OpcuaBench {
@@ -40,48 +41,6 @@ pub enum OpcuaBench {
         buildwire bench opcua subscriptions --items 10000 --sampling 100 --duration 60\n  \
         buildwire bench opcua subscriptions --items 1000 --duration 10 --json")]
     Subscriptions(ItemSoakArgs),
-}
-
-#[derive(Debug, Args)]
-pub struct ItemSoakArgs {
-    /// Monitored items (one simulated point each).
-    #[arg(long, default_value_t = 10_000)]
-    pub items: usize,
-    /// Sampling and publishing interval, ms; the points change at the same rate.
-    #[arg(long, value_name = "MS", default_value_t = 100)]
-    pub sampling: u64,
-    /// Seconds of receiving after the items exist.
-    #[arg(long, value_name = "S", default_value_t = 60.0)]
-    pub duration: f64,
-    /// Seconds between two memory samples.
-    #[arg(long, value_name = "S", default_value_t = 5.0)]
-    pub sample_every: f64,
-    /// Print the report as JSON on the last line.
-    #[arg(long)]
-    pub json: bool,
-}
-
-#[derive(Debug, Args)]
-pub struct SoakArgs {
-    /// Connect/disconnect cycles.
-    #[arg(long, default_value_t = 5000)]
-    pub cycles: u64,
-    /// Cycles between two memory samples.
-    #[arg(long, value_name = "N", default_value_t = 500)]
-    pub sample_every: u64,
-    /// Soak this server instead of one of ours (`opc.tcp://HOST:PORT`).
-    #[arg(long, value_name = "ENDPOINT", conflicts_with = "spawn_server")]
-    pub target: Option<String>,
-    /// With --target: the server's process id on this machine, to sample its RSS too.
-    #[arg(long, value_name = "PID", requires = "target")]
-    pub server_pid: Option<u32>,
-    /// Run our server as a child process (`buildwire opcua serve --bind 127.0.0.1:0`)
-    /// instead of in this process.
-    #[arg(long)]
-    pub spawn_server: bool,
-    /// Print the report as JSON on the last line.
-    #[arg(long)]
-    pub json: bool,
 }
 
 #[derive(Debug, Args)]
@@ -117,8 +76,8 @@ pub struct ThroughputArgs {
 pub fn execute(cmd: OpcuaBench) -> CommandResult {
     match cmd {
         OpcuaBench::Throughput(args) => throughput(args),
-        OpcuaBench::Soak(args) => super::bench_opcua_soak::soak(args),
-        OpcuaBench::Subscriptions(args) => super::bench_opcua_soak::items(args),
+        OpcuaBench::Soak(args) => crate::commands::bench::opcua_soak::soak(args),
+        OpcuaBench::Subscriptions(args) => crate::commands::bench::opcua_soak::items(args),
     }
 }
 

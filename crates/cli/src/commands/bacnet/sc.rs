@@ -10,14 +10,14 @@ use buildwire_bacnet::driver::sc_certs::write_pki;
 use buildwire_bacnet::driver::sc_tls::{ScTlsFiles, client_config, server_config};
 use buildwire_bacnet::driver::{
     BacnetServer, ScHub, ScHubConfig, ScNodeConfig, ScTransport, ServerConfig, load_or_create_uuid,
-    random_uuid, random_vmac,
+    random_identity, random_uuid, random_vmac,
 };
 use buildwire_bacnet::sc::node::NodeConfig;
 use buildwire_bacnet::sc::{DeviceUuid, HubConfig, LocalIdentity};
 use clap::Args;
 use serde_json::json;
 
-use super::CommandResult;
+use crate::commands::common::result::CommandResult;
 
 /// `sc-certs`.
 #[derive(Debug, Args)]
@@ -191,10 +191,8 @@ pub fn serve_sc(args: &ScNodeArgs, config: ServerConfig) -> CommandResult {
         None => None,
     };
     let identity = LocalIdentity {
-        vmac: random_vmac(),
         uuid: uuid_of(args.uuid_file.as_deref())?,
-        max_bvlc_length: buildwire_bacnet::sc::DEFAULT_MAX_BVLC_LENGTH,
-        max_npdu_length: buildwire_bacnet::sc::DEFAULT_MAX_NPDU_LENGTH,
+        ..random_identity()
     };
     let mut node = NodeConfig::new(identity, hub.clone());
     node.failover_hub = args.failover_hub.clone();
@@ -261,12 +259,7 @@ impl ScClientArgs {
             Some(files) => Some(client_config(&files)?),
             None => None,
         };
-        let identity = LocalIdentity {
-            vmac: random_vmac(),
-            uuid: random_uuid(),
-            max_bvlc_length: buildwire_bacnet::sc::DEFAULT_MAX_BVLC_LENGTH,
-            max_npdu_length: buildwire_bacnet::sc::DEFAULT_MAX_NPDU_LENGTH,
-        };
+        let identity = random_identity();
         let mut config = ScNodeConfig::new(NodeConfig::new(identity, hub.clone()), tls);
         config.connect_timeout = Duration::from_secs(5);
         let transport = ScTransport::start(config).await?;

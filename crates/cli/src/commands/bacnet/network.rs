@@ -19,7 +19,7 @@ use buildwire_bacnet::tsm::TsmConfig;
 use clap::{Args, Subcommand, ValueEnum};
 use serde_json::{Value, json};
 
-use super::CommandResult;
+use crate::commands::common::result::CommandResult;
 
 type BoxError = Box<dyn std::error::Error>;
 
@@ -436,28 +436,13 @@ fn router(args: RouterArgs) -> CommandResult {
             device,
         )
         .await?;
-        let described: Vec<Value> = router
-            .describe_ports()
-            .into_iter()
-            .map(|(network, link, address, vmac)| {
-                json!({"network": network, "link": link, "address": address,
-                       "vmac": vmac.map(|v| v.to_string())})
-            })
-            .collect();
+        let ports = router.describe_ports();
         if args.json {
+            let described: Vec<Value> = ports.iter().map(|port| port.to_json()).collect();
             println!("{}", json!({"event": "started", "ports": described}));
         } else {
-            for port in &described {
-                println!(
-                    "network {}: {} {}{}",
-                    port["network"],
-                    port["link"].as_str().unwrap_or_default(),
-                    port["address"].as_str().unwrap_or_default(),
-                    port["vmac"]
-                        .as_str()
-                        .map(|v| format!(" vmac {v}"))
-                        .unwrap_or_default()
-                );
+            for port in &ports {
+                println!("{port}");
             }
             println!("routing (Ctrl-C stops)");
         }

@@ -10,7 +10,7 @@ use buildwire_haystack::codec::{Format, zinc};
 use buildwire_haystack::value::{DateTime, Dict, Grid, Ref, Value};
 use clap::Args;
 
-use super::CommandResult;
+use crate::commands::common::result::CommandResult;
 
 /// Environment variable read for the password when `--password` is not given.
 const PASSWORD_VARIABLE: &str = "BUILDWIRE_HAYSTACK_PASSWORD";

@@ -12,7 +12,7 @@ use buildwire_opcua::server::ServerSecurity;
 use clap::{Args, Subcommand, ValueEnum};
 use serde_json::{Value, json};
 
-use super::CommandResult;
+use crate::commands::common::result::CommandResult;
 
 type BoxError = Box<dyn std::error::Error>;
 

@@ -20,9 +20,11 @@ use serde_json::json;
 use buildwire_opcua::driver::{ConnectionEvent, ReconnectPolicy, ReconnectingClient};
 use tokio::sync::broadcast;
 
-use super::CommandResult;
-use super::opcua::{ClientArgs, client_config, data_value_json, parse_node};
-use super::opcua_repeat::event_json;
+use crate::commands::common::result::CommandResult;
+use crate::commands::opcua::repeat::event_json;
+use buildwire_opcua::client::value_text::data_value_json;
+
+use crate::commands::opcua::client_args::{ClientArgs, client_config, parse_node};
 
 #[derive(Debug, Args)]
 pub struct SubscribeArgs {
