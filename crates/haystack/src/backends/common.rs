@@ -17,7 +17,7 @@ use crate::filter::{CmpOp, Filter, RefResolver, instant_of};
 use crate::store::{CommitOp, HisSample, StoreError, entity_id};
 use crate::value::{DateTime, Dict, Number, Ref, Value};
 
-use crate::ops::{PriorityArray, PriorityEntry};
+use crate::store::{PriorityArray, PriorityEntry};
 
 /// Longest string value indexed for equality; longer ones are found through `h:TAG` and
 /// checked in the server.
@@ -543,7 +543,7 @@ pub fn change_batches(ids: &[String], max_bytes: usize) -> Vec<Vec<String>> {
 /// A new id for a watch shared through a remote backend (the shared prefix, then a random
 /// part, so ids made by different processes do not collide).
 pub fn shared_watch_id() -> String {
-    format!("{}{}", crate::ops::SHARED_WATCH_PREFIX, origin_id())
+    format!("{}{}", super::SHARED_WATCH_PREFIX, origin_id())
 }
 
 /// A random identifier of this process's backend (to skip its own notifications).

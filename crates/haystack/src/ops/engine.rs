@@ -10,12 +10,13 @@ use crate::filter::{self, NoRefs};
 use crate::value::{Dict, Grid, Number, Ref, Value};
 
 use super::action::{self, ActionRegistry, NoActions};
-use super::backend::{Backend, ChangeEvent};
 use super::cache::ResponseCache;
 use super::format::WireFormat;
 use super::time::datetime_at;
-use super::watch::{WatchLimits, WatchRegistry};
+use super::watch::WatchRegistry;
 use super::{Op, OpError, error_grid};
+use crate::backends::WatchLimits;
+use crate::backends::{Backend, ChangeEvent};
 
 /// What `about` says of the server.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -485,8 +486,8 @@ pub(super) fn seconds(ms: i64) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::backends::MemoryBackend;
     use crate::codec::zinc;
-    use crate::ops::MemoryBackend;
     use futures_util::FutureExt;
 
     fn engine() -> Engine {

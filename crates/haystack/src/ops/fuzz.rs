@@ -8,11 +8,12 @@ use std::task::{Context, Poll, Waker};
 use crate::auth::Role;
 use crate::codec::zinc;
 
-use super::backend::MemoryBackend;
+use super::Op;
 use super::engine::{CallContext, Engine, Limits, ServerInfo};
 use super::format::WireFormat;
 use super::request::{HttpRequest, HttpResponse};
-use super::{Op, WatchLimits};
+use crate::backends::MemoryBackend;
+use crate::backends::WatchLimits;
 
 /// The small database every case starts from.
 const DATA: &str = "ver:\"3.0\"\n\

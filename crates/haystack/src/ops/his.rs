@@ -14,8 +14,8 @@ use crate::value::{Column, Date, DateTime, Dict, Grid, Ref, Value};
 
 use super::OpError;
 use super::engine::{CallContext, Engine, ref_of};
-use super::rollup::Rollup;
 use super::time::{add_days, datetime_at, local_midnight};
+use crate::store::Rollup;
 
 /// A `hisRead` range.
 #[derive(Debug, Clone, PartialEq)]
@@ -298,7 +298,7 @@ impl Engine {
             points.push((id, parse_range(range)?));
         }
         // A buildwire extension: `interval` and `fold` (in the grid meta, or in the first
-        // row) fold every point's range into buckets; see `super::rollup`.
+        // row) fold every point's range into buckets; see `crate::store::fold_samples`.
         let param = |name: &str| request.meta.get(name).or_else(|| request.get(0, name));
         let rollup = Rollup::parse(param("interval"), param("fold"))?;
         let rollup_meta = |meta: &mut Dict| {
@@ -466,7 +466,8 @@ mod tests {
 
     use super::*;
     use crate::auth::Role;
-    use crate::ops::{Limits, MemoryBackend, Op, ServerInfo, is_error_grid};
+    use crate::backends::MemoryBackend;
+    use crate::ops::{Limits, Op, ServerInfo, is_error_grid};
     use futures_util::FutureExt;
 
     fn text(value: &Value) -> String {

@@ -281,7 +281,8 @@ impl Engine {
 mod tests {
     use super::*;
     use crate::auth::Role;
-    use crate::ops::{Limits, MemoryBackend, ServerInfo};
+    use crate::backends::MemoryBackend;
+    use crate::ops::{Limits, ServerInfo};
     use futures_util::FutureExt;
 
     #[test]

@@ -39,10 +39,9 @@ use tokio::sync::{broadcast, mpsc, watch};
 use tokio::task::JoinHandle;
 
 use crate::auth::{AuthConfig, AuthServer, Role, User, UserFileError};
+use crate::backends::{Backend, MemoryBackend};
 use crate::codec::Format;
-use crate::ops::{
-    ActionRegistry, Backend, Engine, Limits, MemoryBackend, ServerInfo, SnapshotError, WireFormat,
-};
+use crate::ops::{ActionRegistry, Engine, Limits, ServerInfo, SnapshotError, WireFormat};
 use crate::value::Grid;
 
 pub use tls::TlsConfig;
@@ -538,7 +537,7 @@ impl Shared {
 }
 
 /// The users a shared store keeps.
-async fn stored_users(store: &dyn crate::ops::SharedAuth) -> Result<Vec<User>, String> {
+async fn stored_users(store: &dyn crate::backends::SharedAuth) -> Result<Vec<User>, String> {
     let lines = store.users().await.map_err(|e| e.to_string())?;
     crate::auth::parse_user_file(&lines.join("\n")).map_err(|e| format!("stored users: {e}"))
 }
@@ -571,7 +570,7 @@ async fn refresh_users(
 /// Feeds the backend's change events to the watches and wakes WebSocket connections.
 async fn pump_changes(
     shared: Arc<Shared>,
-    mut changes: broadcast::Receiver<Arc<crate::ops::ChangeEvent>>,
+    mut changes: broadcast::Receiver<Arc<crate::backends::ChangeEvent>>,
     mut shutdown: watch::Receiver<bool>,
 ) {
     loop {
