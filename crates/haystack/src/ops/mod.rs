@@ -12,10 +12,14 @@
 //! - [`WatchRegistry`]: watches, their leases and what changed since the last poll;
 //! - [`HisRange`]: the `hisRead` range forms, resolved in the point's timezone (and
 //!   `Rollup::parse`, the rollup's `interval` and `fold` cells);
-//! - [`ActionRegistry`]: the hook `invokeAction` calls.
+//! - [`ActionRegistry`]: the hook `invokeAction` calls;
+//! - [`ws`]: the WebSocket envelope, the one wire type the server, the client and the
+//!   benchmark read and write (bounded decoding, typed errors).
 //!
-//! Failures after the request grid was read are error grids ([`error_grid`]); only requests
-//! that cannot be read get HTTP error statuses.
+//! The caller's role is checked once per request, before the op runs; `close` ends the
+//! caller's session in the engine, so HTTP and WebSocket share it. Failures after the
+//! request grid was read are error grids ([`error_grid`]); only requests that cannot be
+//! read get HTTP error statuses.
 
 mod action;
 mod cache;
@@ -30,6 +34,7 @@ mod rollup;
 mod snapshot;
 mod time;
 mod watch;
+pub mod ws;
 
 use crate::auth::Role;
 use crate::backends::BackendError;

@@ -13,9 +13,9 @@ use std::sync::Arc;
 use crate::codec::zinc;
 use crate::value::{Dict, Grid, Value, is_tag_name};
 
+use super::Op;
 use super::engine::{CallContext, Engine};
 use super::format::{WireFormat, negotiate_accept};
-use super::{Op, error_grid};
 
 /// Most query parameters read from one GET.
 pub const MAX_QUERY_PARAMS: usize = 64;
@@ -248,25 +248,16 @@ impl Engine {
             Ok(parts) => parts,
             Err((e, op)) => return HttpResponse::from_error(e, op),
         };
-        let needed = op.required_role(&grid);
-        if ctx.role < needed {
-            let body = error_grid(
-                &format!(
-                    "{op}: the {} role may not do this (needs {})",
-                    ctx.role.name(),
-                    needed.name()
-                ),
-                Some("PermissionErr"),
-            );
+        if let Some(refused) = super::engine::refusal(ctx, op, &grid) {
             return HttpResponse {
                 status: 403,
                 content_type: format.content_type(),
-                body: Arc::from(format.encode(&body)),
+                body: Arc::from(format.encode(&refused)),
                 op: Some(op),
                 is_error: true,
             };
         }
-        let (is_error, body) = self.call_encoded(ctx, op, &grid, format).await;
+        let (is_error, body) = self.answer_encoded(ctx, op, &grid, format).await;
         HttpResponse {
             status: 200,
             content_type: format.content_type(),

@@ -385,7 +385,7 @@ impl ServerBuilder {
             for user in users {
                 auth.add_user(user);
             }
-            Some(Mutex::new(auth))
+            Some(Arc::new(Mutex::new(auth)))
         };
 
         let restored = match (&self.snapshot, &memory) {
@@ -427,6 +427,9 @@ impl ServerBuilder {
         let mut engine = Engine::new(backend.clone(), info, self.limits);
         if let Some(actions) = self.actions {
             engine = engine.with_actions(actions);
+        }
+        if let Some(auth) = &auth {
+            engine = engine.with_auth(auth.clone());
         }
         let engine = Arc::new(engine);
         let (shutdown_tx, shutdown_rx) = watch::channel(false);
@@ -506,7 +509,7 @@ pub(crate) async fn stopped(shutdown: &mut watch::Receiver<bool>) {
 /// What every connection of a server shares.
 pub(crate) struct Shared {
     pub(crate) engine: Arc<Engine>,
-    pub(crate) auth: Option<Mutex<AuthServer>>,
+    pub(crate) auth: Option<Arc<Mutex<AuthServer>>>,
     pub(crate) anonymous: Option<Role>,
     pub(crate) prefix: String,
     pub(crate) timeouts: Timeouts,
