@@ -40,11 +40,13 @@ use crate::auth::Role;
 use crate::backends::BackendError;
 use crate::value::{Dict, Grid, Value};
 
-pub use action::{ActionFn, ActionRegistry, ActionTable, NoActions};
+pub use action::{ActionError, ActionFn, ActionRegistry, ActionTable, NoActions};
 pub use engine::{CallContext, Engine, Limits, ServerInfo};
 pub use format::{WireFormat, negotiate_accept};
 pub use his::{HisRange, parse_range};
-pub use request::{HttpError, HttpRequest, HttpResponse, MAX_QUERY_PARAMS, query_to_grid};
+pub use request::{
+    HttpError, HttpRequest, HttpResponse, MAX_QUERY_PARAMS, QueryError, query_to_grid,
+};
 pub use snapshot::SnapshotError;
 pub use time::{datetime_at, local_midnight, utc_millis};
 pub use watch::{Watch, WatchRegistry};
