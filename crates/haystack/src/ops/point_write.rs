@@ -208,18 +208,15 @@ mod tests {
     use super::*;
     use crate::codec::zinc;
 
-    fn entry(v: f64, expires_ms: Option<i64>) -> Option<PriorityEntry> {
-        Some(PriorityEntry {
-            val: Value::number(v),
-            who: "t".into(),
-            expires_ms,
-        })
-    }
-
     #[test]
     fn read_grid_has_seventeen_levels() {
         let mut a = PriorityArray::new();
-        a.set(1, entry(5.0, None));
+        let emergency = PriorityEntry {
+            val: Value::number(5.0),
+            who: "t".into(),
+            expires_ms: None,
+        };
+        a.set(1, Some(emergency));
         let g = a.to_grid(0, "UTC");
         assert_eq!(g.row_count(), 17);
         assert_eq!(g.get(0, "levelDis"), Some(&Value::Str("Emergency".into())));

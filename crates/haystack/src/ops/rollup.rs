@@ -82,14 +82,6 @@ impl Rollup {
 mod tests {
     use super::*;
     use crate::codec::zinc;
-    use crate::value::DateTime;
-
-    fn ts(text: &str) -> DateTime {
-        match zinc::decode_value(text) {
-            Ok(Value::DateTime(dt)) => *dt,
-            other => panic!("{text}: {other:?}"),
-        }
-    }
 
     #[test]
     fn parse_needs_both_parts_and_fixed_units() {
@@ -114,8 +106,13 @@ mod tests {
             .unwrap()
             .unwrap();
         assert_eq!(hour.interval_us, 3_600_000_000);
-        let start = ts("2024-01-01T00:00:00Z UTC");
-        let end = ts("2024-01-02T00:30:00Z UTC");
+        let instants = ["2024-01-01T00:00:00Z UTC", "2024-01-02T00:30:00Z UTC"].map(|text| {
+            match zinc::decode_value(text) {
+                Ok(Value::DateTime(dt)) => *dt,
+                other => panic!("{text}: {other:?}"),
+            }
+        });
+        let [start, end] = instants;
         assert_eq!(hour.bucket_count(&start, &end), 25);
     }
 }
