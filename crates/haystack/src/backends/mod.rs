@@ -34,6 +34,7 @@ mod memory;
 pub mod postgres;
 #[cfg(feature = "redis")]
 pub mod redis;
+#[cfg(any(feature = "redis", feature = "postgres"))]
 mod remote;
 mod shared;
 
@@ -51,6 +52,7 @@ use crate::store::{
 use crate::value::{DateTime, Dict, Grid, Ref};
 
 pub use memory::MemoryBackend;
+#[cfg(any(feature = "redis", feature = "postgres"))]
 pub(crate) use remote::{
     MAX_CAS_RETRIES, Remote, corrupt, current_of, grid_dicts, nav, read_filtered, read_ids,
     remote_reads,

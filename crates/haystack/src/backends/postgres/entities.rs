@@ -2,7 +2,20 @@
 //! candidate sets as `WHERE` clauses over the terms, all-or-nothing commits and bulk loads
 //! under row locks, and priority arrays in `bw_priority`.
 
-use super::*;
+use std::collections::HashMap;
+
+use tokio_postgres::types::ToSql;
+use tokio_postgres::{Row, Transaction};
+
+use crate::backends::common::{
+    self, Candidates, StoredEntity, apply_command, commit_ids, decode_array, encode_array,
+    encode_dict, index_terms, next_expiry, plan_commit,
+};
+use crate::backends::{BackendError, BackendFuture, Remote, corrupt, grid_dicts};
+use crate::store::{CommitOp, PriorityArray, StoreError};
+use crate::value::{Dict, Grid, Value};
+
+use super::{LOAD_CHUNK, PostgresBackend, db_error, notify};
 
 pub(super) fn entity_of(row: &Row) -> Result<(String, StoredEntity), BackendError> {
     let id: String = row.try_get(0).map_err(db_error)?;

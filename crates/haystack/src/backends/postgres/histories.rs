@@ -1,8 +1,15 @@
 //! Histories in PostgreSQL: samples in `bw_his` (a hypertable with TimescaleDB), reads,
 //! writes, and rollups folded in SQL (`time_bucket` or `date_bin`).
 
+use std::collections::HashMap;
+
+use crate::backends::common::{self, instant_us};
+use crate::backends::{BackendError, corrupt};
+use crate::store::{HisFold, HisSample, HisWriteReport, Rollup, RollupBucket, StoreError};
+use crate::value::{DateTime, Ref, Value};
+
 use super::entities::entity_of;
-use super::*;
+use super::{LOAD_CHUNK, PostgresBackend, db_error, notify};
 
 impl PostgresBackend {
     pub(super) async fn do_his_write(

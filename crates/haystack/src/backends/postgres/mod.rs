@@ -21,7 +21,6 @@
 //! backoff. Connections come from a pool (deadpool) that replaces broken ones, so after
 //! the database restarts the next request reconnects; meanwhile requests get error grids.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -29,23 +28,17 @@ use std::time::Duration;
 use deadpool_postgres::{Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
 use futures_util::StreamExt;
 use tokio::sync::broadcast;
-use tokio_postgres::types::ToSql;
-use tokio_postgres::{AsyncMessage, NoTls, Row, Transaction};
+use tokio_postgres::{AsyncMessage, NoTls, Transaction};
 
-use crate::store::{
-    CommitOp, HisFold, HisSample, HisWriteReport, PriorityArray, PriorityEntry, Rollup,
-    RollupBucket, StoreError,
-};
-use crate::value::{DateTime, Dict, Grid, Ref, Value};
-
-use crate::backends::common::{
-    self, Candidates, StoredEntity, apply_command, commit_ids, decode_array, decode_change,
-    encode_array, encode_change, encode_dict, index_terms, instant_us, next_expiry, plan_commit,
-};
+use crate::backends::common::{self, decode_array, decode_change, encode_change};
 use crate::backends::{
-    Backend, BackendError, BackendFuture, CHANGE_CHANNEL_CAPACITY, ChangeEvent, Remote, corrupt,
-    grid_dicts,
+    Backend, BackendError, BackendFuture, CHANGE_CHANNEL_CAPACITY, ChangeEvent, corrupt,
 };
+use crate::store::{
+    CommitOp, HisSample, HisWriteReport, PriorityArray, PriorityEntry, Rollup, RollupBucket,
+    StoreError,
+};
+use crate::value::{DateTime, Dict, Grid, Ref};
 
 mod entities;
 mod histories;

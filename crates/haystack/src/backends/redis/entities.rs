@@ -2,7 +2,21 @@
 //! commits and bulk loads through the compare-and-set apply script (retried on conflict),
 //! and priority arrays.
 
-use super::*;
+use std::collections::HashSet;
+
+use redis::AsyncCommands;
+
+use crate::backends::common::{
+    Candidates, StoredEntity, apply_command, commit_ids, decode_array, encode_array, index_terms,
+    next_expiry, plan_commit,
+};
+use crate::backends::{
+    BackendError, BackendFuture, MAX_CAS_RETRIES, Remote, corrupt, current_of, grid_dicts,
+};
+use crate::store::{CommitOp, PriorityArray};
+use crate::value::{Dict, Grid};
+
+use super::{FETCH_CHUNK, LOAD_CHUNK, RedisBackend, unavailable};
 
 /// A command as the apply script takes it.
 struct Commands {

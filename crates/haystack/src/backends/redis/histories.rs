@@ -1,7 +1,12 @@
 //! Histories in Redis: one sorted set per point, members ordered by a fixed-width instant
 //! key, so a range read is one `ZRANGE ... BYLEX` and a write one Lua script.
 
-use super::*;
+use crate::backends::common::{self, instant_key};
+use crate::backends::{BackendError, corrupt};
+use crate::store::{HisSample, HisWriteReport, StoreError};
+use crate::value::{DateTime, Ref};
+
+use super::{RedisBackend, unavailable};
 
 impl RedisBackend {
     pub(super) async fn do_his_read(

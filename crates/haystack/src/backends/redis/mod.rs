@@ -21,7 +21,6 @@
 //! restart when Redis persists them: run it with `appendonly yes` and `appendfsync
 //! always` (the backend reads the setting at connect and says so in `about` and the log).
 
-use std::collections::HashSet;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -31,17 +30,10 @@ use redis::aio::ConnectionManager;
 use redis::{AsyncCommands, Script};
 use tokio::sync::broadcast;
 
+use crate::backends::common::{self, decode_change, encode_change};
+use crate::backends::{Backend, BackendError, BackendFuture, CHANGE_CHANNEL_CAPACITY, ChangeEvent};
 use crate::store::{CommitOp, HisSample, HisWriteReport, PriorityArray, PriorityEntry, StoreError};
 use crate::value::{DateTime, Dict, Grid, Ref};
-
-use crate::backends::common::{
-    self, Candidates, StoredEntity, apply_command, commit_ids, decode_array, decode_change,
-    encode_array, encode_change, index_terms, instant_key, next_expiry, plan_commit,
-};
-use crate::backends::{
-    Backend, BackendError, BackendFuture, CHANGE_CHANNEL_CAPACITY, ChangeEvent, MAX_CAS_RETRIES,
-    Remote, corrupt, current_of, grid_dicts,
-};
 
 mod entities;
 mod histories;
