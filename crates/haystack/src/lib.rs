@@ -1,18 +1,23 @@
-//! Project Haystack core for buildwire, sans-IO (strings and bytes in, values out, and back):
+//! Project Haystack core for buildwire. Layers, bottom to top (a layer uses only those
+//! before it):
 //!
 //! - [`value`]: the value model (every kind, Dict, Grid);
 //! - [`codec`]: Zinc, JSON v4 (Hayson) and v3, Trio, CSV export, and [`codec::Format`];
 //! - [`units`], [`timezone`], [`defs`]: the standard unit database, timezone names, and the
 //!   Haystack 4 defs (ph, phScience, phIoT, phIct) with taxonomy and reflection queries;
 //! - [`filter`]: the filter language (parse, print, evaluate);
-//! - [`backends`]: Redis and PostgreSQL storage behind the same [`ops::Backend`] trait.
-//! - [`store`]: the in-memory entity store with tag and value indexes, the ref graph,
-//!   histories, and the `Storage` trait servers talk to;
-//! - [`auth`]: HTTP authentication (HELLO / SCRAM-SHA-256 / BEARER);
+//! - [`store`]: the in-memory entity store with tag and value indexes, the ref graph and
+//!   histories ([`store::InMemoryStorage`]), priority arrays and history rollups;
+//! - [`backends`]: the async storage interface the ops run on ([`backends::Backend`], its
+//!   errors and change events) with the in-memory, Redis and PostgreSQL implementations;
 //! - [`ops`]: the Haystack ops without I/O (request grid, role and time in, response grid
-//!   out), the HTTP request path, the async storage interface and watches;
-//! - [`server`]: the tokio HTTP + WebSocket server over [`ops`] (feature `server`);
-//! - [`client`]: the HTTP and WebSocket API client (tokio).
+//!   out), the HTTP request path, watches, and the WebSocket envelope ([`ops::ws`]);
+//! - [`server`]: the tokio HTTP + WebSocket server over [`ops`] (feature `server`),
+//!   started with [`server::HaystackServer::start`].
+//!
+//! Beside them: [`auth`], HTTP authentication (HELLO / SCRAM-SHA-256 / BEARER) state
+//! machines, and [`client`], the HTTP and WebSocket API client (tokio), opened with
+//! [`client::connect`].
 
 #![warn(missing_docs)]
 

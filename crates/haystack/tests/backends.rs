@@ -20,10 +20,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use buildwire_haystack::backends;
+use buildwire_haystack::backends::{Backend, BackendError, MemoryBackend};
 use buildwire_haystack::codec::zinc;
 use buildwire_haystack::filter::parse;
-use buildwire_haystack::ops::{Backend, BackendError, MemoryBackend, PriorityEntry};
-use buildwire_haystack::store::{CommitOp, EntityUpdate, HisSample, StoreError};
+use buildwire_haystack::store::{CommitOp, EntityUpdate, HisSample, PriorityEntry, StoreError};
 use buildwire_haystack::{Date, DateTime, Dict, Grid, Ref, Time, Value};
 use storage_support::{TempPostgres, TempRedis, fresh_store};
 
@@ -392,7 +392,7 @@ macro_rules! per_backend {
 /// intervals, from an aligned and an unaligned start, equals memory's (PostgreSQL folds in
 /// SQL with `date_bin` or `time_bucket`; memory and Redis in the server).
 async fn rollups_match_on(backend: &dyn Backend, kind: &str) {
-    use buildwire_haystack::ops::{HisFold, Rollup};
+    use buildwire_haystack::store::{HisFold, Rollup};
     let memory = MemoryBackend::new();
     let small = zinc::decode_grid(SMALL).unwrap();
     let bools =
@@ -711,7 +711,7 @@ async fn postgres_schema_is_versioned_and_tags_are_jsonb() {
 /// HTTP watches kept in the store: opened through one process, fed by writes through the
 /// other, polled through either; every change reported once; leases, limits and closing.
 async fn shared_watches_behave(kind: &str) {
-    use buildwire_haystack::ops::{SHARED_WATCH_PREFIX, WatchLimits};
+    use buildwire_haystack::backends::{SHARED_WATCH_PREFIX, WatchLimits};
     let url = fresh_store(kind);
     let a = backends::open(&url).await.unwrap();
     let b = backends::open(&url).await.unwrap();

@@ -1,13 +1,13 @@
 //! Entity store tests on the Project Haystack example sites Alpha and Bravo
 //! (`/work/shared/data/haystack`): counts for common queries, `->` paths, and the key
 //! correctness check that index-planned reads return exactly the ids of a brute-force
-//! scan for a corpus of filters; plus commits, the ref graph, histories and [`Storage`].
+//! scan for a corpus of filters; plus commits, the ref graph, histories and [`InMemoryStorage`].
 
 use buildwire_haystack::codec::zinc;
 use buildwire_haystack::filter::parse;
 use buildwire_haystack::store::{
     CommitOp, EntityStore, EntityUpdate, HisSample, HistoryError, HistoryStore, InMemoryStorage,
-    Storage, StoreError,
+    StoreError,
 };
 use buildwire_haystack::{Date, DateTime, Dict, Ref, Time, Value};
 use proptest::prelude::*;
@@ -413,9 +413,9 @@ fn history_ranges_overwrites_and_bounds() -> TestResult {
 }
 
 #[test]
-fn storage_trait_over_memory() -> TestResult {
+fn in_memory_storage() -> TestResult {
     let mut storage = InMemoryStorage::new();
-    let db: &mut dyn Storage = &mut storage;
+    let db = &mut storage;
     let point = entity(
         "p",
         &[

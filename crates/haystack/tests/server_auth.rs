@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use buildwire_haystack::Value;
 use buildwire_haystack::auth::{AuthConfig, Role, ScramClient};
-use buildwire_haystack::server::{HaystackServer, user_file_line};
+use buildwire_haystack::server::{HaystackServer, HaystackServerConfig, user_file_line};
 use reqwest::header::AUTHORIZATION;
 use server_support::*;
 
@@ -40,7 +40,7 @@ async fn login_use_and_close() {
     assert_eq!(http.get("about", "", None).await.status, 200);
     assert_eq!(http.post("close", "", None, None).await.status, 200);
     assert_eq!(http.get("about", "", None).await.status, 401);
-    server.shutdown().await.unwrap();
+    server.stop().await.unwrap();
 }
 
 #[tokio::test]
@@ -88,7 +88,7 @@ async fn the_login_step_answers_with_the_op_and_the_server_proves_itself() {
     scram.on_success(&info).unwrap();
     let body = r.text().await.unwrap();
     assert!(body.contains("haystackVersion"), "{body}");
-    server.shutdown().await.unwrap();
+    server.stop().await.unwrap();
 }
 
 #[tokio::test]
@@ -111,7 +111,7 @@ async fn wrong_passwords_and_unknown_users_get_403_after_a_challenge() {
         "{}",
         r.status()
     );
-    server.shutdown().await.unwrap();
+    server.stop().await.unwrap();
 }
 
 #[tokio::test]
@@ -121,7 +121,9 @@ async fn failed_logins_lock_the_user_out_for_a_while() {
         lockout_base: Duration::from_secs(60),
         ..AuthConfig::default()
     };
-    let server = builder().auth_config(config).start().await.unwrap();
+    let server = HaystackServer::start(server_config().auth_config(config))
+        .await
+        .unwrap();
     let mut http = Http::new(&server.url());
     for _ in 0..3 {
         assert_eq!(http.login("viewer", "bad").await, Err(403));
@@ -141,7 +143,7 @@ async fn failed_logins_lock_the_user_out_for_a_while() {
     assert!(r.headers().get("retry-after").is_some());
     // Other users are not affected.
     assert!(http.login("op", PASSWORD).await.is_ok());
-    server.shutdown().await.unwrap();
+    server.stop().await.unwrap();
 }
 
 #[tokio::test]
@@ -150,12 +152,14 @@ async fn idle_tokens_expire() {
         token_idle_timeout: Duration::from_millis(300),
         ..AuthConfig::default()
     };
-    let server = builder().auth_config(config).start().await.unwrap();
+    let server = HaystackServer::start(server_config().auth_config(config))
+        .await
+        .unwrap();
     let http = logged_in(&server, "viewer").await;
     assert_eq!(http.get("about", "", None).await.status, 200);
     tokio::time::sleep(Duration::from_millis(500)).await;
     assert_eq!(http.get("about", "", None).await.status, 401);
-    server.shutdown().await.unwrap();
+    server.stop().await.unwrap();
 }
 
 #[tokio::test]
@@ -166,14 +170,15 @@ async fn users_files_and_name_password_role_triples() {
     let line = user_file_line("carol", "c4rol!", Role::Operator, 4096).unwrap();
     assert!(!line.contains("c4rol!"));
     std::fs::write(&file, format!("# users\n{line}\n")).unwrap();
-    let server = HaystackServer::builder()
-        .bind("127.0.0.1:0".parse().unwrap())
-        .load(extra())
-        .users_file(&file)
-        .user_spec("dave:pass:with:colons:viewer")
-        .start()
-        .await
-        .unwrap();
+    let server = HaystackServer::start(
+        HaystackServerConfig::new()
+            .bind("127.0.0.1:0".parse().unwrap())
+            .load(extra())
+            .users_file(&file)
+            .user_spec("dave:pass:with:colons:viewer"),
+    )
+    .await
+    .unwrap();
     let mut http = Http::new(&server.url());
     http.login("carol", "c4rol!").await.unwrap();
     let about = http.get("about", "", None).await.zinc();
@@ -182,24 +187,26 @@ async fn users_files_and_name_password_role_triples() {
         Some(&Value::Str("operator".into()))
     );
     http.login("dave", "pass:with:colons").await.unwrap();
-    server.shutdown().await.unwrap();
-    let bad = HaystackServer::builder()
-        .bind("127.0.0.1:0".parse().unwrap())
-        .user_spec("eve:pw:root")
-        .start()
-        .await;
+    server.stop().await.unwrap();
+    let bad = HaystackServer::start(
+        HaystackServerConfig::new()
+            .bind("127.0.0.1:0".parse().unwrap())
+            .user_spec("eve:pw:root"),
+    )
+    .await;
     assert!(bad.is_err());
     let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[tokio::test]
 async fn servers_without_users_are_open_and_can_be_read_only() {
-    let open = HaystackServer::builder()
-        .bind("127.0.0.1:0".parse().unwrap())
-        .load(extra())
-        .start()
-        .await
-        .unwrap();
+    let open = HaystackServer::start(
+        HaystackServerConfig::new()
+            .bind("127.0.0.1:0".parse().unwrap())
+            .load(extra()),
+    )
+    .await
+    .unwrap();
     assert!(!open.auth_enabled());
     let http = Http::new(&open.url());
     assert_eq!(http.get("about", "", None).await.status, 200);
@@ -207,14 +214,15 @@ async fn servers_without_users_are_open_and_can_be_read_only() {
         .zinc("pointWrite", "ver:\"3.0\"\nid,level,val\n@bw-sp,8,70°F\n")
         .await;
     assert!(!is_error(&g), "anonymous admin by default");
-    open.shutdown().await.unwrap();
-    let read_only = HaystackServer::builder()
-        .bind("127.0.0.1:0".parse().unwrap())
-        .load(extra())
-        .anonymous(Some(Role::Viewer))
-        .start()
-        .await
-        .unwrap();
+    open.stop().await.unwrap();
+    let read_only = HaystackServer::start(
+        HaystackServerConfig::new()
+            .bind("127.0.0.1:0".parse().unwrap())
+            .load(extra())
+            .anonymous(Some(Role::Viewer)),
+    )
+    .await
+    .unwrap();
     let http = Http::new(&read_only.url());
     let a = http
         .post(
@@ -225,5 +233,5 @@ async fn servers_without_users_are_open_and_can_be_read_only() {
         )
         .await;
     assert_eq!(a.status, 403);
-    read_only.shutdown().await.unwrap();
+    read_only.stop().await.unwrap();
 }

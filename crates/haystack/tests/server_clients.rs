@@ -14,7 +14,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 /// One raw HTTP/1.1 exchange: the whole response (head and body) as text.
-async fn exchange(server: &buildwire_haystack::server::RunningServer, request: &str) -> String {
+async fn exchange(server: &buildwire_haystack::server::HaystackServer, request: &str) -> String {
     let mut stream = TcpStream::connect(server.local_addr()).await.unwrap();
     stream.write_all(request.as_bytes()).await.unwrap();
     let mut out = Vec::new();
@@ -48,7 +48,7 @@ fn param<'a>(header: &'a str, name: &str) -> &'a str {
 }
 
 /// A server and a client logged in as `user`, with its token.
-async fn logged_in(user: &str) -> (buildwire_haystack::server::RunningServer, Http, String) {
+async fn logged_in(user: &str) -> (buildwire_haystack::server::HaystackServer, Http, String) {
     let server = start().await;
     let mut http = Http::new(&server.url());
     let token = http.login(user, PASSWORD).await.unwrap();
@@ -86,7 +86,7 @@ async fn auth_headers_are_title_case_with_data_first() {
     assert!(info.starts_with("data="), "{info}");
     assert!(info.contains(", authToken=") && info.ends_with(", hash=SHA-256"));
     scram.on_success(info).unwrap();
-    server.shutdown().await.unwrap();
+    server.stop().await.unwrap();
 }
 
 #[tokio::test]
@@ -119,7 +119,7 @@ async fn head_works_wherever_get_does_and_other_methods_get_405_with_allow() {
     }
     // The refused GET close left the session open.
     assert_eq!(http.get("about", "", None).await.status, 200);
-    server.shutdown().await.unwrap();
+    server.stop().await.unwrap();
 }
 
 #[tokio::test]
@@ -146,7 +146,7 @@ async fn bearer_in_rfc6750_form_and_other_schemes() {
         assert_eq!(status(&r), "401", "{authorization}: {r}");
         assert_eq!(header_exact(&r, "WWW-Authenticate"), Some("HELLO"), "{r}");
     }
-    server.shutdown().await.unwrap();
+    server.stop().await.unwrap();
 }
 
 /// Runs a login whose client-first and client-final messages are rewritten by `first` and
@@ -184,7 +184,7 @@ async fn quirky_login(
             if let Some(info) = &info {
                 scram.on_success(info).unwrap();
             }
-            server.shutdown().await.unwrap();
+            server.stop().await.unwrap();
             return (code, info);
         }
         let www = r.headers()["www-authenticate"].to_str().unwrap().to_owned();

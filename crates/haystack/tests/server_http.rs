@@ -96,7 +96,7 @@ async fn read_ops_in_every_format() {
     assert!(ahu.row_count() > 10, "AHU-2's points and sub-equips");
     let csv = http.get("read", "filter=site", Some("text/csv")).await;
     assert!(csv.body.contains("Alpha"), "{}", csv.body);
-    server.shutdown().await.unwrap();
+    server.stop().await.unwrap();
 }
 
 #[tokio::test]
@@ -140,7 +140,7 @@ async fn post_bodies_in_zinc_and_json_and_read_by_id() {
         .await
         .body;
     assert_eq!(get, post);
-    server.shutdown().await.unwrap();
+    server.stop().await.unwrap();
 }
 
 #[tokio::test]
@@ -188,7 +188,7 @@ async fn unreadable_requests_get_http_statuses() {
             .status,
         413
     );
-    server.shutdown().await.unwrap();
+    server.stop().await.unwrap();
 }
 
 #[tokio::test]
@@ -226,7 +226,7 @@ async fn failures_after_reading_are_error_grids_with_status_200() {
         .await;
     assert!(is_error(&g));
     assert!(matches!(g.meta.get("dis"), Some(Value::Str(s)) if s.contains("unknown action")));
-    server.shutdown().await.unwrap();
+    server.stop().await.unwrap();
 }
 
 #[tokio::test]
@@ -269,7 +269,7 @@ async fn roles_limit_what_users_do() {
         )
         .await;
     assert_eq!(a.status, 403);
-    server.shutdown().await.unwrap();
+    server.stop().await.unwrap();
 }
 
 #[tokio::test]
@@ -379,5 +379,5 @@ async fn point_write_levels_history_and_watches() {
     let today = viewer.zinc("hisRead", &read("today")).await;
     assert_eq!(today.row_count(), 0);
     assert!(viewer.zinc("hisRead", &read("yesterday")).await.row_count() == 0);
-    server.shutdown().await.unwrap();
+    server.stop().await.unwrap();
 }

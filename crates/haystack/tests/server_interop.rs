@@ -60,7 +60,7 @@ async fn haystack_py_clients_work_against_our_server() {
     assert_eq!(out["ws_points_limited"], 3);
     assert_eq!(out["ws_nav_root"], 1);
     assert_eq!(out["ops"].as_array().unwrap().len(), 15);
-    server.shutdown().await.unwrap();
+    server.stop().await.unwrap();
 }
 
 #[tokio::test]
@@ -98,5 +98,5 @@ async fn our_client_works_against_our_server() {
     assert_eq!(ws.read("site", None).await.unwrap().row_count(), 1);
     let nav = ws.nav(Some(&Ref::new("a-0000"))).await.unwrap();
     assert!(nav.row_count() > 10);
-    server.shutdown().await.unwrap();
+    server.stop().await.unwrap();
 }

@@ -7,7 +7,7 @@ mod server_support;
 use std::time::{Duration, Instant};
 
 use buildwire_haystack::Value;
-use buildwire_haystack::server::{HaystackServer, Timeouts};
+use buildwire_haystack::server::{HaystackServer, HaystackServerConfig, Timeouts};
 use server_support::*;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -24,11 +24,10 @@ async fn a_snapshot_keeps_entities_arrays_and_histories_across_a_restart() {
     for file in ["state.zinc", "state.json"] {
         let dir = temp_dir(&format!("snap-{file}"));
         let path = dir.join(file);
-        let server = builder()
-            .snapshot(&path, Duration::from_secs(3600))
-            .start()
-            .await
-            .unwrap();
+        let server =
+            HaystackServer::start(server_config().snapshot(&path, Duration::from_secs(3600)))
+                .await
+                .unwrap();
         let op = logged_in(&server, "op").await;
         let admin = logged_in(&server, "admin").await;
         let w = op
@@ -52,16 +51,17 @@ async fn a_snapshot_keeps_entities_arrays_and_histories_across_a_restart() {
             )
             .await;
         assert!(!is_error(&c));
-        server.shutdown().await.unwrap();
+        server.stop().await.unwrap();
         assert!(path.exists(), "saved at shutdown");
 
         // Restart without data files: everything comes from the snapshot.
-        let again = HaystackServer::builder()
-            .bind("127.0.0.1:0".parse().unwrap())
-            .snapshot(&path, Duration::from_secs(3600))
-            .start()
-            .await
-            .unwrap();
+        let again = HaystackServer::start(
+            HaystackServerConfig::new()
+                .bind("127.0.0.1:0".parse().unwrap())
+                .snapshot(&path, Duration::from_secs(3600)),
+        )
+        .await
+        .unwrap();
         let http = Http::new(&again.url());
         let sites = http.get("read", "filter=site", None).await.zinc();
         assert_eq!(sites.row_count(), 2, "Alpha and the committed site");
@@ -77,20 +77,21 @@ async fn a_snapshot_keeps_entities_arrays_and_histories_across_a_restart() {
             .zinc("hisRead", "ver:\"3.0\"\nid,range\n@bw-sp,\"2024-07-01\"\n")
             .await;
         assert_eq!(his.row_count(), 1);
-        again.shutdown().await.unwrap();
+        again.stop().await.unwrap();
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
 
 #[tokio::test]
 async fn alpha_and_bravo_load_side_by_side() {
-    let server = HaystackServer::builder()
-        .bind("127.0.0.1:0".parse().unwrap())
-        .load_file(data_dir().join("alpha.zinc"))
-        .load_file(data_dir().join("bravo.trio"))
-        .start()
-        .await
-        .unwrap();
+    let server = HaystackServer::start(
+        HaystackServerConfig::new()
+            .bind("127.0.0.1:0".parse().unwrap())
+            .load_file(data_dir().join("alpha.zinc"))
+            .load_file(data_dir().join("bravo.trio")),
+    )
+    .await
+    .unwrap();
     let http = Http::new(&server.url());
     assert_eq!(
         http.get("read", "filter=site", None)
@@ -108,12 +109,13 @@ async fn alpha_and_bravo_load_side_by_side() {
     );
     let roots = http.get("nav", "", None).await.zinc();
     assert_eq!(roots.row_count(), 2);
-    server.shutdown().await.unwrap();
-    let missing = HaystackServer::builder()
-        .bind("127.0.0.1:0".parse().unwrap())
-        .load_file("/nonexistent/x.zinc")
-        .start()
-        .await;
+    server.stop().await.unwrap();
+    let missing = HaystackServer::start(
+        HaystackServerConfig::new()
+            .bind("127.0.0.1:0".parse().unwrap())
+            .load_file("/nonexistent/x.zinc"),
+    )
+    .await;
     assert!(missing.is_err());
 }
 
@@ -135,13 +137,14 @@ async fn slow_and_idle_clients_are_cut_off() {
         body_read: Duration::from_millis(500),
         ..Timeouts::default()
     };
-    let server = HaystackServer::builder()
-        .bind("127.0.0.1:0".parse().unwrap())
-        .load(extra())
-        .timeouts(timeouts)
-        .start()
-        .await
-        .unwrap();
+    let server = HaystackServer::start(
+        HaystackServerConfig::new()
+            .bind("127.0.0.1:0".parse().unwrap())
+            .load(extra())
+            .timeouts(timeouts),
+    )
+    .await
+    .unwrap();
     let addr = server.local_addr();
     // Headers that never end.
     let mut slow = TcpStream::connect(addr).await.unwrap();
@@ -184,18 +187,19 @@ async fn slow_and_idle_clients_are_cut_off() {
         Http::new(&server.url()).get("about", "", None).await.status,
         200
     );
-    server.shutdown().await.unwrap();
+    server.stop().await.unwrap();
 }
 
 #[tokio::test]
 async fn connections_over_the_limit_are_closed() {
-    let server = HaystackServer::builder()
-        .bind("127.0.0.1:0".parse().unwrap())
-        .load(extra())
-        .max_connections(2)
-        .start()
-        .await
-        .unwrap();
+    let server = HaystackServer::start(
+        HaystackServerConfig::new()
+            .bind("127.0.0.1:0".parse().unwrap())
+            .load(extra())
+            .max_connections(2),
+    )
+    .await
+    .unwrap();
     let addr = server.local_addr();
     let _a = TcpStream::connect(addr).await.unwrap();
     let _b = TcpStream::connect(addr).await.unwrap();
@@ -213,23 +217,24 @@ async fn connections_over_the_limit_are_closed() {
         Http::new(&server.url()).get("about", "", None).await.status,
         200
     );
-    server.shutdown().await.unwrap();
+    server.stop().await.unwrap();
 }
 
 #[tokio::test]
 async fn shutdown_stops_listening() {
-    let server = HaystackServer::builder()
-        .bind("127.0.0.1:0".parse().unwrap())
-        .load(extra())
-        .start()
-        .await
-        .unwrap();
+    let server = HaystackServer::start(
+        HaystackServerConfig::new()
+            .bind("127.0.0.1:0".parse().unwrap())
+            .load(extra()),
+    )
+    .await
+    .unwrap();
     let addr = server.local_addr();
     // A keep-alive connection with a finished request does not hold shutdown up.
     let http = Http::new(&server.url());
     assert_eq!(http.get("about", "", None).await.status, 200);
     let started = Instant::now();
-    server.shutdown().await.unwrap();
+    server.stop().await.unwrap();
     assert!(
         started.elapsed() < Duration::from_secs(5),
         "{:?}",
@@ -269,5 +274,5 @@ async fn timed_commands_lapse_and_watches_see_it() {
     );
     let changed = op.zinc("watchPoll", &poll).await;
     assert_eq!(changed.row_count(), 1, "the lapse reached the watch");
-    server.shutdown().await.unwrap();
+    server.stop().await.unwrap();
 }

@@ -5,7 +5,7 @@ mod server_support;
 
 use std::sync::Arc;
 
-use buildwire_haystack::server::TlsConfig;
+use buildwire_haystack::server::{HaystackServer, TlsConfig};
 use futures_util::{SinkExt, StreamExt};
 use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair};
 use server_support::*;
@@ -69,7 +69,9 @@ fn client(pki: &Pki, identity: Option<(&str, &str)>) -> reqwest::Client {
 async fn https_and_wss() {
     let pki = pki();
     let tls = TlsConfig::from_pem(pki.server_cert_pem.clone(), pki.server_key_pem.clone());
-    let server = builder().tls(tls).start().await.unwrap();
+    let server = HaystackServer::start(server_config().tls(tls))
+        .await
+        .unwrap();
     assert!(server.url().starts_with("https://127.0.0.1:"));
     let mut http = Http::with_client(client(&pki, None), &server.url());
     http.login("viewer", PASSWORD).await.unwrap();
@@ -109,7 +111,7 @@ async fn https_and_wss() {
         panic!("no answer")
     };
     assert!(text.contains("haystackVersion"), "{text}");
-    server.shutdown().await.unwrap();
+    server.stop().await.unwrap();
 }
 
 use rustls::pki_types::pem::PemObject;
@@ -119,7 +121,9 @@ async fn mutual_tls_requires_a_client_certificate_from_the_ca() {
     let pki = pki();
     let tls = TlsConfig::from_pem(pki.server_cert_pem.clone(), pki.server_key_pem.clone())
         .require_client_certs(pki.ca_pem.clone());
-    let server = builder().tls(tls).start().await.unwrap();
+    let server = HaystackServer::start(server_config().tls(tls))
+        .await
+        .unwrap();
     let about = format!("{}/about", server.url());
     // Without a certificate, or with one from another CA: no connection.
     assert!(client(&pki, None).get(&about).send().await.is_err());
@@ -132,7 +136,7 @@ async fn mutual_tls_requires_a_client_certificate_from_the_ca() {
     let mut http = Http::with_client(good, &server.url());
     http.login("admin", PASSWORD).await.unwrap();
     assert_eq!(http.get("about", "", None).await.status, 200);
-    server.shutdown().await.unwrap();
+    server.stop().await.unwrap();
 }
 
 #[test]

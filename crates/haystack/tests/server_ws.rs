@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use buildwire_haystack::auth::{AuthHeader, ScramClient};
 use buildwire_haystack::codec::json::hayson;
-use buildwire_haystack::server::Timeouts;
+use buildwire_haystack::server::{HaystackServer, Timeouts};
 use buildwire_haystack::{Grid, Value};
 use futures_util::{SinkExt, StreamExt};
 use serde_json::json;
@@ -141,7 +141,7 @@ async fn ops_batches_and_pushed_watch_changes() {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     assert_eq!(server.engine().watch_count(), 0);
-    server.shutdown().await.unwrap();
+    server.stop().await.unwrap();
 }
 
 /// SCRAM in messages, as haystack-py's WebSocket client does it; returns the socket.
@@ -220,7 +220,7 @@ async fn scram_in_messages_logs_in_and_wrong_passwords_are_refused() {
     let (mut ws, refused) = scram_login(&server.ws_url(), "viewer", "wrong").await;
     assert!(refused.is_err());
     assert!(next(&mut ws).await.is_none(), "closed after authErr");
-    server.shutdown().await.unwrap();
+    server.stop().await.unwrap();
 }
 
 #[tokio::test]
@@ -229,7 +229,9 @@ async fn unauthenticated_connections_get_errors_then_are_closed() {
         ws_auth: Duration::from_millis(500),
         ..Timeouts::default()
     };
-    let server = builder().timeouts(timeouts).start().await.unwrap();
+    let server = HaystackServer::start(server_config().timeouts(timeouts))
+        .await
+        .unwrap();
     // A bad token in the upgrade request is refused before upgrading.
     let mut request = server.ws_url().into_client_request().unwrap();
     request
@@ -256,7 +258,7 @@ async fn unauthenticated_connections_get_errors_then_are_closed() {
     let mut ws = connect(&server.ws_url(), None).await;
     send(&mut ws, json!({"authToken": "nope"})).await;
     assert_eq!(next(&mut ws).await.unwrap()["type"], "authErr");
-    server.shutdown().await.unwrap();
+    server.stop().await.unwrap();
 }
 
 #[tokio::test]
@@ -265,7 +267,9 @@ async fn oversized_messages_close_the_connection() {
         max_body_bytes: 64 * 1024,
         ..Default::default()
     };
-    let server = builder().limits(limits).start().await.unwrap();
+    let server = HaystackServer::start(server_config().limits(limits))
+        .await
+        .unwrap();
     let http = logged_in(&server, "viewer").await;
     let mut ws = connect(&server.ws_url(), http.token.as_deref()).await;
     let big = "x".repeat(100 * 1024);
@@ -279,5 +283,5 @@ async fn oversized_messages_close_the_connection() {
     let mut ws = connect(&server.ws_url(), http.token.as_deref()).await;
     send(&mut ws, json!({"id": "1", "op": "about"})).await;
     assert_eq!(next(&mut ws).await.unwrap()["id"], "1");
-    server.shutdown().await.unwrap();
+    server.stop().await.unwrap();
 }

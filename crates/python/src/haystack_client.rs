@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use buildwire_haystack::client::{
-    ClientError, ClientOptions, HaystackApi, HaystackClient, Watch, WsClient, websocket_url,
+    ApiClient, ClientError, ClientOptions, HaystackApi, Transport, Watch, connect,
 };
 use buildwire_haystack::codec::Format;
 use buildwire_haystack::codec::json::hayson;
@@ -46,31 +46,10 @@ fn parse_value(json: &str) -> PyResult<Value> {
     hayson::decode_value(json).map_err(|e| value_error("value", e))
 }
 
-/// The transport under a handle: HTTP, or WebSocket after an HTTP login.
-enum Transport {
-    Http(HaystackClient),
-    Ws(HaystackClient, WsClient),
-}
-
-impl Transport {
-    async fn call(&self, op: &str, request: &Grid) -> Result<Grid, ClientError> {
-        match self {
-            Transport::Http(http) => http.call(op, request).await,
-            Transport::Ws(_, ws) => ws.call(op, request).await,
-        }
-    }
-
-    fn http(&self) -> &HaystackClient {
-        match self {
-            Transport::Http(http) | Transport::Ws(http, _) => http,
-        }
-    }
-}
-
 /// A logged-in Haystack client (see :class:`buildwire.haystack.Client`).
 #[pyclass(module = "buildwire._native")]
 pub struct HaystackClientHandle {
-    inner: Arc<Transport>,
+    inner: Arc<ApiClient>,
     #[pyo3(get)]
     url: String,
 }
@@ -104,31 +83,26 @@ pub fn haystack_connect(
         ..ClientOptions::default()
     };
     future_into_py(py, async move {
-        let http = HaystackClient::connect(&url, options)
+        let transport = if websocket {
+            Transport::WebSocket
+        } else {
+            Transport::Http
+        };
+        let client = connect(&url, options, transport)
             .await
             .map_err(client_error)?;
-        let api = http.url().to_owned();
-        let transport = if websocket {
-            let ws_url = websocket_url(&api)
-                .ok_or_else(|| PyValueError::new_err("cannot derive the WebSocket URL"))?;
-            let ws = WsClient::connect(&ws_url, http.auth_token(), timeout)
-                .await
-                .map_err(client_error)?;
-            Transport::Ws(http, ws)
-        } else {
-            Transport::Http(http)
-        };
+        let api = client.url().to_owned();
         Ok(HaystackClientHandle {
-            inner: Arc::new(transport),
+            inner: Arc::new(client),
             url: api,
         })
     })
 }
 
 /// Runs `f` on the transport and gives the answer grid as Hayson JSON.
-fn answer<'py, F, Fut>(py: Python<'py>, inner: &Arc<Transport>, f: F) -> PyResult<Bound<'py, PyAny>>
+fn answer<'py, F, Fut>(py: Python<'py>, inner: &Arc<ApiClient>, f: F) -> PyResult<Bound<'py, PyAny>>
 where
-    F: FnOnce(Arc<Transport>) -> Fut + Send + 'static,
+    F: FnOnce(Arc<ApiClient>) -> Fut + Send + 'static,
     Fut: std::future::Future<Output = Result<Grid, ClientError>> + Send + 'static,
 {
     let inner = Arc::clone(inner);

@@ -25,9 +25,11 @@ use std::time::{Duration, Instant};
 use buildwire_haystack::client::{ClientOptions, HaystackClient, websocket_url};
 use buildwire_haystack::codec::Format;
 use buildwire_haystack::ops::query_to_grid;
+use buildwire_haystack::ops::ws::{
+    self as wire, Envelope, MAX_MESSAGE_BYTES, SUBPROTOCOL, encode_request_json,
+};
 use bytes::Bytes;
 use futures_util::{SinkExt, StreamExt};
-use serde::Deserialize;
 use serde_json::value::RawValue;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
@@ -43,10 +45,6 @@ use super::http::{
     Expected, HttpLoadOutcome, LoadError, MixOp, OpTally, Phase, Phases, first_check,
 };
 
-/// The WebSocket subprotocol of haystack-py's API (and buildwire's).
-const SUBPROTOCOL: &str = "haystack";
-/// Largest message accepted (the biggest `read point` answer is a few MB).
-const MAX_MESSAGE_BYTES: usize = 64 * 1024 * 1024;
 /// How long one request may take before it counts as an error.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -75,12 +73,12 @@ pub enum WsError {
     #[error(transparent)]
     Load(#[from] LoadError),
     /// The op's query is not a request grid.
-    #[error("{op}: {message}")]
+    #[error("{op}: {source}")]
     Query {
         /// The op.
         op: &'static str,
         /// What the query parser said.
-        message: String,
+        source: buildwire_haystack::ops::QueryError,
     },
     /// The answer is not a JSON envelope.
     #[error("{op}: answer is not an envelope: {source}")]
@@ -88,7 +86,7 @@ pub enum WsError {
         /// The op.
         op: &'static str,
         /// Why.
-        source: serde_json::Error,
+        source: wire::WsError,
     },
     /// The answer carries another id than the request's.
     #[error("{op}: answer id {got}, expected {expected}")]
@@ -181,9 +179,9 @@ pub struct WsOp {
 /// column per parameter, each value Zinc).
 pub fn ws_op(op: &MixOp) -> Result<WsOp, WsError> {
     let (name, query) = op.path.split_once('?').unwrap_or((op.path, ""));
-    let grid = query_to_grid(Some(query)).map_err(|message| WsError::Query {
+    let grid = query_to_grid(Some(query)).map_err(|source| WsError::Query {
         op: op.name,
-        message,
+        source,
     })?;
     Ok(WsOp {
         op: name.to_owned(),
@@ -193,16 +191,14 @@ pub fn ws_op(op: &MixOp) -> Result<WsOp, WsError> {
 
 /// The request message with id `id`.
 fn request_text(op: &WsOp, id: u64) -> String {
-    format!(r#"{{"id":"{id}","op":"{}","grid":{}}}"#, op.op, op.grid)
+    encode_request_json(&id.to_string(), &op.op, &op.grid)
 }
 
-/// The envelope of an answer, borrowed from the message.
-#[derive(Deserialize)]
-struct Answer<'a> {
-    #[serde(borrow, default)]
-    id: Option<&'a RawValue>,
-    #[serde(borrow)]
-    grid: &'a RawValue,
+/// The envelope of an answer, borrowed from the message, and its grid (raw JSON).
+fn answer_of(message: &str) -> Result<(Envelope<'_>, &RawValue), wire::WsError> {
+    let answer = Envelope::decode(message, MAX_MESSAGE_BYTES)?;
+    let grid = answer.grid.ok_or(wire::WsError::NoGrid)?;
+    Ok((answer, grid))
 }
 
 /// What later answers of one op must be, learned from its first answer.
@@ -216,11 +212,10 @@ enum WsExpected {
 /// Checks the first answer of `op` to the request with id `id`; returns what later answers
 /// must be.
 fn first_answer(op: &MixOp, message: &str, id: u64) -> Result<WsExpected, WsError> {
-    let answer: Answer<'_> =
-        serde_json::from_str(message).map_err(|source| WsError::NotEnvelope {
-            op: op.name,
-            source,
-        })?;
+    let (answer, grid) = answer_of(message).map_err(|source| WsError::NotEnvelope {
+        op: op.name,
+        source,
+    })?;
     let id_json = format!("\"{id}\"");
     let Some(raw_id) = answer.id.filter(|raw| raw.get() == id_json) else {
         return Err(WsError::WrongId {
@@ -229,7 +224,7 @@ fn first_answer(op: &MixOp, message: &str, id: u64) -> Result<WsExpected, WsErro
             expected: id_json,
         });
     };
-    let grid = Bytes::copy_from_slice(answer.grid.get().as_bytes());
+    let grid = Bytes::copy_from_slice(grid.get().as_bytes());
     match first_check(op, Format::Json, &grid)? {
         Expected::About => Ok(WsExpected::Decode),
         Expected::Bytes(_) => {
@@ -493,8 +488,11 @@ pub async fn record_ws_answers(
         let id = index as u64 + 1;
         let message = exchange(&mut socket, request_text(&request, id)).await?;
         first_answer(op, message.as_str(), id)?;
-        let answer: Answer<'_> = serde_json::from_str(message.as_str())?;
-        answers.insert(request_key(&request), answer.grid.get().to_owned());
+        let (_, grid) = answer_of(message.as_str()).map_err(|source| WsError::NotEnvelope {
+            op: op.name,
+            source,
+        })?;
+        answers.insert(request_key(&request), grid.get().to_owned());
     }
     let _ = socket.close(None).await;
     Ok(answers)
@@ -540,17 +538,6 @@ impl Drop for WsLimitServer {
     }
 }
 
-/// The request envelope as the limit server reads it.
-#[derive(Deserialize)]
-struct Request<'a> {
-    #[serde(borrow)]
-    id: &'a RawValue,
-    #[serde(borrow)]
-    op: std::borrow::Cow<'a, str>,
-    #[serde(borrow)]
-    grid: &'a RawValue,
-}
-
 async fn serve_recorded(
     listener: TcpListener,
     answers: Arc<HashMap<String, String>>,
@@ -583,15 +570,19 @@ async fn serve_recorded(
                 let Message::Text(text) = message else {
                     continue;
                 };
-                let Ok(request) = serde_json::from_str::<Request<'_>>(text.as_str()) else {
+                let Ok(request) = Envelope::decode(text.as_str(), MAX_MESSAGE_BYTES) else {
                     continue;
                 };
-                let key = format!("{} {}", request.op, request.grid.get());
+                let (Some(id), Some(op), Some(grid)) = (request.id, &request.op, request.grid)
+                else {
+                    continue;
+                };
+                let key = format!("{op} {}", grid.get());
                 let grid = answers.get(&key).map_or(
                     r#"{"_kind":"grid","meta":{"ver":"3.0","err":{"_kind":"marker"},"dis":"not recorded"},"cols":[{"name":"empty"}],"rows":[]}"#,
                     String::as_str,
                 );
-                let reply = format!(r#"{{"id":{},"grid":{grid}}}"#, request.id.get());
+                let reply = wire::encode_answer(Some(id), None, grid);
                 if socket.send(Message::Text(reply.into())).await.is_err() {
                     break;
                 }

@@ -17,7 +17,7 @@ use crate::filter::{CmpOp, Filter, RefResolver, instant_of};
 use crate::store::{CommitOp, HisSample, StoreError, entity_id};
 use crate::value::{DateTime, Dict, Number, Ref, Value};
 
-use crate::ops::{PriorityArray, PriorityEntry};
+use crate::store::{PriorityArray, PriorityEntry};
 
 /// Longest string value indexed for equality; longer ones are found through `h:TAG` and
 /// checked in the server.
@@ -42,12 +42,31 @@ pub fn encode_dict(dict: &Dict) -> String {
     zinc::encode_value(&Value::Dict(Box::new(dict.clone())))
 }
 
+/// Why a stored record (written by a backend, read back from the store) does not decode.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum RecordError {
+    /// The record is not valid Zinc.
+    #[error("stored {what} does not decode: {error}")]
+    Zinc {
+        /// What the record holds (`entity`, `sample`).
+        what: &'static str,
+        /// The decoding error.
+        error: crate::codec::DecodeError,
+    },
+    /// The record decodes but has the wrong shape.
+    #[error("{0}")]
+    Shape(&'static str),
+}
+
 /// Decodes a stored body.
-pub fn decode_dict(text: &str) -> Result<Dict, String> {
+pub fn decode_dict(text: &str) -> Result<Dict, RecordError> {
     match zinc::decode_value(text) {
         Ok(Value::Dict(d)) => Ok(*d),
-        Ok(other) => Err(format!("stored entity is a {:?}, not a dict", other.kind())),
-        Err(e) => Err(format!("stored entity does not decode: {e}")),
+        Ok(_) => Err(RecordError::Shape("stored entity is not a dict")),
+        Err(error) => Err(RecordError::Zinc {
+            what: "entity",
+            error,
+        }),
     }
 }
 
@@ -58,7 +77,7 @@ impl StoredEntity {
     }
 
     /// Parses [`StoredEntity::to_record`].
-    pub fn from_record(text: &str) -> Result<StoredEntity, String> {
+    pub fn from_record(text: &str) -> Result<StoredEntity, RecordError> {
         let mut parts = text.splitn(3, ' ');
         let seq = parts.next().and_then(|s| s.parse().ok());
         let version = parts.next().and_then(|s| s.parse().ok());
@@ -68,7 +87,7 @@ impl StoredEntity {
                 version,
                 dict: decode_dict(body)?,
             }),
-            _ => Err("stored entity record is malformed".to_owned()),
+            _ => Err(RecordError::Shape("stored entity record is malformed")),
         }
     }
 }
@@ -399,18 +418,18 @@ pub fn encode_array(array: &PriorityArray) -> String {
 }
 
 /// Decodes [`encode_array`].
-pub fn decode_array(text: &str) -> Result<PriorityArray, String> {
+pub fn decode_array(text: &str) -> Result<PriorityArray, RecordError> {
     let Ok(Value::List(items)) = zinc::decode_value(text) else {
-        return Err("stored priority array does not decode".to_owned());
+        return Err(RecordError::Shape("stored priority array does not decode"));
     };
     let mut array = PriorityArray::new();
     for item in items {
         let Value::Dict(d) = item else {
-            return Err("stored priority level is not a dict".to_owned());
+            return Err(RecordError::Shape("stored priority level is not a dict"));
         };
         let level = match d.get("level") {
             Some(Value::Number(n)) if (1.0..=17.0).contains(&n.value) => n.value as u8,
-            _ => return Err("stored priority level has no level".to_owned()),
+            _ => return Err(RecordError::Shape("stored priority level has no level")),
         };
         let who = match d.get("who") {
             Some(Value::Str(s)) => s.clone(),
@@ -465,14 +484,19 @@ pub fn encode_sample(sample: &HisSample) -> String {
 }
 
 /// Decodes [`encode_sample`].
-pub fn decode_sample(text: &str) -> Result<HisSample, String> {
+pub fn decode_sample(text: &str) -> Result<HisSample, RecordError> {
     match zinc::decode_value(text) {
         Ok(Value::List(items)) => match <[Value; 2]>::try_from(items) {
             Ok([Value::DateTime(ts), value]) => Ok(HisSample { ts: *ts, value }),
-            _ => Err("stored sample is not [timestamp, value]".to_owned()),
+            _ => Err(RecordError::Shape(
+                "stored sample is not [timestamp, value]",
+            )),
         },
-        Ok(_) => Err("stored sample is not a list".to_owned()),
-        Err(e) => Err(format!("stored sample does not decode: {e}")),
+        Ok(_) => Err(RecordError::Shape("stored sample is not a list")),
+        Err(error) => Err(RecordError::Zinc {
+            what: "sample",
+            error,
+        }),
     }
 }
 
@@ -543,7 +567,7 @@ pub fn change_batches(ids: &[String], max_bytes: usize) -> Vec<Vec<String>> {
 /// A new id for a watch shared through a remote backend (the shared prefix, then a random
 /// part, so ids made by different processes do not collide).
 pub fn shared_watch_id() -> String {
-    format!("{}{}", crate::ops::SHARED_WATCH_PREFIX, origin_id())
+    format!("{}{}", super::SHARED_WATCH_PREFIX, origin_id())
 }
 
 /// A random identifier of this process's backend (to skip its own notifications).

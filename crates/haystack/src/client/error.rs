@@ -72,3 +72,12 @@ pub enum ClientError {
     #[error("WebSocket: {0}")]
     WebSocket(String),
 }
+
+impl From<crate::ops::ws::WsError> for ClientError {
+    fn from(e: crate::ops::ws::WsError) -> Self {
+        match e {
+            crate::ops::ws::WsError::Grid(e) => ClientError::Decode(e),
+            other => ClientError::WebSocket(other.to_string()),
+        }
+    }
+}

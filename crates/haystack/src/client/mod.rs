@@ -5,7 +5,9 @@
 //! - [`HaystackClient`]: SCRAM login (HELLO, SCRAM-SHA-256, BEARER), every standard op
 //!   over HTTP with Zinc or JSON, watches as [`Watch`]es;
 //! - [`WsClient`]: the same ops over one WebSocket with request ids, and the server's
-//!   watch pushes.
+//!   watch pushes;
+//! - [`connect`]: login and transport in one call ([`Transport::Http`] or
+//!   [`Transport::WebSocket`]), giving one client type, [`ApiClient`].
 //!
 //! ```no_run
 //! # async fn example() -> Result<(), buildwire_haystack::client::ClientError> {
@@ -23,12 +25,14 @@
 //! ```
 
 mod api;
+mod connect;
 mod error;
 mod http;
 pub mod request;
 mod ws;
 
 pub use api::HaystackApi;
+pub use connect::{ApiClient, Transport, connect};
 pub use error::ClientError;
 pub use http::{ClientOptions, HaystackClient, Watch};
 pub use ws::{WsClient, WsPush, websocket_url};

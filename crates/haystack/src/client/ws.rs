@@ -1,10 +1,9 @@
 //! [`WsClient`]: the Haystack ops over one WebSocket, many requests in flight.
 //!
-//! The message format is the JSON envelope that haystack-py's WebSocket API uses (there is
-//! no WebSocket chapter in the Haystack spec): a request `{"id": "7", "op": "read",
-//! "grid": <Hayson grid>}`, its answer `{"id": "7", "grid": <Hayson grid>}`, and pushes from
-//! the server without an id, `{"type": "watch", "watchId": "...", "grid": ...}`. The
-//! subprotocol is `haystack`. After an HTTP SCRAM login, the bearer token goes in the
+//! The messages are [`crate::ops::ws`] envelopes (haystack-py's WebSocket API): a request
+//! `{"id": "7", "op": "read", "grid": <Hayson grid>}`, its answer `{"id": "7", "grid":
+//! <Hayson grid>}`, and pushes from the server without an id, `{"type": "watch",
+//! "watchId": "...", "grid": ...}`. The subprotocol is `haystack`. After an HTTP SCRAM login, the bearer token goes in the
 //! upgrade request (`Authorization: BEARER authToken=...`) and in a first message
 //! `{"authToken": "..."}`, which is what haystack-py's server waits for.
 
@@ -14,14 +13,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use futures_util::{SinkExt, StreamExt};
-use serde::Deserialize;
-use serde_json::value::RawValue;
 use tokio::sync::{Mutex, mpsc, oneshot};
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::http::HeaderValue;
 
-use crate::codec::json::hayson;
+use crate::ops::ws::{self as wire, Envelope, MAX_MESSAGE_BYTES, SUBPROTOCOL};
 use crate::value::{Grid, Value};
 
 use super::api::HaystackApi;
@@ -32,8 +29,6 @@ use super::request;
 const MAX_IN_FLIGHT: usize = 1024;
 /// Server pushes kept until read; older ones are dropped past this.
 const MAX_QUEUED_PUSHES: usize = 4096;
-/// Largest message accepted from the server.
-const MAX_MESSAGE_BYTES: usize = 64 * 1024 * 1024;
 
 /// The WebSocket URL of an HTTP API base URL: `http://h:p/api/` → `ws://h:p/api/ws`
 /// (`https` → `wss`); `None` for other schemes.
@@ -78,18 +73,6 @@ pub struct WsClient {
     timeout: Duration,
 }
 
-#[derive(Deserialize)]
-struct Envelope<'a> {
-    #[serde(default, borrow)]
-    id: Option<&'a RawValue>,
-    #[serde(default, borrow)]
-    grid: Option<&'a RawValue>,
-    #[serde(default, rename = "type")]
-    kind: Option<String>,
-    #[serde(default, rename = "watchId")]
-    watch_id: Option<String>,
-}
-
 impl WsClient {
     /// Connects to `url` (`ws://host:port/api/ws`), sending `auth_token` (from
     /// [`super::HaystackClient::auth_token`]) when the server wants a login.
@@ -104,7 +87,7 @@ impl WsClient {
         let headers = upgrade.headers_mut();
         headers.insert(
             "Sec-WebSocket-Protocol",
-            HeaderValue::from_static("haystack"),
+            HeaderValue::from_static(SUBPROTOCOL),
         );
         if let Some(token) = auth_token {
             let bearer = HeaderValue::from_str(&format!("BEARER authToken={token}"))
@@ -152,12 +135,7 @@ impl WsClient {
 impl HaystackApi for WsClient {
     async fn call(&self, op: &str, grid: &Grid) -> Result<Grid, ClientError> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed).to_string();
-        let message = format!(
-            "{{\"id\":{},\"op\":{},\"grid\":{}}}",
-            serde_json::Value::String(id.clone()),
-            serde_json::Value::String(op.to_owned()),
-            hayson::encode_grid(grid)
-        );
+        let message = wire::encode_request(&id, op, grid);
         let (answer, receiver) = oneshot::channel();
         self.outgoing
             .send((id, message, answer))
@@ -215,31 +193,26 @@ async fn run<S>(
 
 /// Routes one message: an answer to its waiting caller, a push to the push queue.
 fn dispatch(text: &str, pending: &std::sync::Mutex<Pending>, pushes: &mpsc::Sender<WsPush>) {
-    let Ok(envelope) = serde_json::from_str::<Envelope<'_>>(text) else {
+    let Ok(envelope) = Envelope::decode(text, MAX_MESSAGE_BYTES) else {
         return; // not an envelope: nothing can be routed
     };
-    let grid = envelope
-        .grid
-        .map(|raw| hayson::decode_grid(raw.get()).map_err(ClientError::from));
+    let grid = envelope.grid().map_err(ClientError::from);
     match envelope.id {
-        Some(raw_id) => {
+        Some(_) => {
             // Ids are sent as strings; a server echoing them as numbers is accepted too.
-            let id = match serde_json::from_str::<serde_json::Value>(raw_id.get()) {
-                Ok(serde_json::Value::String(text)) => text,
-                Ok(other) => other.to_string(),
-                Err(_) => return,
-            };
+            let Some(id) = envelope.id_text() else { return };
             let answer = pending.lock().ok().and_then(|mut table| table.remove(&id));
             if let Some(answer) = answer {
                 let result = match grid {
-                    Some(grid) => grid.and_then(request::check_response),
-                    None => Err(ClientError::WebSocket(format!("answer {id} has no grid"))),
+                    Ok(Some(grid)) => request::check_response(grid),
+                    Ok(None) => Err(ClientError::WebSocket(format!("answer {id} has no grid"))),
+                    Err(e) => Err(e),
                 };
                 let _ = answer.send(result);
             }
         }
         None => {
-            if let Some(Ok(grid)) = grid {
+            if let Ok(Some(grid)) = grid {
                 let watch_id = envelope
                     .watch_id
                     .or_else(|| match grid.meta.get("watchId") {

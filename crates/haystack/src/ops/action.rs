@@ -9,14 +9,45 @@ use crate::value::{Dict, Grid};
 
 use super::OpError;
 
-/// An action: the target entity and the arguments in, a result grid out (or an error
-/// message, which becomes an error grid).
-pub type ActionFn = Arc<dyn Fn(&Dict, &Dict) -> Result<Grid, String> + Send + Sync>;
+/// Why an action failed: its message becomes the error grid's `dis` (after "action `NAME`
+/// failed: ") and `errTrace`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct ActionError {
+    /// What went wrong, for the caller.
+    pub message: String,
+}
+
+impl ActionError {
+    /// An error with a message.
+    pub fn new(message: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+        }
+    }
+}
+
+impl From<&str> for ActionError {
+    fn from(message: &str) -> Self {
+        Self::new(message)
+    }
+}
+
+impl From<String> for ActionError {
+    fn from(message: String) -> Self {
+        Self::new(message)
+    }
+}
+
+/// An action: the target entity and the arguments in, a result grid out (or an
+/// [`ActionError`], which becomes an error grid).
+pub type ActionFn = Arc<dyn Fn(&Dict, &Dict) -> Result<Grid, ActionError> + Send + Sync>;
 
 /// Looks actions up by name.
 pub trait ActionRegistry: Send + Sync {
     /// Runs `action` on `target` with `args`; `None` when no such action exists.
-    fn invoke(&self, target: &Dict, action: &str, args: &Dict) -> Option<Result<Grid, String>>;
+    fn invoke(&self, target: &Dict, action: &str, args: &Dict)
+    -> Option<Result<Grid, ActionError>>;
 }
 
 /// No actions: every `invokeAction` is an error grid.
@@ -24,7 +55,7 @@ pub trait ActionRegistry: Send + Sync {
 pub struct NoActions;
 
 impl ActionRegistry for NoActions {
-    fn invoke(&self, _: &Dict, _: &str, _: &Dict) -> Option<Result<Grid, String>> {
+    fn invoke(&self, _: &Dict, _: &str, _: &Dict) -> Option<Result<Grid, ActionError>> {
         None
     }
 }
@@ -55,7 +86,7 @@ impl ActionTable {
     pub fn register(
         mut self,
         name: &str,
-        action: impl Fn(&Dict, &Dict) -> Result<Grid, String> + Send + Sync + 'static,
+        action: impl Fn(&Dict, &Dict) -> Result<Grid, ActionError> + Send + Sync + 'static,
     ) -> Self {
         self.actions.insert(name.to_owned(), Arc::new(action));
         self
@@ -63,7 +94,12 @@ impl ActionTable {
 }
 
 impl ActionRegistry for ActionTable {
-    fn invoke(&self, target: &Dict, action: &str, args: &Dict) -> Option<Result<Grid, String>> {
+    fn invoke(
+        &self,
+        target: &Dict,
+        action: &str,
+        args: &Dict,
+    ) -> Option<Result<Grid, ActionError>> {
         self.actions.get(action).map(|f| f(target, args))
     }
 }
@@ -77,9 +113,9 @@ pub(crate) fn run(
 ) -> Result<Grid, OpError> {
     match registry.invoke(target, action, args) {
         None => Err(OpError::new(format!("unknown action `{action}`"))),
-        Some(Err(message)) => Err(OpError::with_trace(
-            format!("action `{action}` failed: {message}"),
-            message,
+        Some(Err(error)) => Err(OpError::with_trace(
+            format!("action `{action}` failed: {error}"),
+            error.message,
         )),
         Some(Ok(grid)) => Ok(grid),
     }

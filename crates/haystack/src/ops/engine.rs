@@ -4,18 +4,19 @@
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use crate::auth::Role;
+use crate::auth::{AuthServer, Role};
 use crate::defs;
 use crate::filter::{self, NoRefs};
 use crate::value::{Dict, Grid, Number, Ref, Value};
 
 use super::action::{self, ActionRegistry, NoActions};
-use super::backend::{Backend, ChangeEvent};
 use super::cache::ResponseCache;
 use super::format::WireFormat;
 use super::time::datetime_at;
-use super::watch::{WatchLimits, WatchRegistry};
+use super::watch::WatchRegistry;
 use super::{Op, OpError, error_grid};
+use crate::backends::WatchLimits;
+use crate::backends::{Backend, ChangeEvent};
 
 /// What `about` says of the server.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -96,6 +97,8 @@ pub struct CallContext {
     pub owner: String,
     /// The WebSocket connection the call came on, if any.
     pub connection: Option<u64>,
+    /// The bearer token the caller logged in with, if any: `close` ends its session.
+    pub token: Option<String>,
 }
 
 impl CallContext {
@@ -107,6 +110,7 @@ impl CallContext {
             now_ms,
             owner: "anonymous".to_owned(),
             connection: None,
+            token: None,
         }
     }
 
@@ -118,6 +122,7 @@ impl CallContext {
             now_ms,
             owner: name.to_owned(),
             connection: None,
+            token: None,
         }
     }
 }
@@ -130,6 +135,8 @@ pub struct Engine {
     pub(super) info: ServerInfo,
     pub(super) limits: Limits,
     pub(super) cache: ResponseCache,
+    /// The logins `close` ends (servers with users).
+    auth: Option<Arc<Mutex<AuthServer>>>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -178,6 +185,22 @@ pub(super) fn grid_of(rows: &[Dict]) -> Result<Grid, OpError> {
     Grid::from_dicts(rows).map_err(|e| OpError::new(format!("cannot build the response: {e}")))
 }
 
+/// The error grid (`PermissionErr`) when the caller's role may not run the op with this
+/// request; checked once per request.
+pub(super) fn refusal(ctx: &CallContext, op: Op, request: &Grid) -> Option<Grid> {
+    let needed = op.required_role(request);
+    (ctx.role < needed).then(|| {
+        error_grid(
+            &format!(
+                "{op}: the {} role may not do this (needs {})",
+                ctx.role.name(),
+                needed.name()
+            ),
+            Some("PermissionErr"),
+        )
+    })
+}
+
 fn meta_str(meta: &Dict, name: &str) -> Option<String> {
     match meta.get(name) {
         Some(Value::Str(s)) => Some(s.clone()),
@@ -195,6 +218,31 @@ impl Engine {
             info,
             limits,
             cache: ResponseCache::default(),
+            auth: None,
+        }
+    }
+
+    /// Sets the logins `close` ends (the caller's session, by its bearer token).
+    pub fn with_auth(mut self, auth: Arc<Mutex<AuthServer>>) -> Self {
+        self.auth = Some(auth);
+        self
+    }
+
+    /// `close`: ends the caller's session, here and in a store shared with other server
+    /// processes (HTTP and WebSocket alike).
+    async fn logout(&self, ctx: &CallContext) {
+        let Some(token) = &ctx.token else { return };
+        if let Some(auth) = &self.auth {
+            auth.lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .logout(token);
+        }
+        if let Some(store) = self.backend.shared_auth() {
+            // The session is over here either way; another process may still accept the
+            // token until the store's copy expires.
+            let _ = store
+                .drop_session(&crate::auth::session_key_hex(token))
+                .await;
         }
     }
 
@@ -248,16 +296,14 @@ impl Engine {
     /// Runs one op: checks the caller's role, then answers with the response grid or an
     /// error grid. Never fails.
     pub async fn call(&self, ctx: &CallContext, op: Op, request: &Grid) -> Grid {
-        if ctx.role < op.required_role(request) {
-            return error_grid(
-                &format!(
-                    "{op}: the {} role may not do this (needs {})",
-                    ctx.role.name(),
-                    op.required_role(request).name()
-                ),
-                Some("PermissionErr"),
-            );
+        match refusal(ctx, op, request) {
+            Some(refused) => refused,
+            None => self.run(ctx, op, request).await,
         }
+    }
+
+    /// Runs an op the caller may run.
+    async fn run(&self, ctx: &CallContext, op: Op, request: &Grid) -> Grid {
         match self.dispatch(ctx, op, request).await {
             Ok(grid) => grid,
             Err(e) => e.to_grid(),
@@ -274,11 +320,25 @@ impl Engine {
         request: &Grid,
         format: WireFormat,
     ) -> (bool, Arc<str>) {
+        match refusal(ctx, op, request) {
+            Some(refused) => (true, Arc::from(format.encode(&refused))),
+            None => self.answer_encoded(ctx, op, request, format).await,
+        }
+    }
+
+    /// [`Engine::call_encoded`] once the caller's role was checked.
+    pub(super) async fn answer_encoded(
+        &self,
+        ctx: &CallContext,
+        op: Op,
+        request: &Grid,
+        format: WireFormat,
+    ) -> (bool, Arc<str>) {
         // A backend shared with other processes cannot tell from its local version whether
         // another process changed the data: its answers are cached under the store's own
         // change counter, read at the start of the request (a write commits with its
         // increment, so data read after it is at least that new).
-        let cacheable = op.is_cacheable() && ctx.role >= op.required_role(request);
+        let cacheable = op.is_cacheable();
         let version = if !cacheable {
             None
         } else if self.backend.caches_responses() {
@@ -297,7 +357,7 @@ impl Engine {
         } else {
             None
         };
-        let grid = self.call(ctx, op, request).await;
+        let grid = self.run(ctx, op, request).await;
         let is_error = super::is_error_grid(&grid);
         let text: Arc<str> = Arc::from(format.encode(&grid));
         if let Some(key) = key
@@ -311,7 +371,10 @@ impl Engine {
     async fn dispatch(&self, ctx: &CallContext, op: Op, request: &Grid) -> Result<Grid, OpError> {
         match op {
             Op::About => self.about(ctx),
-            Op::Close => Ok(Grid::default()),
+            Op::Close => {
+                self.logout(ctx).await;
+                Ok(Grid::default())
+            }
             Op::Defs => defs_grid(request, |_| true),
             Op::Libs => defs_grid(request, |d| d.is().contains(&"lib")),
             Op::Ops => defs_grid(request, |d| d.is().contains(&"op")),
@@ -485,8 +548,8 @@ pub(super) fn seconds(ms: i64) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::backends::MemoryBackend;
     use crate::codec::zinc;
-    use crate::ops::MemoryBackend;
     use futures_util::FutureExt;
 
     fn engine() -> Engine {

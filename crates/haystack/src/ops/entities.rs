@@ -136,7 +136,7 @@ impl Engine {
     }
 
     /// The shared watch store, for HTTP watches, when the backend keeps watches.
-    fn shared_watches(&self, ctx: &CallContext) -> Option<&dyn super::SharedWatches> {
+    fn shared_watches(&self, ctx: &CallContext) -> Option<&dyn crate::backends::SharedWatches> {
         if ctx.connection.is_some() {
             return None;
         }
@@ -162,7 +162,7 @@ impl Engine {
         };
         let shared = match &requested {
             Some(id) => id
-                .starts_with(super::SHARED_WATCH_PREFIX)
+                .starts_with(crate::backends::SHARED_WATCH_PREFIX)
                 .then(|| self.backend.shared_watches())
                 .flatten(),
             None => self.shared_watches(ctx),
@@ -209,8 +209,8 @@ impl Engine {
     }
 
     /// The shared store of a watch id, when it is a shared watch.
-    fn store_of(&self, watch_id: &str) -> Option<&dyn super::SharedWatches> {
-        if watch_id.starts_with(super::SHARED_WATCH_PREFIX) {
+    fn store_of(&self, watch_id: &str) -> Option<&dyn crate::backends::SharedWatches> {
+        if watch_id.starts_with(crate::backends::SHARED_WATCH_PREFIX) {
             self.backend.shared_watches()
         } else {
             None
@@ -362,8 +362,9 @@ mod tests {
 
     use super::*;
     use crate::auth::Role;
+    use crate::backends::{Backend, MemoryBackend};
     use crate::codec::zinc;
-    use crate::ops::{Backend, Limits, MemoryBackend, Op, ServerInfo, is_error_grid};
+    use crate::ops::{Limits, Op, ServerInfo, is_error_grid};
     use futures_util::FutureExt;
 
     const DATA: &str = "ver:\"3.0\"\nid,dis,site,equip,point,siteRef,equipRef,curVal\n\

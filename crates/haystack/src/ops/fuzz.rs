@@ -1,6 +1,8 @@
-//! The driver of the `server_request` fuzz target (and of its stable proptest): arbitrary
-//! bytes become an HTTP request (method, op, content type, Accept, body or query, role)
-//! that a fresh engine answers; the answer must keep the HTTP API's promises.
+//! The drivers of the `server_request` fuzz target (and of their stable proptests):
+//! arbitrary bytes become an HTTP request (method, op, content type, Accept, body or query,
+//! role) that a fresh engine answers, and the answer must keep the HTTP API's promises
+//! ([`http_request_case`]); the same bytes as a WebSocket message go through the envelope
+//! decoder, whose answers must read back ([`ws_message_case`]).
 
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
@@ -8,11 +10,12 @@ use std::task::{Context, Poll, Waker};
 use crate::auth::Role;
 use crate::codec::zinc;
 
-use super::backend::MemoryBackend;
+use super::Op;
 use super::engine::{CallContext, Engine, Limits, ServerInfo};
 use super::format::WireFormat;
 use super::request::{HttpRequest, HttpResponse};
-use super::{Op, WatchLimits};
+use crate::backends::MemoryBackend;
+use crate::backends::WatchLimits;
 
 /// The small database every case starts from.
 const DATA: &str = "ver:\"3.0\"\n\
@@ -121,6 +124,54 @@ pub fn http_request_case(data: &[u8]) -> Option<HttpResponse> {
     Some(answer)
 }
 
+/// Reads `data` as a WebSocket message (one envelope or a batch) with the server's decoder
+/// and checks its promises: an answer echoing an envelope's `id` and `ch` reads back with
+/// the same `id` and `ch`, and a request rebuilt from a decoded grid reads back with a
+/// grid. Returns how many envelopes were read. Panics when a promise is broken.
+pub fn ws_message_case(data: &[u8]) -> usize {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return 0;
+    };
+    let limit = Limits::default().max_body_bytes;
+    if !super::ws::is_batch(text) {
+        return usize::from(ws_envelope_case(text, limit));
+    }
+    let Ok(items) = super::ws::decode_batch(text, limit) else {
+        return 0;
+    };
+    assert!(items.len() <= super::ws::MAX_BATCH, "batch not bounded");
+    items
+        .iter()
+        .filter(|item| ws_envelope_case(item.get(), limit))
+        .count()
+}
+
+fn ws_envelope_case(text: &str, limit: usize) -> bool {
+    use super::ws::{Envelope, encode_answer, encode_request};
+    let Ok(envelope) = Envelope::decode(text, limit) else {
+        return false;
+    };
+    let raw = |v: Option<&serde_json::value::RawValue>| v.map(|v| v.get().to_owned());
+    let answer = encode_answer(envelope.id, envelope.ch, "{}");
+    let back = Envelope::decode(&answer, usize::MAX)
+        .unwrap_or_else(|e| panic!("an answer does not read back: {e}\n{answer}"));
+    assert_eq!(raw(back.id), raw(envelope.id), "id not echoed: {answer}");
+    assert_eq!(raw(back.ch), raw(envelope.ch), "ch not echoed: {answer}");
+    if let Ok(grid) = envelope.request_grid() {
+        let op = envelope.op.as_deref().unwrap_or("read");
+        let id = envelope.id_text().unwrap_or_default();
+        let request = encode_request(&id, op, &grid);
+        let back = Envelope::decode(&request, usize::MAX)
+            .unwrap_or_else(|e| panic!("a request does not read back: {e}\n{request}"));
+        assert_eq!(back.op.as_deref(), Some(op));
+        assert_eq!(back.id_text().as_deref(), Some(id.as_str()));
+        if let Err(e) = back.grid() {
+            panic!("a request's grid does not read back: {e}\n{request}");
+        }
+    }
+    true
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -142,11 +193,36 @@ mod tests {
         assert!(http_request_case(&[1, 2]).is_none());
     }
 
+    #[test]
+    fn known_ws_messages() {
+        let request = br#"{"id":"7","ch":3,"op":"read","grid":{"_kind":"grid","meta":{"ver":"3.0"},"cols":[{"name":"filter"}],"rows":[{"filter":"point"}]}}"#;
+        assert_eq!(ws_message_case(request), 1);
+        assert_eq!(ws_message_case(br#"[{"id":1},{"authToken":"t"},7]"#), 2);
+        assert_eq!(ws_message_case(b"not json"), 0);
+        assert_eq!(ws_message_case(&[0xff, 0xfe]), 0);
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(256))]
         #[test]
         fn arbitrary_requests_keep_the_promises(data in proptest::collection::vec(any::<u8>(), 0..512)) {
             let _ = http_request_case(&data);
+            let _ = ws_message_case(&data);
+        }
+
+        #[test]
+        fn envelope_shaped_messages_keep_the_promises(
+            id in "[ -~]{0,8}",
+            op in "[a-zA-Z]{0,10}",
+            filter in "[ -~]{0,16}",
+        ) {
+            let message = format!(
+                r#"{{"id":{},"op":{},"grid":{{"_kind":"grid","meta":{{"ver":"3.0"}},"cols":[{{"name":"filter"}}],"rows":[{{"filter":{}}}]}}}}"#,
+                super::super::ws::json_string(&id),
+                super::super::ws::json_string(&op),
+                super::super::ws::json_string(&filter),
+            );
+            prop_assert_eq!(ws_message_case(message.as_bytes()), 1);
         }
 
         #[test]

@@ -14,8 +14,8 @@ use crate::value::{Column, Date, DateTime, Dict, Grid, Ref, Value};
 
 use super::OpError;
 use super::engine::{CallContext, Engine, ref_of};
-use super::rollup::Rollup;
 use super::time::{add_days, datetime_at, local_midnight};
+use crate::store::Rollup;
 
 /// A `hisRead` range.
 #[derive(Debug, Clone, PartialEq)]
@@ -162,23 +162,36 @@ fn incomplete(limit: usize) -> Value {
     Value::from(d)
 }
 
+/// Why a sample does not fit its point.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+enum SampleMismatch {
+    /// A Number in another unit.
+    #[error("unit {given} differs from the point's unit {unit} (no conversion)")]
+    Unit { given: String, unit: String },
+    /// A value of another kind.
+    #[error("{value:?} does not fit the point's kind {kind}")]
+    Kind { value: Value, kind: String },
+}
+
 /// Whether a value fits a point's `kind` and `unit` (numbers unitless or in the unit).
-fn check_sample(point: &Dict, value: &Value) -> Result<(), String> {
+fn check_sample(point: &Dict, value: &Value) -> Result<(), SampleMismatch> {
     let kind = match point.get("kind") {
         Some(Value::Str(k)) => k.as_str(),
         _ => return Ok(()),
     };
     match (kind, value) {
         ("Number", Value::Number(n)) => match (point.get("unit"), &n.unit) {
-            (Some(Value::Str(unit)), Some(given)) if unit != given => Err(format!(
-                "unit {given} differs from the point's unit {unit} (no conversion)"
-            )),
+            (Some(Value::Str(unit)), Some(given)) if unit != given => Err(SampleMismatch::Unit {
+                given: given.clone(),
+                unit: unit.clone(),
+            }),
             _ => Ok(()),
         },
         ("Bool", Value::Bool(_)) | ("Str", Value::Str(_)) => Ok(()),
-        ("Number" | "Bool" | "Str", other) => {
-            Err(format!("{other:?} does not fit the point's kind {kind}"))
-        }
+        ("Number" | "Bool" | "Str", other) => Err(SampleMismatch::Kind {
+            value: other.clone(),
+            kind: kind.to_owned(),
+        }),
         _ => Ok(()),
     }
 }
@@ -298,7 +311,7 @@ impl Engine {
             points.push((id, parse_range(range)?));
         }
         // A buildwire extension: `interval` and `fold` (in the grid meta, or in the first
-        // row) fold every point's range into buckets; see `super::rollup`.
+        // row) fold every point's range into buckets; see `crate::store::fold_samples`.
         let param = |name: &str| request.meta.get(name).or_else(|| request.get(0, name));
         let rollup = Rollup::parse(param("interval"), param("fold"))?;
         let rollup_meta = |meta: &mut Dict| {
@@ -471,7 +484,8 @@ mod tests {
 
     use super::*;
     use crate::auth::Role;
-    use crate::ops::{Limits, MemoryBackend, Op, ServerInfo, is_error_grid};
+    use crate::backends::MemoryBackend;
+    use crate::ops::{Limits, Op, ServerInfo, is_error_grid};
     use futures_util::FutureExt;
 
     fn text(value: &Value) -> String {

@@ -7,19 +7,21 @@
 //! - [`HttpRequest`] → [`Engine::handle_http`] → [`HttpResponse`]: the whole HTTP request
 //!   path (URL, method, content negotiation, body decoding, limits) without sockets, so the
 //!   tokio driver only moves bytes and the fuzz target drives exactly what the server runs;
-//! - [`Backend`]: the async storage interface the ops run on (entities, histories,
-//!   priority arrays, a broadcast channel of changes), with [`MemoryBackend`] over the
-//!   in-memory [`crate::store::InMemoryStorage`];
+//! - [`Engine`]: runs the ops on a [`crate::backends::Backend`] (the async storage
+//!   interface: entities, histories, priority arrays, a broadcast channel of changes);
 //! - [`WatchRegistry`]: watches, their leases and what changed since the last poll;
-//! - [`PriorityArray`]: the 17 levels of a writable point;
-//! - [`HisRange`]: the `hisRead` range forms, resolved in the point's timezone;
-//! - [`ActionRegistry`]: the hook `invokeAction` calls.
+//! - [`HisRange`]: the `hisRead` range forms, resolved in the point's timezone (and
+//!   `Rollup::parse`, the rollup's `interval` and `fold` cells);
+//! - [`ActionRegistry`]: the hook `invokeAction` calls;
+//! - [`ws`]: the WebSocket envelope, the one wire type the server, the client and the
+//!   benchmark read and write (bounded decoding, typed errors).
 //!
-//! Failures after the request grid was read are error grids ([`error_grid`]); only requests
-//! that cannot be read get HTTP error statuses.
+//! The caller's role is checked once per request, before the op runs; `close` ends the
+//! caller's session in the engine, so HTTP and WebSocket share it. Failures after the
+//! request grid was read are error grids ([`error_grid`]); only requests that cannot be
+//! read get HTTP error statuses.
 
 mod action;
-mod backend;
 mod cache;
 mod engine;
 mod entities;
@@ -28,28 +30,26 @@ pub mod fuzz;
 mod his;
 mod point_write;
 mod request;
-pub mod rollup;
+mod rollup;
 mod snapshot;
 mod time;
 mod watch;
+pub mod ws;
 
 use crate::auth::Role;
+use crate::backends::BackendError;
 use crate::value::{Dict, Grid, Value};
 
-pub use action::{ActionFn, ActionRegistry, ActionTable, NoActions};
-pub use backend::{
-    Backend, BackendError, BackendFuture, CHANGE_CHANNEL_CAPACITY, ChangeEvent, MemoryBackend,
-    SHARED_WATCH_PREFIX, SharedAuth, SharedWatches,
-};
+pub use action::{ActionError, ActionFn, ActionRegistry, ActionTable, NoActions};
 pub use engine::{CallContext, Engine, Limits, ServerInfo};
 pub use format::{WireFormat, negotiate_accept};
 pub use his::{HisRange, parse_range};
-pub use point_write::{LEVELS, PriorityArray, PriorityEntry, level_dis};
-pub use request::{HttpError, HttpRequest, HttpResponse, MAX_QUERY_PARAMS, query_to_grid};
-pub use rollup::{HisFold, Rollup, RollupBucket};
+pub use request::{
+    HttpError, HttpRequest, HttpResponse, MAX_QUERY_PARAMS, QueryError, query_to_grid,
+};
 pub use snapshot::SnapshotError;
 pub use time::{datetime_at, local_midnight, utc_millis};
-pub use watch::{Watch, WatchError, WatchLimits, WatchRegistry};
+pub use watch::{Watch, WatchRegistry};
 
 /// The standard ops (and `formats`, the Haystack 3 name of `filetypes`, and `commit`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

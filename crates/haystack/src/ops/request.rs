@@ -13,9 +13,9 @@ use std::sync::Arc;
 use crate::codec::zinc;
 use crate::value::{Dict, Grid, Value, is_tag_name};
 
+use super::Op;
 use super::engine::{CallContext, Engine};
 use super::format::{WireFormat, negotiate_accept};
-use super::{Op, error_grid};
 
 /// Most query parameters read from one GET.
 pub const MAX_QUERY_PARAMS: usize = 64;
@@ -94,8 +94,37 @@ fn hex(b: u8) -> Option<u8> {
     }
 }
 
+/// Why a GET's query string is not a request grid.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum QueryError {
+    /// A `%` not followed by two hex digits.
+    #[error("bad percent escape in `{0}`")]
+    BadEscape(String),
+    /// Decoded bytes that are not UTF-8.
+    #[error("query parameter is not UTF-8")]
+    NotUtf8,
+    /// The query string is too long.
+    #[error("query string longer than {MAX_QUERY_BYTES} bytes")]
+    TooLong,
+    /// Too many parameters.
+    #[error("more than {MAX_QUERY_PARAMS} query parameters")]
+    TooMany,
+    /// A parameter name that is not a tag name.
+    #[error("query parameter `{0}` is not a tag name")]
+    BadName(String),
+    /// A parameter given twice.
+    #[error("query parameter `{0}` given twice")]
+    Twice(String),
+    /// A parameter name the dict refused.
+    #[error(transparent)]
+    Tag(#[from] crate::value::InvalidTagName),
+    /// The grid could not be built.
+    #[error(transparent)]
+    Grid(#[from] crate::value::GridError),
+}
+
 /// Decodes `%XX` escapes and `+` (a space, as in HTML form encoding).
-fn percent_decode(text: &str) -> Result<String, String> {
+fn percent_decode(text: &str) -> Result<String, QueryError> {
     let bytes = text.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
@@ -106,7 +135,7 @@ fn percent_decode(text: &str) -> Result<String, String> {
                 let lo = bytes.get(i + 2).copied().and_then(hex);
                 match (hi, lo) {
                     (Some(hi), Some(lo)) => out.push(hi << 4 | lo),
-                    _ => return Err(format!("bad percent escape in `{text}`")),
+                    _ => return Err(QueryError::BadEscape(text.to_owned())),
                 }
                 i += 3;
             }
@@ -120,43 +149,41 @@ fn percent_decode(text: &str) -> Result<String, String> {
             }
         }
     }
-    String::from_utf8(out).map_err(|_| "query parameter is not UTF-8".to_owned())
+    String::from_utf8(out).map_err(|_| QueryError::NotUtf8)
 }
 
 /// The request grid of a GET: one row, a column per query parameter, each value read as
 /// Zinc or else taken as a Str (HTTP API chapter, "GET Requests"). No parameters give the
 /// empty grid.
-pub fn query_to_grid(query: Option<&str>) -> Result<Grid, String> {
+pub fn query_to_grid(query: Option<&str>) -> Result<Grid, QueryError> {
     let Some(query) = query.filter(|q| !q.is_empty()) else {
         return Ok(Grid::default());
     };
     if query.len() > MAX_QUERY_BYTES {
-        return Err(format!("query string longer than {MAX_QUERY_BYTES} bytes"));
+        return Err(QueryError::TooLong);
     }
     let mut row = Dict::new();
     for (n, pair) in query.split('&').filter(|p| !p.is_empty()).enumerate() {
         if n == MAX_QUERY_PARAMS {
-            return Err(format!("more than {MAX_QUERY_PARAMS} query parameters"));
+            return Err(QueryError::TooMany);
         }
         let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
         let name = percent_decode(name)?;
         let value = percent_decode(value)?;
         if !is_tag_name(&name) {
-            return Err(format!("query parameter `{name}` is not a tag name"));
+            return Err(QueryError::BadName(name));
         }
         if row.contains(&name) {
-            return Err(format!("query parameter `{name}` given twice"));
+            return Err(QueryError::Twice(name));
         }
         let value = zinc::decode_value(&value).unwrap_or(Value::Str(value));
-        row.insert(name, value).map_err(|e| e.to_string())?;
+        row.insert(name, value)?;
     }
     if row.is_empty() {
         return Ok(Grid::default());
     }
-    let mut grid = Grid::with_column_names(row.iter().map(|(k, _)| k.to_owned()))
-        .map_err(|e| e.to_string())?;
-    grid.push_row(row.iter().map(|(_, v)| Some(v.clone())).collect())
-        .map_err(|e| e.to_string())?;
+    let mut grid = Grid::with_column_names(row.iter().map(|(k, _)| k.to_owned()))?;
+    grid.push_row(row.iter().map(|(_, v)| Some(v.clone())).collect())?;
     Ok(grid)
 }
 
@@ -202,7 +229,7 @@ impl Engine {
             if !op.allows_get() {
                 return Err(fail(405, format!("{op} has side effects: use POST")));
             }
-            let grid = query_to_grid(req.query).map_err(|e| fail(400, e))?;
+            let grid = query_to_grid(req.query).map_err(|e| fail(400, e.to_string()))?;
             return Ok((op, grid, format));
         }
         if req.body.len() > self.limits.max_body_bytes {
@@ -253,25 +280,16 @@ impl Engine {
             Ok(parts) => parts,
             Err((e, op)) => return HttpResponse::from_error(e, op),
         };
-        let needed = op.required_role(&grid);
-        if ctx.role < needed {
-            let body = error_grid(
-                &format!(
-                    "{op}: the {} role may not do this (needs {})",
-                    ctx.role.name(),
-                    needed.name()
-                ),
-                Some("PermissionErr"),
-            );
+        if let Some(refused) = super::engine::refusal(ctx, op, &grid) {
             return HttpResponse {
                 status: 403,
                 content_type: format.content_type(),
-                body: Arc::from(format.encode(&body)),
+                body: Arc::from(format.encode(&refused)),
                 op: Some(op),
                 is_error: true,
             };
         }
-        let (is_error, body) = self.call_encoded(ctx, op, &grid, format).await;
+        let (is_error, body) = self.answer_encoded(ctx, op, &grid, format).await;
         HttpResponse {
             status: 200,
             content_type: format.content_type(),
@@ -286,7 +304,8 @@ impl Engine {
 mod tests {
     use super::*;
     use crate::auth::Role;
-    use crate::ops::{Limits, MemoryBackend, ServerInfo};
+    use crate::backends::MemoryBackend;
+    use crate::ops::{Limits, ServerInfo};
     use futures_util::FutureExt;
 
     #[test]

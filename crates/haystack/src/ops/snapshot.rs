@@ -13,10 +13,10 @@ use crate::filter::{Filter, Path};
 use crate::store::{HisSample, StoreError};
 use crate::value::{Date, DateTime, Dict, Grid, Number, Ref, Time, Value};
 
-use super::backend::MemoryBackend;
 use super::format::WireFormat;
-use super::point_write::PriorityEntry;
 use super::time::{datetime_at, utc_millis};
+use crate::backends::MemoryBackend;
+use crate::store::PriorityEntry;
 
 /// The snapshot format version written in the grid meta.
 const VERSION: f64 = 1.0;
@@ -103,7 +103,8 @@ impl MemoryBackend {
                 ]);
             }
         }
-        let mut arrays: Vec<(&String, &super::PriorityArray)> = state.arrays.iter().collect();
+        let mut arrays: Vec<(&String, &crate::store::PriorityArray)> =
+            state.arrays.iter().collect();
         arrays.sort_by(|a, b| a.0.cmp(b.0));
         for (id, array) in arrays {
             for (level, entry) in array.entries() {
@@ -221,7 +222,7 @@ impl MemoryBackend {
             }
         }
         for (_, (id, samples)) in his {
-            crate::store::Storage::his_write(&mut state.storage, &id, samples)?;
+            state.storage.his_write(&id, samples)?;
         }
         let count = state.storage.entities.len();
         drop(state);
@@ -233,8 +234,9 @@ impl MemoryBackend {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::backends::Backend;
     use crate::codec::zinc;
-    use crate::ops::{Backend, PriorityEntry};
+    use crate::store::PriorityEntry;
     use futures_util::FutureExt;
 
     #[test]

@@ -12,49 +12,7 @@ use std::collections::{HashMap, HashSet};
 
 use indexmap::IndexSet;
 
-/// Limits of a [`WatchRegistry`].
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct WatchLimits {
-    /// Most open watches in all.
-    pub max_watches: usize,
-    /// Most open watches of one owner.
-    pub max_watches_per_owner: usize,
-    /// Most ids in one watch.
-    pub max_ids_per_watch: usize,
-    /// Lease when the client asks for none.
-    pub default_lease_ms: i64,
-    /// Shortest lease granted.
-    pub min_lease_ms: i64,
-    /// Longest lease granted.
-    pub max_lease_ms: i64,
-}
-
-impl Default for WatchLimits {
-    fn default() -> Self {
-        Self {
-            max_watches: 10_000,
-            max_watches_per_owner: 100,
-            max_ids_per_watch: 10_000,
-            default_lease_ms: 60_000,
-            min_lease_ms: 1_000,
-            max_lease_ms: 3_600_000,
-        }
-    }
-}
-
-/// Why a watch request was refused.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum WatchError {
-    /// No open watch has this id (it may have expired), or it belongs to someone else.
-    #[error("unknown watch `{0}` (closed, expired or not yours)")]
-    Unknown(String),
-    /// Too many open watches.
-    #[error("too many open watches (limit {0})")]
-    TooManyWatches(usize),
-    /// Too many ids in one watch.
-    #[error("a watch holds at most {0} ids")]
-    TooManyIds(usize),
-}
+use crate::backends::{WatchError, WatchLimits};
 
 /// One open watch.
 #[derive(Debug, Clone, PartialEq, Eq)]

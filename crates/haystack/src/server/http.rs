@@ -21,7 +21,7 @@ use tokio::sync::Semaphore;
 use tokio_rustls::TlsAcceptor;
 
 use crate::auth::{AuthHeader, AuthResponse, Session};
-use crate::ops::{CallContext, HttpRequest, Op};
+use crate::ops::{CallContext, HttpRequest};
 
 use super::{Shared, now_ms, stopped, ws};
 
@@ -314,11 +314,13 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Response<Body> {
         return ws::upgrade(shared, req);
     }
     let authorization = header_str(&req, header::AUTHORIZATION).map(str::to_owned);
-    let (ctx, login) = match authorize_shared(&shared, authorization.as_deref()).await {
+    let (mut ctx, login) = match authorize_shared(&shared, authorization.as_deref()).await {
         Authorized::Caller(ctx) => (ctx, None),
         Authorized::LoggedIn(ctx, info) => (ctx, Some(info)),
         Authorized::Refused(response) => return response,
     };
+    // The engine's `close` ends this token's session.
+    ctx.token = bearer_token(authorization.as_deref());
     let max = shared.engine.limits().max_body_bytes;
     let declared = header_str(&req, header::CONTENT_LENGTH).and_then(|v| v.parse::<u64>().ok());
     if declared.is_some_and(|n| n > max as u64) {
@@ -348,19 +350,6 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Response<Body> {
         .engine
         .handle_http(&shared.prefix, &request, &ctx)
         .await;
-    if answer.op == Some(Op::Close)
-        && answer.status == 200
-        && let Some(token) = bearer_token(authorization.as_deref())
-    {
-        if let Some(mut auth) = shared.auth() {
-            auth.logout(&token);
-        }
-        if let Some(store) = shared.engine.backend().shared_auth() {
-            let _ = store
-                .drop_session(&crate::auth::session_key_hex(&token))
-                .await;
-        }
-    }
     let body = Bytes::from_owner(SharedText(answer.body));
     let mut response = text_response(answer.status, answer.content_type, body);
     if answer.status == 405

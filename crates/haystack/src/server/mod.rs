@@ -11,15 +11,14 @@
 //! ```no_run
 //! # async fn run() -> Result<(), buildwire_haystack::server::ServerError> {
 //! use buildwire_haystack::auth::Role;
-//! use buildwire_haystack::server::HaystackServer;
-//! let server = HaystackServer::builder()
+//! use buildwire_haystack::server::{HaystackServer, HaystackServerConfig};
+//! let config = HaystackServerConfig::new()
 //!     .bind("127.0.0.1:0".parse().expect("address"))
 //!     .load_file("alpha.zinc")
-//!     .user("ann", "s3cret", Role::Admin)?
-//!     .start()
-//!     .await?;
-//! println!("serving {}", server.url());
-//! server.shutdown().await;
+//!     .user("ann", "s3cret", Role::Admin)?;
+//! let server = HaystackServer::start(config).await?;
+//! println!("serving {} on {}", server.url(), server.local_addr());
+//! server.stop().await?;
 //! # Ok(()) }
 //! ```
 
@@ -39,10 +38,9 @@ use tokio::sync::{broadcast, mpsc, watch};
 use tokio::task::JoinHandle;
 
 use crate::auth::{AuthConfig, AuthServer, Role, User, UserFileError};
+use crate::backends::{Backend, MemoryBackend};
 use crate::codec::Format;
-use crate::ops::{
-    ActionRegistry, Backend, Engine, Limits, MemoryBackend, ServerInfo, SnapshotError, WireFormat,
-};
+use crate::ops::{ActionRegistry, Engine, Limits, ServerInfo, SnapshotError, WireFormat};
 use crate::value::Grid;
 
 pub use tls::TlsConfig;
@@ -128,8 +126,10 @@ pub struct SnapshotConfig {
     pub interval: Duration,
 }
 
-/// Builds a server; see [`HaystackServer::builder`].
-pub struct ServerBuilder {
+/// What to serve and how: start a server with [`HaystackServer::start`]. The defaults
+/// ([`HaystackServerConfig::new`]) serve 127.0.0.1:8080 at `/api`, in-memory storage, no
+/// users (anonymous admin), no TLS; the methods below change one setting each.
+pub struct HaystackServerConfig {
     bind: SocketAddr,
     prefix: String,
     grids: Vec<Grid>,
@@ -151,15 +151,9 @@ pub struct ServerBuilder {
     max_connections: usize,
 }
 
-/// The Haystack server: start one with [`HaystackServer::builder`].
-#[derive(Debug, Clone, Copy)]
-pub struct HaystackServer;
-
-impl HaystackServer {
-    /// A server on 127.0.0.1:8080 at `/api`, in-memory storage, no users (anonymous
-    /// admin), no TLS.
-    pub fn builder() -> ServerBuilder {
-        ServerBuilder {
+impl Default for HaystackServerConfig {
+    fn default() -> Self {
+        Self {
             bind: SocketAddr::from(([127, 0, 0, 1], 8080)),
             prefix: "/api".to_owned(),
             grids: Vec::new(),
@@ -194,8 +188,14 @@ pub fn read_grid_file(path: &Path) -> Result<Grid, ServerError> {
         .map_err(|e| ServerError::Data(format!("{name}: {e}")))
 }
 
-impl ServerBuilder {
-    /// The address to listen on (port 0 picks a free port; see [`RunningServer::local_addr`]).
+impl HaystackServerConfig {
+    /// A server on 127.0.0.1:8080 at `/api`, in-memory storage, no users (anonymous
+    /// admin), no TLS.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The address to listen on (port 0 picks a free port; see [`HaystackServer::local_addr`]).
     pub fn bind(mut self, addr: SocketAddr) -> Self {
         self.bind = addr;
         self
@@ -226,7 +226,8 @@ impl ServerBuilder {
         self
     }
 
-    /// A user from a password (salted and hashed now, with [`ServerBuilder::iterations`]).
+    /// A user from a password (salted and hashed now, with
+    /// [`HaystackServerConfig::iterations`]).
     pub fn user(mut self, name: &str, password: &str, role: Role) -> Result<Self, ServerError> {
         let user = User::with_password(name, password, role, self.iterations)
             .map_err(|e| ServerError::User(e.to_string()))?;
@@ -324,17 +325,21 @@ impl ServerBuilder {
         self.max_connections = max.max(1);
         self
     }
+}
 
-    /// Loads data and users, binds, and starts serving.
-    pub async fn start(self) -> Result<RunningServer, ServerError> {
-        let mut users = self.users;
-        for path in &self.user_files {
+impl HaystackServer {
+    /// Loads data and users, opens the backend, binds, and starts serving; the returned
+    /// server says where it listens ([`HaystackServer::local_addr`]) and stops with
+    /// [`HaystackServer::stop`].
+    pub async fn start(config: HaystackServerConfig) -> Result<HaystackServer, ServerError> {
+        let mut users = config.users;
+        for path in &config.user_files {
             users.extend(load_users_file(path)?);
         }
-        for spec in &self.user_specs {
-            users.push(parse_user_spec(spec, self.iterations).map_err(ServerError::User)?);
+        for spec in &config.user_specs {
+            users.push(parse_user_spec(spec, config.iterations).map_err(ServerError::User)?);
         }
-        let backend = match (self.backend, &self.backend_url) {
+        let backend = match (config.backend, &config.backend_url) {
             (Some(backend), _) => Some(backend),
             (None, Some(url)) if url != "memory" => Some(
                 crate::backends::open(url)
@@ -345,7 +350,7 @@ impl ServerBuilder {
         };
         let (backend, memory): (Arc<dyn Backend>, Option<Arc<MemoryBackend>>) = match backend {
             Some(backend) => {
-                if self.snapshot.is_some() {
+                if config.snapshot.is_some() {
                     return Err(ServerError::Config(
                         "snapshots are for the in-memory backend".into(),
                     ));
@@ -373,7 +378,7 @@ impl ServerBuilder {
                 .await
                 .map_err(|e| ServerError::Config(e.to_string()))?;
         }
-        let anonymous = self.anonymous.unwrap_or(if users.is_empty() {
+        let anonymous = config.anonymous.unwrap_or(if users.is_empty() {
             Some(Role::Admin)
         } else {
             None
@@ -381,15 +386,15 @@ impl ServerBuilder {
         let auth = if users.is_empty() {
             None
         } else {
-            let mut auth = AuthServer::new(self.auth.clone())
+            let mut auth = AuthServer::new(config.auth.clone())
                 .map_err(|e| ServerError::Config(e.to_string()))?;
             for user in users {
                 auth.add_user(user);
             }
-            Some(Mutex::new(auth))
+            Some(Arc::new(Mutex::new(auth)))
         };
 
-        let restored = match (&self.snapshot, &memory) {
+        let restored = match (&config.snapshot, &memory) {
             (Some(snapshot), Some(memory)) if snapshot.path.exists() => {
                 let path = snapshot.path.clone();
                 let text = std::fs::read_to_string(&path)
@@ -400,8 +405,8 @@ impl ServerBuilder {
             _ => false,
         };
         if !restored {
-            let mut grids = self.grids;
-            for path in &self.files {
+            let mut grids = config.grids;
+            for path in &config.files {
                 grids.push(read_grid_file(path)?);
             }
             for grid in &grids {
@@ -412,22 +417,25 @@ impl ServerBuilder {
             }
         }
 
-        let listener = tokio::net::TcpListener::bind(self.bind)
+        let listener = tokio::net::TcpListener::bind(config.bind)
             .await
-            .map_err(|e| ServerError::io(format!("bind {}", self.bind), e))?;
+            .map_err(|e| ServerError::io(format!("bind {}", config.bind), e))?;
         let addr = listener
             .local_addr()
             .map_err(|e| ServerError::io("local address", e))?;
-        let tls = match &self.tls {
+        let tls = match &config.tls {
             Some(tls) => Some(tls.acceptor()?),
             None => None,
         };
 
-        let mut info = self.info;
+        let mut info = config.info;
         info.boot_ms = now_ms();
-        let mut engine = Engine::new(backend.clone(), info, self.limits);
-        if let Some(actions) = self.actions {
+        let mut engine = Engine::new(backend.clone(), info, config.limits);
+        if let Some(actions) = config.actions {
             engine = engine.with_actions(actions);
+        }
+        if let Some(auth) = &auth {
+            engine = engine.with_auth(auth.clone());
         }
         let engine = Arc::new(engine);
         let (shutdown_tx, shutdown_rx) = watch::channel(false);
@@ -435,12 +443,12 @@ impl ServerBuilder {
             engine: engine.clone(),
             auth,
             anonymous,
-            prefix: self.prefix,
-            timeouts: self.timeouts,
+            prefix: config.prefix,
+            timeouts: config.timeouts,
             pushers: Mutex::new(HashMap::new()),
             next_connection: AtomicU64::new(1),
             shutdown: shutdown_rx.clone(),
-            ws_slots: Arc::new(tokio::sync::Semaphore::new(self.max_connections)),
+            ws_slots: Arc::new(tokio::sync::Semaphore::new(config.max_connections)),
         });
 
         let changes = tokio::spawn(pump_changes(
@@ -457,7 +465,7 @@ impl ServerBuilder {
                 shutdown_rx.clone(),
             ));
         }
-        let saver = match (self.snapshot, memory) {
+        let saver = match (config.snapshot, memory) {
             (Some(config), Some(memory)) => Some(tokio::spawn(save_snapshots(
                 config,
                 memory,
@@ -469,11 +477,11 @@ impl ServerBuilder {
             listener,
             tls,
             shared.clone(),
-            self.max_connections,
+            config.max_connections,
         ));
-        Ok(RunningServer {
+        Ok(HaystackServer {
             addr,
-            tls: self.tls.is_some(),
+            tls: config.tls.is_some(),
             shared,
             shutdown: shutdown_tx,
             accept,
@@ -507,7 +515,7 @@ pub(crate) async fn stopped(shutdown: &mut watch::Receiver<bool>) {
 /// What every connection of a server shares.
 pub(crate) struct Shared {
     pub(crate) engine: Arc<Engine>,
-    pub(crate) auth: Option<Mutex<AuthServer>>,
+    pub(crate) auth: Option<Arc<Mutex<AuthServer>>>,
     pub(crate) anonymous: Option<Role>,
     pub(crate) prefix: String,
     pub(crate) timeouts: Timeouts,
@@ -538,7 +546,7 @@ impl Shared {
 }
 
 /// The users a shared store keeps.
-async fn stored_users(store: &dyn crate::ops::SharedAuth) -> Result<Vec<User>, String> {
+async fn stored_users(store: &dyn crate::backends::SharedAuth) -> Result<Vec<User>, String> {
     let lines = store.users().await.map_err(|e| e.to_string())?;
     crate::auth::parse_user_file(&lines.join("\n")).map_err(|e| format!("stored users: {e}"))
 }
@@ -571,7 +579,7 @@ async fn refresh_users(
 /// Feeds the backend's change events to the watches and wakes WebSocket connections.
 async fn pump_changes(
     shared: Arc<Shared>,
-    mut changes: broadcast::Receiver<Arc<crate::ops::ChangeEvent>>,
+    mut changes: broadcast::Receiver<Arc<crate::backends::ChangeEvent>>,
     mut shutdown: watch::Receiver<bool>,
 ) {
     loop {
@@ -653,8 +661,9 @@ async fn save_snapshots(
     }
 }
 
-/// A started server.
-pub struct RunningServer {
+/// A running Haystack server: started with [`HaystackServer::start`], stopped with
+/// [`HaystackServer::stop`].
+pub struct HaystackServer {
     addr: SocketAddr,
     tls: bool,
     shared: Arc<Shared>,
@@ -665,16 +674,16 @@ pub struct RunningServer {
     saver: Option<JoinHandle<Result<(), ServerError>>>,
 }
 
-impl std::fmt::Debug for RunningServer {
+impl std::fmt::Debug for HaystackServer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RunningServer")
+        f.debug_struct("HaystackServer")
             .field("addr", &self.addr)
             .field("tls", &self.tls)
             .finish_non_exhaustive()
     }
 }
 
-impl RunningServer {
+impl HaystackServer {
     /// The address the server listens on.
     pub fn local_addr(&self) -> SocketAddr {
         self.addr
@@ -704,7 +713,7 @@ impl RunningServer {
 
     /// Stops accepting, lets requests in progress finish (up to the grace timeout), closes
     /// WebSocket connections, and saves the snapshot. Returns the snapshot's result.
-    pub async fn shutdown(self) -> Result<(), ServerError> {
+    pub async fn stop(self) -> Result<(), ServerError> {
         let _ = self.shutdown.send(true);
         let grace = self.shared.timeouts.shutdown_grace;
         let _ = tokio::time::timeout(grace + Duration::from_secs(1), self.accept).await;

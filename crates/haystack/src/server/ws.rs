@@ -1,23 +1,14 @@
 //! The WebSocket API at `{prefix}/ws`: the ops over one connection, and watch changes
 //! pushed by the server.
 //!
-//! There is no WebSocket chapter in the Haystack spec; the wire format is the one of
-//! haystack-py's WebSocket API (JSON text messages, subprotocol `haystack`):
-//!
-//! - request `{"id": "7", "op": "read", "grid": <Hayson grid>}` → answer
-//!   `{"id": "7", "grid": <Hayson grid>}` (an error grid when the op fails); a JSON array
-//!   of requests is a batch, answered by an array in the same order; `ch` is echoed;
-//! - push `{"type": "watch", "watchId": "w-1", "grid": <changed entities>}` for the
-//!   watches opened on this connection;
-//! - login: a bearer token from an HTTP login in the upgrade request's `Authorization`
-//!   header, or as a first message `{"authToken": "..."}`, or SCRAM in messages —
-//!   `{"type":"hello","username":<base64url>}` → `{"type":"hello","handshakeToken",
-//!   "hash"}`, `{"type":"scram","handshakeToken","data"}` → `{"type":"scram",
-//!   "handshakeToken","hash","data"}`, the final `scram` → `{"type":"authOk","authToken",
-//!   "data"}`; failures answer `{"type":"authErr"}`. These go through the same
-//!   [`crate::auth::AuthServer`] as HTTP logins (the messages become header values);
-//! - `{"type":"capabilities", ...}` (haystack-py's v2 negotiation) is answered with
-//!   version 1, no compression, no chunking: binary frames are not supported.
+//! The messages are [`crate::ops::ws`] envelopes (haystack-py's WebSocket API, JSON text,
+//! subprotocol `haystack`): requests answered in order, batches, watch pushes for the
+//! watches opened on this connection, and login — a bearer token from an HTTP login in the
+//! upgrade request's `Authorization` header, or as a first message `{"authToken": "..."}`,
+//! or SCRAM in `hello`/`scram` messages, which go through the same
+//! [`crate::auth::AuthServer`] as HTTP logins (the messages become header values).
+//! `{"type":"capabilities", ...}` (haystack-py's v2 negotiation) is answered with version
+//! 1, no compression, no chunking: binary frames are not supported.
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -28,8 +19,6 @@ use hyper::body::Incoming;
 use hyper::header::{self, HeaderValue};
 use hyper::{Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
-use serde::Deserialize;
-use serde_json::value::RawValue;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::mpsc;
 use tokio_tungstenite::WebSocketStream;
@@ -38,14 +27,14 @@ use tokio_tungstenite::tungstenite::handshake::derive_accept_key;
 use tokio_tungstenite::tungstenite::protocol::{Role as WsRole, WebSocketConfig};
 
 use crate::auth::{AuthHeader, AuthResponse};
-use crate::codec::json::{hayson, write_json_string};
-use crate::ops::{CallContext, Op, WireFormat, error_grid};
+use crate::ops::ws::{
+    self as wire, Envelope, encode_auth_err as auth_err, json_string as json_str,
+};
+use crate::ops::{CallContext, Op, WireFormat};
 
 use super::http::{Authorized, Body, authorize, bearer_token, plain};
 use super::{Shared, now_ms, stopped};
 
-/// Most requests in one batch message.
-const MAX_BATCH: usize = 1000;
 /// Pending pushes per connection.
 const PUSH_QUEUE: usize = 256;
 
@@ -59,10 +48,10 @@ pub(crate) fn is_upgrade(req: &Request<Incoming>, prefix: &str) -> bool {
             .is_some_and(|v| v.eq_ignore_ascii_case("websocket"))
 }
 
-/// The logged-in caller of a connection, and the bearer token it used.
+/// The logged-in caller of a connection (with the bearer token it used, which `close`
+/// ends).
 struct Login {
     ctx: CallContext,
-    token: Option<String>,
 }
 
 /// Answers the upgrade request (101) and starts the connection task.
@@ -102,16 +91,15 @@ pub(crate) fn upgrade(shared: Arc<Shared>, mut req: Request<Incoming>) -> Respon
     // client logs in with messages (or is anonymous where that is allowed).
     let login = if shared.auth.is_none() || authorization.is_some() {
         match authorize(&shared, authorization.as_deref()) {
-            Authorized::Caller(ctx) | Authorized::LoggedIn(ctx, _) => Some(Login {
-                ctx,
-                token: bearer_token(authorization.as_deref()),
-            }),
+            Authorized::Caller(mut ctx) | Authorized::LoggedIn(mut ctx, _) => {
+                ctx.token = bearer_token(authorization.as_deref());
+                Some(Login { ctx })
+            }
             Authorized::Refused(response) => return response,
         }
     } else {
         shared.anonymous.map(|role| Login {
             ctx: CallContext::anonymous(role, now_ms()),
-            token: None,
         })
     };
     let Ok(slot) = shared.ws_slots.clone().try_acquire_owned() else {
@@ -151,61 +139,12 @@ pub(crate) fn upgrade(shared: Arc<Shared>, mut req: Request<Incoming>) -> Respon
     response
 }
 
-#[derive(Deserialize)]
-struct Envelope<'a> {
-    #[serde(default, borrow)]
-    id: Option<&'a RawValue>,
-    #[serde(default, borrow)]
-    ch: Option<&'a RawValue>,
-    #[serde(default)]
-    op: Option<String>,
-    #[serde(default, borrow)]
-    grid: Option<&'a RawValue>,
-    #[serde(default, rename = "type")]
-    kind: Option<String>,
-    #[serde(default, rename = "authToken")]
-    auth_token: Option<String>,
-    #[serde(default)]
-    username: Option<String>,
-    #[serde(default, rename = "handshakeToken")]
-    handshake_token: Option<String>,
-    #[serde(default)]
-    data: Option<String>,
-}
-
 /// What to do after a message.
 enum Reply {
     Nothing,
     Send(String),
     /// Send this, then close the connection.
     SendAndClose(String),
-}
-
-fn json_str(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    write_json_string(s, &mut out);
-    out
-}
-
-fn auth_err(message: &str) -> String {
-    format!("{{\"type\":\"authErr\",\"dis\":{}}}", json_str(message))
-}
-
-/// The answer envelope around an encoded grid.
-fn answer(id: Option<&RawValue>, ch: Option<&RawValue>, grid: &str) -> String {
-    let mut out = String::with_capacity(grid.len() + 32);
-    out.push_str("{\"grid\":");
-    out.push_str(grid);
-    if let Some(id) = id {
-        out.push_str(",\"id\":");
-        out.push_str(id.get());
-    }
-    if let Some(ch) = ch {
-        out.push_str(",\"ch\":");
-        out.push_str(ch.get());
-    }
-    out.push('}');
-    out
 }
 
 /// One connection's state.
@@ -273,10 +212,8 @@ impl Connection {
                 );
                 let mut ctx = CallContext::user(&session.user, session.role, now_ms());
                 ctx.connection = Some(self.id);
-                self.login = Some(Login {
-                    ctx,
-                    token: Some(token),
-                });
+                ctx.token = Some(token);
+                self.login = Some(Login { ctx });
                 Reply::Send(reply)
             }
             AuthResponse::Forbidden(m)
@@ -302,10 +239,8 @@ impl Connection {
             AuthResponse::Authorized(session) => {
                 let mut ctx = CallContext::user(&session.user, session.role, now_ms());
                 ctx.connection = Some(self.id);
-                self.login = Some(Login {
-                    ctx,
-                    token: Some(token.to_owned()),
-                });
+                ctx.token = Some(token.to_owned());
+                self.login = Some(Login { ctx });
                 Reply::Nothing
             }
             _ => Reply::SendAndClose(auth_err("invalid or expired auth token")),
@@ -314,30 +249,26 @@ impl Connection {
 
     /// Answers one envelope; `None` for messages that get no answer.
     async fn envelope(&mut self, text: &str) -> Reply {
-        let Ok(envelope) = serde_json::from_str::<Envelope<'_>>(text) else {
+        let limit = self.shared.engine.limits().max_body_bytes;
+        let Ok(envelope) = Envelope::decode(text, limit) else {
             return Reply::Nothing; // not a JSON object: ignored, as haystack-py does
         };
         match (envelope.kind.as_deref(), &envelope.op, &envelope.auth_token) {
             (Some("hello"), None, _) => return self.scram(&envelope, true),
             (Some("scram"), None, _) => return self.scram(&envelope, false),
-            (Some("capabilities"), None, _) => {
-                return Reply::Send(
-                    "{\"type\":\"capabilities\",\"compression\":null,\"chunked\":false,\
-                     \"version\":1}"
-                        .into(),
-                );
-            }
+            (Some("capabilities"), None, _) => return Reply::Send(wire::CAPABILITIES.into()),
             (_, None, Some(token)) => return self.token(token),
             (_, None, None) => {
-                let grid = error_grid("WebSocket message without `op`", None);
-                let text = hayson::encode_grid(&grid);
-                return Reply::Send(answer(envelope.id, envelope.ch, &text));
+                return Reply::Send(wire::encode_error(
+                    envelope.id,
+                    envelope.ch,
+                    "WebSocket message without `op`",
+                ));
             }
             _ => {}
         }
         let op_name = envelope.op.as_deref().unwrap_or("");
-        let reply = |grid: &str| answer(envelope.id, envelope.ch, grid);
-        let error = |dis: &str| reply(&hayson::encode_grid(&error_grid(dis, None)));
+        let error = |dis: &str| wire::encode_error(envelope.id, envelope.ch, dis);
         let Some(login) = &mut self.login else {
             return Reply::Send(error(
                 "log in first (hello/scram messages or an auth token)",
@@ -346,12 +277,9 @@ impl Connection {
         let Some(op) = Op::from_name(op_name) else {
             return Reply::Send(error(&format!("unknown op `{op_name}`")));
         };
-        let grid = match envelope.grid {
-            None => crate::value::Grid::default(),
-            Some(raw) => match hayson::decode_grid(raw.get()) {
-                Ok(grid) => grid,
-                Err(e) => return Reply::Send(error(&format!("cannot read the grid: {e}"))),
-            },
+        let grid = match envelope.request_grid() {
+            Ok(grid) => grid,
+            Err(e) => return Reply::Send(error(&e.to_string())),
         };
         login.ctx.now_ms = now_ms();
         let (_, text) = self
@@ -359,26 +287,26 @@ impl Connection {
             .engine
             .call_encoded(&login.ctx, op, &grid, WireFormat::Json)
             .await;
+        let reply = wire::encode_answer(envelope.id, envelope.ch, &text);
         if op == Op::Close {
-            if let (Some(token), Some(mut auth)) = (&login.token, self.shared.auth()) {
-                auth.logout(token);
-            }
-            return Reply::SendAndClose(reply(&text));
+            // The engine ended the session; the connection ends with it.
+            return Reply::SendAndClose(reply);
         }
-        Reply::Send(reply(&text))
+        Reply::Send(reply)
     }
 
     /// Answers a text message: one envelope or a batch (a JSON array of envelopes).
     async fn message(&mut self, text: &str) -> Reply {
-        if !text.trim_start().starts_with('[') {
+        if !wire::is_batch(text) {
             return self.envelope(text).await;
         }
-        let Ok(items) = serde_json::from_str::<Vec<&RawValue>>(text) else {
+        let limit = self.shared.engine.limits().max_body_bytes;
+        let Ok(items) = wire::decode_batch(text, limit) else {
             return Reply::Nothing;
         };
         let mut out = String::from("[");
         let mut close = false;
-        for item in items.iter().take(MAX_BATCH) {
+        for item in &items {
             let (text, last) = match self.envelope(item.get()).await {
                 Reply::Nothing => continue,
                 Reply::Send(s) => (s, false),
@@ -435,13 +363,10 @@ where
                 match message {
                     Message::Text(text) => conn.message(text.as_str()).await,
                     Message::Close(_) => break,
-                    Message::Binary(_) => Reply::Send(answer(
+                    Message::Binary(_) => Reply::Send(wire::encode_error(
                         None,
                         None,
-                        &hayson::encode_grid(&error_grid(
-                            "binary frames are not supported: send JSON text envelopes",
-                            None,
-                        )),
+                        "binary frames are not supported: send JSON text envelopes",
                     )),
                     Message::Ping(_) | Message::Pong(_) | Message::Frame(_) => Reply::Nothing,
                 }
@@ -450,11 +375,7 @@ where
                 Some(login) => {
                     login.ctx.now_ms = now_ms();
                     match shared.engine.push_changes(&login.ctx, &watch_id).await {
-                        Some(grid) => Reply::Send(format!(
-                            "{{\"type\":\"watch\",\"watchId\":{},\"grid\":{}}}",
-                            json_str(&watch_id),
-                            hayson::encode_grid(&grid)
-                        )),
+                        Some(grid) => Reply::Send(wire::encode_push(&watch_id, &grid)),
                         None => Reply::Nothing,
                     }
                 }

@@ -1,6 +1,7 @@
-//! [`Storage`]: the synchronous interface the Haystack server sits on (read, commit,
-//! history, change counter), and [`InMemoryStorage`], its first implementation over
-//! [`EntityStore`] and [`HistoryStore`].
+//! [`InMemoryStorage`]: entities ([`EntityStore`]) and histories ([`HistoryStore`])
+//! together, with all-or-nothing commits ([`CommitOp`]), reads by id and history reads
+//! and writes checked against the point. [`crate::backends::MemoryBackend`] puts it
+//! behind the asynchronous [`crate::backends::Backend`] interface.
 
 use crate::filter::Filter;
 use crate::value::{DateTime, Dict, Ref, Value};
@@ -28,34 +29,7 @@ pub enum CommitOp {
     Remove(Vec<(Ref, Option<u64>)>),
 }
 
-/// Entity and history storage as the server needs it. Results are owned so that
-/// remote backends (Redis, PostgreSQL) can implement the same trait.
-pub trait Storage {
-    /// Entities matching `filter`, at most `limit`.
-    fn read(&self, filter: &Filter, limit: Option<usize>) -> Result<Vec<Dict>, StoreError>;
-    /// Entities by id, `None` for unknown ids, in the order asked.
-    fn read_by_ids(&self, ids: &[Ref]) -> Result<Vec<Option<Dict>>, StoreError>;
-    /// Applies a commit; returns the resulting entities (for removes, the removed ones).
-    /// Every entity is checked before any change is made.
-    fn commit(&mut self, op: CommitOp) -> Result<Vec<Dict>, StoreError>;
-    /// History samples of a point in `[start, end)`, oldest first.
-    fn his_read(
-        &self,
-        id: &Ref,
-        start: &DateTime,
-        end: &DateTime,
-    ) -> Result<Vec<HisSample>, StoreError>;
-    /// Writes history samples to a point (later writes win on equal timestamps).
-    fn his_write(
-        &mut self,
-        id: &Ref,
-        samples: Vec<HisSample>,
-    ) -> Result<HisWriteReport, StoreError>;
-    /// A counter that increases on every entity change (for watches to poll cheaply).
-    fn change_counter(&self) -> u64;
-}
-
-/// [`Storage`] kept entirely in memory.
+/// Entities and histories kept in memory, with all-or-nothing commits.
 #[derive(Debug, Default)]
 pub struct InMemoryStorage {
     /// The entities and their indexes.
@@ -100,8 +74,9 @@ impl InMemoryStorage {
     }
 }
 
-impl Storage for InMemoryStorage {
-    fn read(&self, filter: &Filter, limit: Option<usize>) -> Result<Vec<Dict>, StoreError> {
+impl InMemoryStorage {
+    /// Entities matching `filter`, at most `limit`.
+    pub fn read(&self, filter: &Filter, limit: Option<usize>) -> Result<Vec<Dict>, StoreError> {
         Ok(self
             .entities
             .read(filter, limit)
@@ -110,7 +85,8 @@ impl Storage for InMemoryStorage {
             .collect())
     }
 
-    fn read_by_ids(&self, ids: &[Ref]) -> Result<Vec<Option<Dict>>, StoreError> {
+    /// Entities by id, `None` for unknown ids, in the order asked.
+    pub fn read_by_ids(&self, ids: &[Ref]) -> Result<Vec<Option<Dict>>, StoreError> {
         Ok(self
             .entities
             .read_by_ids(ids)
@@ -119,7 +95,9 @@ impl Storage for InMemoryStorage {
             .collect())
     }
 
-    fn commit(&mut self, op: CommitOp) -> Result<Vec<Dict>, StoreError> {
+    /// Applies a commit; returns the resulting entities (for removes, the removed ones).
+    /// Every entity is checked before any change is made.
+    pub fn commit(&mut self, op: CommitOp) -> Result<Vec<Dict>, StoreError> {
         match op {
             CommitOp::Add(dicts) => {
                 let mut seen = std::collections::HashSet::new();
@@ -166,7 +144,8 @@ impl Storage for InMemoryStorage {
         }
     }
 
-    fn his_read(
+    /// History samples of a point in `[start, end)`, oldest first.
+    pub fn his_read(
         &self,
         id: &Ref,
         start: &DateTime,
@@ -176,7 +155,8 @@ impl Storage for InMemoryStorage {
         Ok(self.histories.read(id, start, end).to_vec())
     }
 
-    fn his_write(
+    /// Writes history samples to a point (later writes win on equal timestamps).
+    pub fn his_write(
         &mut self,
         id: &Ref,
         samples: Vec<HisSample>,
@@ -188,7 +168,8 @@ impl Storage for InMemoryStorage {
         Ok(self.histories.write(id, samples)?)
     }
 
-    fn change_counter(&self) -> u64 {
+    /// A counter that increases on every entity change (for watches to poll cheaply).
+    pub fn change_counter(&self) -> u64 {
         self.entities.change_counter()
     }
 }

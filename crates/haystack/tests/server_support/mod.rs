@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use buildwire_haystack::Grid;
 use buildwire_haystack::auth::{Role, ScramClient};
 use buildwire_haystack::codec::zinc;
-use buildwire_haystack::server::{HaystackServer, RunningServer, ServerBuilder};
+use buildwire_haystack::server::{HaystackServer, HaystackServerConfig};
 use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap};
 
 pub fn data_dir() -> PathBuf {
@@ -35,14 +35,14 @@ mod storage_support;
 /// With `BUILDWIRE_TEST_BACKEND=redis` or `=postgres` the server stores everything in a
 /// fresh Redis key space or PostgreSQL database (on a throw-away server started by the
 /// test binary): `make test` runs the HTTP and WebSocket suites that way on every backend.
-pub fn builder() -> ServerBuilder {
-    let builder = match std::env::var("BUILDWIRE_TEST_BACKEND") {
+pub fn server_config() -> HaystackServerConfig {
+    let config = match std::env::var("BUILDWIRE_TEST_BACKEND") {
         Ok(kind) if kind != "memory" && !kind.is_empty() => {
-            HaystackServer::builder().backend_url(storage_support::fresh_store(&kind))
+            HaystackServerConfig::new().backend_url(storage_support::fresh_store(&kind))
         }
-        _ => HaystackServer::builder(),
+        _ => HaystackServerConfig::new(),
     };
-    builder
+    config
         .bind("127.0.0.1:0".parse().unwrap())
         .load_file(data_dir().join("alpha.zinc"))
         .load(extra())
@@ -55,8 +55,8 @@ pub fn builder() -> ServerBuilder {
         .unwrap()
 }
 
-pub async fn start() -> RunningServer {
-    builder().start().await.unwrap()
+pub async fn start() -> HaystackServer {
+    HaystackServer::start(server_config()).await.unwrap()
 }
 
 /// The result of one HTTP exchange.
@@ -204,7 +204,7 @@ impl Http {
 }
 
 /// A client logged in as `user`.
-pub async fn logged_in(server: &RunningServer, user: &str) -> Http {
+pub async fn logged_in(server: &HaystackServer, user: &str) -> Http {
     let mut http = Http::new(&server.url());
     http.login(user, PASSWORD).await.unwrap();
     http

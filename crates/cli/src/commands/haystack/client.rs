@@ -3,9 +3,7 @@
 
 use std::time::Duration;
 
-use buildwire_haystack::client::{
-    ClientOptions, HaystackApi, HaystackClient, WsClient, websocket_url,
-};
+use buildwire_haystack::client::{ClientOptions, HaystackApi, HaystackClient, Transport, connect};
 use buildwire_haystack::codec::{Format, zinc};
 use buildwire_haystack::value::{DateTime, Dict, Grid, Ref, Value};
 use clap::Args;
@@ -114,18 +112,16 @@ async fn run(args: ClientArgs) -> CommandResult {
         let pem = std::fs::read(path).map_err(|e| format!("cannot read {path}: {e}"))?;
         options.root_certificates_pem.push(pem);
     }
-    let http = HaystackClient::connect(&args.url, options).await?;
-    if args.op == "watch" {
-        return watch(&http, &args).await;
-    }
-    let grid = if args.ws {
-        let ws_url = websocket_url(http.url())
-            .ok_or_else(|| format!("cannot derive a WebSocket URL from {}", http.url()))?;
-        let ws = WsClient::connect(&ws_url, http.auth_token(), timeout).await?;
-        call(&ws, &args).await?
+    let transport = if args.ws && args.op != "watch" {
+        Transport::WebSocket
     } else {
-        call(&http, &args).await?
+        Transport::Http
     };
+    let client = connect(&args.url, options, transport).await?;
+    if args.op == "watch" {
+        return watch(client.http(), &args).await;
+    }
+    let grid = call(&client, &args).await?;
     print_grid(&grid, args.json);
     Ok(())
 }

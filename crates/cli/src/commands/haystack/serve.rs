@@ -6,7 +6,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use buildwire_haystack::server::{HaystackServer, TlsConfig};
+use buildwire_haystack::server::{HaystackServer, HaystackServerConfig, TlsConfig};
 use clap::Args;
 
 use crate::commands::common::result::CommandResult;
@@ -65,18 +65,18 @@ pub const AFTER_HELP: &str = "Without --user or --users, every request is served
     Then: buildwire haystack client http://127.0.0.1:8080/api read site -u admin";
 
 pub fn serve(args: ServeArgs) -> CommandResult {
-    let mut builder = HaystackServer::builder().bind(args.bind);
+    let mut config = HaystackServerConfig::new().bind(args.bind);
     if let Some(iterations) = args.iterations {
-        builder = builder.iterations(iterations);
+        config = config.iterations(iterations);
     }
     for file in &args.data {
-        builder = builder.load_file(file);
+        config = config.load_file(file);
     }
     for spec in &args.users {
-        builder = builder.user_spec(spec);
+        config = config.user_spec(spec);
     }
     if let Some(path) = &args.users_file {
-        builder = builder.users_file(path);
+        config = config.users_file(path);
     }
     if let Some(path) = &args.snapshot {
         let interval = Duration::try_from_secs_f64(args.snapshot_seconds).map_err(|_| {
@@ -85,7 +85,7 @@ pub fn serve(args: ServeArgs) -> CommandResult {
                 args.snapshot_seconds
             )
         })?;
-        builder = builder.snapshot(path, interval);
+        config = config.snapshot(path, interval);
     }
     if let (Some(cert), Some(key)) = (&args.tls_cert, &args.tls_key) {
         let mut tls = TlsConfig::from_files(cert, key)?;
@@ -94,7 +94,7 @@ pub fn serve(args: ServeArgs) -> CommandResult {
                 std::fs::read(ca).map_err(|e| format!("cannot read {}: {e}", ca.display()))?;
             tls = tls.require_client_certs(pem);
         }
-        builder = builder.tls(tls);
+        config = config.tls(tls);
     }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -103,9 +103,9 @@ pub fn serve(args: ServeArgs) -> CommandResult {
     runtime.block_on(async move {
         if args.backend != "memory" {
             let backend = buildwire_haystack::backends::open(&args.backend).await?;
-            builder = builder.backend(backend);
+            config = config.backend(backend);
         }
-        let server = builder.start().await?;
+        let server = HaystackServer::start(config).await?;
         let login = if server.auth_enabled() {
             "SCRAM login"
         } else {
@@ -122,7 +122,7 @@ pub fn serve(args: ServeArgs) -> CommandResult {
             .await
             .map_err(|e| format!("cannot wait for Ctrl-C: {e}"))?;
         eprintln!("stopping: finishing requests (and saving the snapshot, if any)");
-        server.shutdown().await?;
+        server.stop().await?;
         Ok(())
     })
 }

@@ -8,9 +8,11 @@
 //! `notify` in `postgres.rs`), and a poll takes the marks with `DELETE ... RETURNING` in a
 //! transaction that locks the watch's row, so a committed change is reported exactly once.
 
-use crate::ops::{BackendError, BackendFuture, SharedAuth, SharedWatches, WatchError, WatchLimits};
+use crate::backends::{
+    BackendError, BackendFuture, SharedAuth, SharedWatches, WatchError, WatchLimits,
+};
 
-use super::postgres::{PostgresBackend, db_error};
+use super::{PostgresBackend, db_error};
 
 fn unknown(watch: &str) -> BackendError {
     WatchError::Unknown(watch.to_owned()).into()
@@ -52,7 +54,7 @@ impl SharedWatches for PostgresBackend {
         now_ms: i64,
     ) -> BackendFuture<'a, String> {
         Box::pin(async move {
-            let id = super::common::shared_watch_id();
+            let id = crate::backends::common::shared_watch_id();
             let mut client = self.client().await?;
             let tx = client.transaction().await.map_err(db_error)?;
             // Serialize opens of one owner so the per-owner limit holds across processes.

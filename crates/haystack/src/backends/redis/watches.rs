@@ -7,15 +7,17 @@
 //! watched ids in the order added, `P:wby:ID` the watches holding an id, `P:wd:WATCH` the
 //! ids changed since the last poll, `P:wo:OWNER` an owner's watches, `P:wall` every watch
 //! scored by when its lease runs out. Writers mark `P:wd:...` in the same script as their
-//! change (see `mark_dirty_lua!` in `redis.rs`), so a poll sees every committed change once.
+//! change (see `mark_dirty_lua!` in `schema.rs`), so a poll sees every committed change once.
 //! Each operation is one Lua script, so concurrent polls through two processes never
 //! report a change twice or lose one.
 
 use redis::Script;
 
-use crate::ops::{BackendError, BackendFuture, SharedAuth, SharedWatches, WatchError, WatchLimits};
+use crate::backends::{
+    BackendError, BackendFuture, SharedAuth, SharedWatches, WatchError, WatchLimits,
+};
 
-use super::redis::RedisBackend;
+use super::RedisBackend;
 
 /// Lua: the lease of a live watch owned by `owner`, or nil.
 const CHECK: &str = r"
@@ -169,7 +171,7 @@ impl SharedWatches for RedisBackend {
         now_ms: i64,
     ) -> BackendFuture<'a, String> {
         Box::pin(async move {
-            let id = super::common::shared_watch_id();
+            let id = crate::backends::common::shared_watch_id();
             let numbers = [
                 lease_ms.to_string(),
                 now_ms.to_string(),
