@@ -4,14 +4,11 @@
 //! - [`enums`]: typed Clause 21 enumerations, each generated from one table;
 //! - [`encoding`]: Clause 20.2 tags, primitive values, generic tagged data and the
 //!   constructed types services share (`PropertyValue`, `PriorityArray`, references);
-//! - [`transport`]: Annex J BACnet/IP virtual link layer (BVLL);
 //! - [`network`]: Clause 6 network layer (NPDU);
 //! - [`apdu`]: Clause 20.1 application PDU headers and service choices;
-//! - [`bbmd`]: Annex J / U broadcast management: BBMDs, foreign devices, the B/IP and
-//!   B/IPv6 link layers of a node;
+//! - [`link`]: the data links, one folder each: B/IP (Annex J: BVLL, BBMD, foreign
+//!   devices), B/IPv6 (Annex U) and BACnet Secure Connect (Annex AB);
 //! - [`router`]: the Clause 6 multi-port router;
-//! - [`sc`]: BACnet Secure Connect (Annex AB), sans-IO: BVLC-SC messages, one connection's
-//!   handshake and heartbeats, the hub function, and a node with its hub connector.
 //!
 //! No sockets, clocks or sleeping: every type only turns bytes into values and back.
 //! Every wire type has `encode(&self, &mut Vec<u8>)` and `decode(&mut Reader)`; decoders
@@ -35,17 +32,15 @@
 
 pub mod apdu;
 pub mod app;
-pub mod bbmd;
 pub mod driver;
 pub mod encoding;
 pub mod enums;
 pub mod inspect;
+pub mod link;
 pub mod network;
 pub mod objects;
 pub mod router;
-pub mod sc;
 pub mod services;
-pub mod transport;
 pub mod tsm;
 
 pub use encoding::{

@@ -10,6 +10,7 @@ use buildwire_bacnet::app::{ClientError, Destination};
 use buildwire_bacnet::driver::{BacnetClient, BacnetServer, ClientConfig, ServerConfig};
 use buildwire_bacnet::encoding::{ApplicationValue, Element, ObjectPropertyReference};
 use buildwire_bacnet::enums::{ErrorClass, ErrorCode, ObjectType, RejectReason};
+use buildwire_bacnet::link::Bvll;
 use buildwire_bacnet::network::Npdu;
 use buildwire_bacnet::network::npdu::NpduBody;
 use buildwire_bacnet::objects::profile::{large_profile, stress_profile};
@@ -17,7 +18,6 @@ use buildwire_bacnet::services::{
     InstanceRange, PropertyReference, ReadAccessSpecification, ReadResult, WhoHasObject,
     WriteAccessSpecification,
 };
-use buildwire_bacnet::transport::Bvll;
 use buildwire_bacnet::tsm::TsmConfig;
 use buildwire_bacnet::{ObjectIdentifier, PropertyIdentifier as P, PropertyValue, Reader};
 

@@ -12,13 +12,13 @@ use std::collections::HashMap;
 use std::net::{Ipv4Addr, SocketAddrV4};
 use std::time::{Duration, Instant};
 
-use buildwire_bacnet::bbmd::{BbmdConfig, BipLink, BipRole, ForeignConfig, RegistrationState};
-use buildwire_bacnet::driver::bbmd::{delete_fdt_entry, read_bdt, read_fdt, write_bdt};
+use buildwire_bacnet::driver::bip::bbmd::{delete_fdt_entry, read_bdt, read_fdt, write_bdt};
 use buildwire_bacnet::driver::{
     BacnetBbmd, BacnetClient, BacnetServer, BipConfig, ClientConfig, LinkClock, ServerConfig,
 };
+use buildwire_bacnet::link::{BbmdConfig, BipLink, BipRole, ForeignConfig, RegistrationState};
+use buildwire_bacnet::link::{BdtEntry, BvlcResultCode, Bvll, FdtEntry};
 use buildwire_bacnet::objects::profile::stress_profile;
-use buildwire_bacnet::transport::{BdtEntry, BvlcResultCode, Bvll, FdtEntry};
 
 fn addr(a: u8, b: u8, c: u8, d: u8) -> SocketAddrV4 {
     SocketAddrV4::new(Ipv4Addr::new(a, b, c, d), 47808)

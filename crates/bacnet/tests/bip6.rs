@@ -9,13 +9,13 @@ mod support_network;
 use std::net::{Ipv6Addr, SocketAddrV6};
 use std::time::{Duration, Instant};
 
-use buildwire_bacnet::bbmd::{Bbmd6Config, Bip6Link, Bip6Role, Foreign6Config};
 use buildwire_bacnet::driver::{
     BacnetClient, BacnetServer, Bip6Config, Bip6Transport, ServerConfig,
 };
+use buildwire_bacnet::link::bip6::bvll::{Bvlc6ResultCode, Bvll6, MULTICAST_LINK_LOCAL, Vmac};
+use buildwire_bacnet::link::{Bbmd6Config, Bip6Link, Bip6Role, Foreign6Config};
 use buildwire_bacnet::network::DeviceAddress;
 use buildwire_bacnet::objects::profile::stress_profile;
-use buildwire_bacnet::transport::bvll6::{Bvlc6ResultCode, Bvll6, MULTICAST_LINK_LOCAL, Vmac};
 use buildwire_bacnet::tsm::TsmConfig;
 
 const A: Vmac = Vmac([0, 0, 1]);

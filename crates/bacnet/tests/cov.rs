@@ -13,13 +13,13 @@ use buildwire_bacnet::app::{ClientError, CovNotification, CovOptions, Destinatio
 use buildwire_bacnet::driver::{BacnetClient, BacnetServer, ClientConfig, ServerConfig};
 use buildwire_bacnet::encoding::{ApplicationValue, BitString, Element, ObjectIdentifier};
 use buildwire_bacnet::enums::{ErrorClass, ErrorCode, ReinitializedState};
+use buildwire_bacnet::link::Bvll;
 use buildwire_bacnet::network::Npdu;
 use buildwire_bacnet::objects::PropertyData;
 use buildwire_bacnet::objects::profile::stress_profile;
 use buildwire_bacnet::services::{
     ConfirmedRequest, PropertyReference, ReinitializeDeviceRequest, SubscribeCovRequest,
 };
-use buildwire_bacnet::transport::Bvll;
 use buildwire_bacnet::tsm::TsmConfig;
 use buildwire_bacnet::{PropertyIdentifier as P, Reader};
 

@@ -6,13 +6,13 @@ use std::net::{Ipv4Addr, SocketAddrV4};
 use std::sync::Arc;
 use std::time::Duration;
 
-use buildwire_bacnet::bbmd::{BbmdConfig, BipRole, ForeignConfig};
-use buildwire_bacnet::driver::bbmd::{parse_bdt, read_bdt, read_fdt};
+use buildwire_bacnet::driver::bip::bbmd::{parse_bdt, read_bdt, read_fdt};
 use buildwire_bacnet::driver::{BacnetBbmd, BacnetClient, BacnetRouter, BipConfig, ClientConfig};
+use buildwire_bacnet::link::{BbmdConfig, BipRole, ForeignConfig};
+use buildwire_bacnet::link::{BdtEntry, FdtEntry};
 use buildwire_bacnet::network::{DeviceAddress, RoutedAddress};
 use buildwire_bacnet::objects::device::DeviceConfig;
 use buildwire_bacnet::objects::profile::{DeviceProfile, stress_profile};
-use buildwire_bacnet::transport::{BdtEntry, FdtEntry};
 use buildwire_bacnet::tsm::TsmConfig;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;

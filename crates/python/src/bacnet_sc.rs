@@ -5,15 +5,15 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use buildwire_bacnet::driver::sc_certs::write_pki;
-use buildwire_bacnet::driver::sc_tls::{ScTlsFiles, client_config, server_config};
+use buildwire_bacnet::driver::sc::certs::write_pki;
+use buildwire_bacnet::driver::sc::tls::{ScTlsFiles, client_config, server_config};
 use buildwire_bacnet::driver::{
     BacnetServer, ScHub, ScHubConfig, ScNodeConfig, ScTransport, ServerConfig, random_uuid,
     random_vmac,
 };
+use buildwire_bacnet::link::sc::node::NodeConfig;
+use buildwire_bacnet::link::sc::{HubConfig, LocalIdentity, Vmac};
 use buildwire_bacnet::objects::profile::stress_profile;
-use buildwire_bacnet::sc::node::NodeConfig;
-use buildwire_bacnet::sc::{HubConfig, LocalIdentity, Vmac};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3_async_runtimes::tokio::future_into_py;
@@ -309,7 +309,7 @@ pub fn bacnet_sc_client(
         let transport = ScTransport::start(node_config)
             .await
             .map_err(|e| PyRuntimeError::new_err(format!("cannot reach the hub {hub}: {e}")))?;
-        if transport.status() == buildwire_bacnet::sc::HubConnectionStatus::NoHubConnection {
+        if transport.status() == buildwire_bacnet::link::sc::HubConnectionStatus::NoHubConnection {
             return Err(PyRuntimeError::new_err(format!(
                 "no connection to the hub {hub}: check the address and that each side trusts \
                  the other's certificate authority"
@@ -338,8 +338,8 @@ fn node_config(hub: &str, files: Option<ScTlsFiles>) -> PyResult<ScNodeConfig> {
     let identity = LocalIdentity {
         vmac: random_vmac(),
         uuid: random_uuid(),
-        max_bvlc_length: buildwire_bacnet::sc::DEFAULT_MAX_BVLC_LENGTH,
-        max_npdu_length: buildwire_bacnet::sc::DEFAULT_MAX_NPDU_LENGTH,
+        max_bvlc_length: buildwire_bacnet::link::sc::DEFAULT_MAX_BVLC_LENGTH,
+        max_npdu_length: buildwire_bacnet::link::sc::DEFAULT_MAX_NPDU_LENGTH,
     };
     Ok(ScNodeConfig::new(NodeConfig::new(identity, hub), tls))
 }

@@ -13,13 +13,13 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 
 use super::bip::BipTransport;
-use super::bip6::{Bip6Config, Bip6Transport};
+use super::bip::{Bip6Config, Bip6Transport};
 use super::transport::Transport;
 use crate::app::{Destination, DeviceServer};
+use crate::link::bip6::bvll::{MULTICAST_LINK_LOCAL, Vmac};
 use crate::network::MacAddress;
 use crate::objects::database::ObjectDatabase;
 use crate::router::{Route, Router, RouterConfig, RouterLink, RouterStats, StaticRoute};
-use crate::transport::bvll6::{MULTICAST_LINK_LOCAL, Vmac};
 use crate::tsm::TsmConfig;
 
 /// NPDUs waiting between the port readers and the router; more are dropped (and counted)
@@ -611,11 +611,11 @@ impl PortSpec {
                 bdt,
             } => {
                 let role = match bdt {
-                    Some(path) => crate::bbmd::BipRole::Bbmd(crate::bbmd::BbmdConfig {
-                        bdt: super::bbmd::bdt_file(path, *bind)?,
-                        ..crate::bbmd::BbmdConfig::default()
+                    Some(path) => crate::link::BipRole::Bbmd(crate::link::BbmdConfig {
+                        bdt: super::bip::bbmd::bdt_file(path, *bind)?,
+                        ..crate::link::BbmdConfig::default()
                     }),
-                    None => crate::bbmd::BipRole::Node,
+                    None => crate::link::BipRole::Node,
                 };
                 let config = super::bip::BipConfig {
                     bind: *bind,
@@ -672,7 +672,7 @@ impl PortSpec {
             Self::Sc { network, hub, tls } => {
                 let tls = match tls {
                     Some((cert, key, ca)) => Some(
-                        super::sc_tls::client_config(&super::sc_tls::ScTlsFiles {
+                        super::sc::tls::client_config(&super::sc::tls::ScTlsFiles {
                             certificate: cert.into(),
                             private_key: key.into(),
                             issuers: vec![ca.into()],
@@ -681,14 +681,14 @@ impl PortSpec {
                     ),
                     None => None,
                 };
-                let identity = crate::sc::LocalIdentity {
+                let identity = crate::link::sc::LocalIdentity {
                     vmac: super::random_vmac(),
                     uuid: super::random_uuid(),
-                    max_bvlc_length: crate::sc::DEFAULT_MAX_BVLC_LENGTH,
-                    max_npdu_length: crate::sc::DEFAULT_MAX_NPDU_LENGTH,
+                    max_bvlc_length: crate::link::sc::DEFAULT_MAX_BVLC_LENGTH,
+                    max_npdu_length: crate::link::sc::DEFAULT_MAX_NPDU_LENGTH,
                 };
                 let config = super::ScNodeConfig::new(
-                    crate::sc::node::NodeConfig::new(identity, hub.clone()),
+                    crate::link::sc::node::NodeConfig::new(identity, hub.clone()),
                     tls,
                 );
                 let transport = super::ScTransport::start(config)

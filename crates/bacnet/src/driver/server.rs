@@ -14,7 +14,7 @@ use tokio::task::JoinHandle;
 use super::bip::{BipConfig, BipTransport};
 use super::transport::Transport;
 use crate::app::{Destination, DeviceServer, Transmit};
-use crate::bbmd::BipRole;
+use crate::link::BipRole;
 use crate::network::LinkAddress;
 use crate::objects::database::{ObjectDatabase, WriteHook};
 use crate::tsm::TsmConfig;

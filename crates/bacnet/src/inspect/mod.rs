@@ -12,8 +12,8 @@ use crate::apdu::{Apdu, BacnetError};
 use crate::app::CovNotification;
 use crate::encoding::abstract_syntax::decode_to_end;
 use crate::encoding::{ApplicationValue, DecodeError, Element, Reader};
+use crate::link::Bvll;
 use crate::network::{Npdu, NpduBody, RemoteAddress};
-use crate::transport::Bvll;
 
 /// One decoded layer: its name and its fields in wire order.
 #[derive(Debug, Clone, PartialEq)]

@@ -26,8 +26,8 @@ pub mod table;
 use std::collections::{HashMap, VecDeque};
 use std::time::{Duration, Instant};
 
-use crate::bbmd::rate::RateLimit;
 use crate::encoding::Reader;
+use crate::link::bbmd::rate::RateLimit;
 use crate::network::message::{NetworkMessage, NetworkRejectReason, RoutingTablePort};
 use crate::network::npdu::{GLOBAL_BROADCAST_NETWORK, MacAddress, Npdu, NpduBody, RemoteAddress};
 

@@ -13,13 +13,13 @@ use buildwire_bacnet::driver::{
 };
 use buildwire_bacnet::encoding::{ApplicationValue, Element};
 use buildwire_bacnet::enums::{ObjectType, PropertyIdentifier as P};
+use buildwire_bacnet::link::bip6::Vmac;
 use buildwire_bacnet::network::address::bip_mac;
 use buildwire_bacnet::network::{DeviceAddress, LinkAddress, MacAddress, RoutedAddress};
 use buildwire_bacnet::objects::PropertySelection;
 use buildwire_bacnet::objects::device::DeviceConfig;
 use buildwire_bacnet::objects::profile::{DeviceProfile, stress_profile};
 use buildwire_bacnet::services::{PropertyReference, ReadAccessSpecification, ReadResult};
-use buildwire_bacnet::transport::Vmac;
 use buildwire_bacnet::tsm::TsmConfig;
 
 pub const LOOPBACK_BROADCAST: Ipv4Addr = Ipv4Addr::new(127, 255, 255, 255);
@@ -73,7 +73,7 @@ pub struct LoopbackBipToBip {
 pub enum Reference {
     Ipv4(BacnetServer),
     Ipv6(BacnetServer<Vmac>),
-    Sc(BacnetServer<buildwire_bacnet::sc::Vmac>),
+    Sc(BacnetServer<buildwire_bacnet::link::sc::Vmac>),
 }
 
 impl Reference {

@@ -19,14 +19,14 @@ use std::net::{Ipv4Addr, SocketAddrV4};
 use std::sync::Arc;
 use std::time::Duration;
 
-use buildwire_bacnet::bbmd::{BbmdConfig, BipRole, ForeignConfig};
 use buildwire_bacnet::driver::{
     BacnetClient, BacnetRouter, BacnetServer, BipConfig, BipTransport, ClientConfig, RouterOptions,
     RouterPort, ServerConfig,
 };
+use buildwire_bacnet::link::BdtEntry;
+use buildwire_bacnet::link::{BbmdConfig, BipRole, ForeignConfig};
 use buildwire_bacnet::network::{DeviceAddress, MacAddress, RoutedAddress};
 use buildwire_bacnet::objects::profile::stress_profile;
-use buildwire_bacnet::transport::BdtEntry;
 use serde::Serialize;
 
 use crate::stats::{LatencyHistogram, LatencySummary};

@@ -540,7 +540,7 @@ impl Worker {
 
     async fn read_fdt(&mut self) -> Result<WireSize, String> {
         let bbmd = self.link_peer.ok_or("no BBMD to read the FDT of")?;
-        let entries = buildwire_bacnet::driver::bbmd::read_fdt(bbmd, Duration::from_secs(3))
+        let entries = buildwire_bacnet::driver::bip::bbmd::read_fdt(bbmd, Duration::from_secs(3))
             .await
             .map_err(|e| format!("Read-FDT: {e}"))?;
         if entries.is_empty() {
@@ -554,7 +554,7 @@ impl Worker {
 
     async fn read_bdt(&mut self) -> Result<WireSize, String> {
         let bbmd = self.link_peer.ok_or("no BBMD to read the BDT of")?;
-        let entries = buildwire_bacnet::driver::bbmd::read_bdt(bbmd, Duration::from_secs(3))
+        let entries = buildwire_bacnet::driver::bip::bbmd::read_bdt(bbmd, Duration::from_secs(3))
             .await
             .map_err(|e| format!("Read-BDT: {e}"))?;
         if !entries.iter().any(|e| e.address == bbmd) {

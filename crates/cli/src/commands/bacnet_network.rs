@@ -5,16 +5,17 @@
 use std::net::{Ipv4Addr, Ipv6Addr, SocketAddrV4, SocketAddrV6};
 use std::time::Duration;
 
-use buildwire_bacnet::bbmd::{BbmdConfig, Bip6Role, BipRole, Foreign6Config, ForeignConfig};
-use buildwire_bacnet::driver::bbmd::{read_bdt, read_fdt};
+use buildwire_bacnet::driver::bip::bbmd::{read_bdt, read_fdt};
 use buildwire_bacnet::driver::{
     BacnetBbmd, BacnetRouter, BacnetServer, Bip6Config, Bip6Transport, BipConfig, ServerConfig,
     interface_index,
 };
+use buildwire_bacnet::link::BdtEntry;
+use buildwire_bacnet::link::bip6::Vmac;
+use buildwire_bacnet::link::bip6::bvll::{BIP6_PORT, MULTICAST_LINK_LOCAL};
+use buildwire_bacnet::link::{BbmdConfig, Bip6Role, BipRole, Foreign6Config, ForeignConfig};
 use buildwire_bacnet::network::{DeviceAddress, MacAddress, RoutedAddress};
 use buildwire_bacnet::objects::profile::{DeviceProfile, stress_profile};
-use buildwire_bacnet::transport::bvll6::{BIP6_PORT, MULTICAST_LINK_LOCAL};
-use buildwire_bacnet::transport::{BdtEntry, Vmac};
 use buildwire_bacnet::tsm::TsmConfig;
 use clap::{Args, Subcommand, ValueEnum};
 use serde_json::{Value, json};
@@ -273,7 +274,7 @@ pub fn parse_target(text: &str) -> Result<DeviceAddress, BoxError> {
 }
 
 fn bdt_file(path: &str, own: SocketAddrV4) -> Result<Vec<BdtEntry>, BoxError> {
-    buildwire_bacnet::driver::bbmd::bdt_file(path, own).map_err(Into::into)
+    buildwire_bacnet::driver::bip::bbmd::bdt_file(path, own).map_err(Into::into)
 }
 
 fn runtime() -> Result<tokio::runtime::Runtime, BoxError> {
@@ -485,7 +486,7 @@ fn bdt_json(entries: &[BdtEntry]) -> Value {
     )
 }
 
-fn fdt_json(entries: &[buildwire_bacnet::transport::FdtEntry]) -> Value {
+fn fdt_json(entries: &[buildwire_bacnet::link::FdtEntry]) -> Value {
     Value::Array(
         entries
             .iter()

@@ -6,14 +6,14 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use buildwire_bacnet::driver::sc_certs::write_pki;
-use buildwire_bacnet::driver::sc_tls::{ScTlsFiles, client_config, server_config};
+use buildwire_bacnet::driver::sc::certs::write_pki;
+use buildwire_bacnet::driver::sc::tls::{ScTlsFiles, client_config, server_config};
 use buildwire_bacnet::driver::{
     BacnetServer, ScHub, ScHubConfig, ScNodeConfig, ScTransport, ServerConfig, load_or_create_uuid,
     random_uuid, random_vmac,
 };
-use buildwire_bacnet::sc::node::NodeConfig;
-use buildwire_bacnet::sc::{DeviceUuid, HubConfig, LocalIdentity};
+use buildwire_bacnet::link::sc::node::NodeConfig;
+use buildwire_bacnet::link::sc::{DeviceUuid, HubConfig, LocalIdentity};
 use clap::Args;
 use serde_json::json;
 
@@ -193,8 +193,8 @@ pub fn serve_sc(args: &ScNodeArgs, config: ServerConfig) -> CommandResult {
     let identity = LocalIdentity {
         vmac: random_vmac(),
         uuid: uuid_of(args.uuid_file.as_deref())?,
-        max_bvlc_length: buildwire_bacnet::sc::DEFAULT_MAX_BVLC_LENGTH,
-        max_npdu_length: buildwire_bacnet::sc::DEFAULT_MAX_NPDU_LENGTH,
+        max_bvlc_length: buildwire_bacnet::link::sc::DEFAULT_MAX_BVLC_LENGTH,
+        max_npdu_length: buildwire_bacnet::link::sc::DEFAULT_MAX_NPDU_LENGTH,
     };
     let mut node = NodeConfig::new(identity, hub.clone());
     node.failover_hub = args.failover_hub.clone();
@@ -250,7 +250,7 @@ impl ScClientArgs {
         &self,
         tsm: buildwire_bacnet::tsm::TsmConfig,
     ) -> Result<
-        buildwire_bacnet::driver::BacnetClient<buildwire_bacnet::sc::Vmac>,
+        buildwire_bacnet::driver::BacnetClient<buildwire_bacnet::link::sc::Vmac>,
         Box<dyn std::error::Error>,
     > {
         let hub = self
@@ -264,13 +264,13 @@ impl ScClientArgs {
         let identity = LocalIdentity {
             vmac: random_vmac(),
             uuid: random_uuid(),
-            max_bvlc_length: buildwire_bacnet::sc::DEFAULT_MAX_BVLC_LENGTH,
-            max_npdu_length: buildwire_bacnet::sc::DEFAULT_MAX_NPDU_LENGTH,
+            max_bvlc_length: buildwire_bacnet::link::sc::DEFAULT_MAX_BVLC_LENGTH,
+            max_npdu_length: buildwire_bacnet::link::sc::DEFAULT_MAX_NPDU_LENGTH,
         };
         let mut config = ScNodeConfig::new(NodeConfig::new(identity, hub.clone()), tls);
         config.connect_timeout = Duration::from_secs(5);
         let transport = ScTransport::start(config).await?;
-        if transport.status() == buildwire_bacnet::sc::HubConnectionStatus::NoHubConnection {
+        if transport.status() == buildwire_bacnet::link::sc::HubConnectionStatus::NoHubConnection {
             return Err(format!(
                 "no connection to the hub {hub}: check the address, and that the hub trusts \
                  this certificate's CA and this node trusts the hub's"
@@ -286,8 +286,8 @@ impl ScClientArgs {
 /// A device address on BACnet/SC: its VMAC.
 pub fn sc_device(
     text: &str,
-) -> Result<buildwire_bacnet::network::DeviceAddress<buildwire_bacnet::sc::Vmac>, String> {
-    text.parse::<buildwire_bacnet::sc::Vmac>()
+) -> Result<buildwire_bacnet::network::DeviceAddress<buildwire_bacnet::link::sc::Vmac>, String> {
+    text.parse::<buildwire_bacnet::link::sc::Vmac>()
         .map(buildwire_bacnet::network::DeviceAddress::Local)
         .map_err(|e| format!("{text:?} is not a BACnet/SC VMAC (12 hex digits): {e}"))
 }

@@ -6,7 +6,7 @@
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::{Path, PathBuf};
 
-use buildwire_bacnet::sc::Vmac;
+use buildwire_bacnet::link::sc::Vmac;
 use buildwire_bench::bacnet::peer::{self, BACPY_SC_SCRIPT, StressProcess, script_command};
 use buildwire_bench::bacnet::sc::{
     ECHO_VMACS, EchoNode, ScOutcome, ScProbes, ScRunConfig, ScTarget, node_tls, run_sc, start_hub,

@@ -13,11 +13,11 @@ use std::time::Duration;
 use tokio::net::UdpSocket;
 use tokio::task::JoinHandle;
 
-use super::bip::{BipConfig, BipTransport, MAX_BIP_DATAGRAM};
-use super::link_clock::LinkClock;
-use super::transport::Transport;
-use crate::bbmd::{BbmdConfig, BipLinkStats, BipRole};
-use crate::transport::{BdtEntry, BvlcResultCode, Bvll, FdtEntry};
+use super::ipv4::{BipConfig, BipTransport, MAX_BIP_DATAGRAM};
+use crate::driver::link_clock::LinkClock;
+use crate::driver::transport::Transport;
+use crate::link::{BbmdConfig, BipLinkStats, BipRole};
+use crate::link::{BdtEntry, BvlcResultCode, Bvll, FdtEntry};
 
 /// A running BBMD with no device behind it.
 #[derive(Debug)]
@@ -210,11 +210,11 @@ pub fn parse_bdt(text: &str) -> Result<Vec<BdtEntry>, String> {
         };
         entries.push(BdtEntry { address, mask });
     }
-    if entries.len() > crate::bbmd::ipv4::MAX_BDT_ENTRIES {
+    if entries.len() > crate::link::bip::link::MAX_BDT_ENTRIES {
         return Err(format!(
             "{} entries; at most {} fit",
             entries.len(),
-            crate::bbmd::ipv4::MAX_BDT_ENTRIES
+            crate::link::bip::link::MAX_BDT_ENTRIES
         ));
     }
     Ok(entries)

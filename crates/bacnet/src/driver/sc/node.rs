@@ -15,15 +15,15 @@ use tokio::net::TcpListener;
 use tokio::sync::{Notify, mpsc, watch};
 use tokio::task::JoinHandle;
 
-use super::sc_hub::random_bytes;
-use super::sc_websocket::{LinkHandle, LinkReader, accept, connect, start_link};
-use super::transport::{Delivery, Transport};
-use crate::network::MacAddress;
-use crate::sc::node::LinkId;
-use crate::sc::{
+use super::hub::random_bytes;
+use super::websocket::{LinkHandle, LinkReader, accept, connect, start_link};
+use crate::driver::transport::{Delivery, Transport};
+use crate::link::sc::node::LinkId;
+use crate::link::sc::{
     DeviceUuid, HubConnectionStatus, NodeCommand, NodeConfig, NodeEvent, NodeStats, ScNode,
     SendError, Subprotocol, Vmac,
 };
+use crate::network::MacAddress;
 
 /// NPDUs received and not yet taken by [`Transport::receive`]; more are dropped.
 const DELIVERY_QUEUE: usize = 4096;
@@ -37,7 +37,7 @@ const IDLE_WAKE: Duration = Duration::from_secs(3600);
 pub struct ScNodeConfig {
     /// The node: identity, hubs, timeouts, reconnect delays.
     pub node: NodeConfig,
-    /// TLS towards hubs and direct peers (see `sc_tls::client_config`); `None` for
+    /// TLS towards hubs and direct peers (see `tls::client_config`); `None` for
     /// plaintext `ws://` (only when asked for).
     pub tls: Option<Arc<rustls::ClientConfig>>,
     /// Accept direct connections on this address, with this TLS configuration (`None`:

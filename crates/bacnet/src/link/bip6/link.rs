@@ -4,7 +4,7 @@
 //! BBMD (peers in a broadcast distribution table, foreign device table with time-to-live
 //! plus grace, Forwarded-NPDU and Forwarded-Address-Resolution both ways) or a foreign device.
 //!
-//! Loops and amplification as in [`super::ipv4`]: what a peer BBMD forwarded goes to the
+//! Loops and amplification as in [`crate::link::bip::link`]: what a peer BBMD forwarded goes to the
 //! local group and foreign devices only; a node drops messages carrying its own VMAC as
 //! source (its multicast echo); everything a BBMD sends on its own initiative draws from one
 //! token bucket; the resolution cache and the queue of NPDUs waiting for it are bounded.
@@ -13,11 +13,11 @@ use std::collections::{HashMap, VecDeque};
 use std::net::SocketAddrV6;
 use std::time::{Duration, Instant};
 
-use crate::transport::bvll6::{Bvlc6ResultCode, Bvll6, Vmac};
+use super::bvll::{Bvlc6ResultCode, Bvll6, Vmac};
 
-use super::fdt::{DEFAULT_MAX_FOREIGN_DEVICES, ForeignDevice, ForeignDeviceTable};
-use super::rate::RateLimit;
-use super::registration::ForeignRegistration;
+use crate::link::bbmd::fdt::{DEFAULT_MAX_FOREIGN_DEVICES, ForeignDevice, ForeignDeviceTable};
+use crate::link::bbmd::rate::RateLimit;
+use crate::link::bbmd::registration::ForeignRegistration;
 
 /// Most VMAC -> address entries cached.
 pub const MAX_CACHE: usize = 4096;
@@ -46,8 +46,8 @@ impl Default for Bbmd6Config {
         Self {
             bdt: Vec::new(),
             max_foreign_devices: DEFAULT_MAX_FOREIGN_DEVICES,
-            rate: super::rate::DEFAULT_RATE,
-            burst: super::rate::DEFAULT_BURST,
+            rate: crate::link::bbmd::rate::DEFAULT_RATE,
+            burst: crate::link::bbmd::rate::DEFAULT_BURST,
         }
     }
 }

@@ -27,7 +27,7 @@ use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::protocol::{CloseFrame, WebSocketConfig};
 use tokio_tungstenite::tungstenite::{Error as WsError, Message};
 
-use crate::sc::Subprotocol;
+use crate::link::sc::Subprotocol;
 
 /// Binary messages waiting for one link's writer; more are dropped (a slow peer loses
 /// messages instead of growing the sender's memory).
@@ -97,7 +97,7 @@ pub(crate) fn ws_config(max_message: usize) -> WebSocketConfig {
 /// Why an inbound connection was not accepted.
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum AcceptError {
-    #[error("TLS handshake failed: {}", super::sc_tls::describe_tls_error(.0))]
+    #[error("TLS handshake failed: {}", super::tls::describe_tls_error(.0))]
     Tls(io::Error),
     #[error("WebSocket upgrade failed: {0}")]
     WebSocket(WsError),
@@ -215,7 +215,7 @@ pub(crate) async fn connect(
                 let tls = connector.connect(name, tcp).await.map_err(|e| {
                     format!(
                         "TLS handshake with {host}:{port} failed: {}",
-                        super::sc_tls::describe_tls_error(&e)
+                        super::tls::describe_tls_error(&e)
                     )
                 })?;
                 ScStream::Client(Box::new(tls))

@@ -15,11 +15,11 @@
 use std::net::{Ipv4Addr, SocketAddrV4};
 use std::time::Instant;
 
-use crate::transport::{BdtEntry, BvlcResultCode, Bvll, FdtEntry};
+use super::bvll::{BdtEntry, BvlcResultCode, Bvll, FdtEntry};
 
-use super::fdt::{DEFAULT_MAX_FOREIGN_DEVICES, ForeignDeviceTable};
-use super::rate::RateLimit;
-use super::registration::ForeignRegistration;
+use crate::link::bbmd::fdt::{DEFAULT_MAX_FOREIGN_DEVICES, ForeignDeviceTable};
+use crate::link::bbmd::rate::RateLimit;
+use crate::link::bbmd::registration::ForeignRegistration;
 
 /// Most BDT entries kept (a Read-BDT-Ack must fit one 1,497-octet datagram: 149 entries).
 pub const MAX_BDT_ENTRIES: usize = 128;
@@ -45,8 +45,8 @@ impl Default for BbmdConfig {
             bdt: Vec::new(),
             allow_write_bdt: false,
             max_foreign_devices: DEFAULT_MAX_FOREIGN_DEVICES,
-            rate: super::rate::DEFAULT_RATE,
-            burst: super::rate::DEFAULT_BURST,
+            rate: crate::link::bbmd::rate::DEFAULT_RATE,
+            burst: crate::link::bbmd::rate::DEFAULT_BURST,
         }
     }
 }
