@@ -32,6 +32,7 @@
 
 pub mod apdu;
 pub mod app;
+#[cfg(feature = "tokio")]
 pub mod driver;
 pub mod encoding;
 pub mod enums;

@@ -2,6 +2,10 @@
 //! application layer offers, errors and rejects, segmentation at max-APDU 480, timeouts and
 //! duplicate detection driven with raw datagrams.
 
+#[allow(dead_code)]
+#[path = "../../bench/src/bacnet/profiles.rs"]
+mod profiles;
+
 use std::net::{Ipv4Addr, SocketAddrV4};
 use std::time::Duration;
 
@@ -13,13 +17,13 @@ use buildwire_bacnet::enums::{ErrorClass, ErrorCode, ObjectType, RejectReason};
 use buildwire_bacnet::link::Bvll;
 use buildwire_bacnet::network::Npdu;
 use buildwire_bacnet::network::npdu::NpduBody;
-use buildwire_bacnet::objects::profile::{large_profile, stress_profile};
 use buildwire_bacnet::services::{
     InstanceRange, PropertyReference, ReadAccessSpecification, ReadResult, WhoHasObject,
     WriteAccessSpecification,
 };
 use buildwire_bacnet::tsm::TsmConfig;
 use buildwire_bacnet::{ObjectIdentifier, PropertyIdentifier as P, PropertyValue, Reader};
+use profiles::{large_profile, stress_profile};
 
 const LOCALHOST: Ipv4Addr = Ipv4Addr::LOCALHOST;
 const LOOPBACK_BROADCAST: Ipv4Addr = Ipv4Addr::new(127, 255, 255, 255);

@@ -8,6 +8,10 @@
 
 mod support_network;
 
+#[allow(dead_code)]
+#[path = "../../bench/src/bacnet/profiles.rs"]
+mod profiles;
+
 use std::collections::HashMap;
 use std::net::{Ipv4Addr, SocketAddrV4};
 use std::time::{Duration, Instant};
@@ -18,7 +22,7 @@ use buildwire_bacnet::driver::{
 };
 use buildwire_bacnet::link::{BbmdConfig, BipLink, BipRole, ForeignConfig, RegistrationState};
 use buildwire_bacnet::link::{BdtEntry, BvlcResultCode, Bvll, FdtEntry};
-use buildwire_bacnet::objects::profile::stress_profile;
+use profiles::stress_profile;
 
 fn addr(a: u8, b: u8, c: u8, d: u8) -> SocketAddrV4 {
     SocketAddrV4::new(Ipv4Addr::new(a, b, c, d), 47808)

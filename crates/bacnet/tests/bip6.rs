@@ -6,6 +6,10 @@
 
 mod support_network;
 
+#[allow(dead_code)]
+#[path = "../../bench/src/bacnet/profiles.rs"]
+mod profiles;
+
 use std::net::{Ipv6Addr, SocketAddrV6};
 use std::time::{Duration, Instant};
 
@@ -15,8 +19,8 @@ use buildwire_bacnet::driver::{
 use buildwire_bacnet::link::bip6::bvll::{Bvlc6ResultCode, Bvll6, MULTICAST_LINK_LOCAL, Vmac};
 use buildwire_bacnet::link::{Bbmd6Config, Bip6Link, Bip6Role, Foreign6Config};
 use buildwire_bacnet::network::DeviceAddress;
-use buildwire_bacnet::objects::profile::stress_profile;
 use buildwire_bacnet::tsm::TsmConfig;
+use profiles::stress_profile;
 
 const A: Vmac = Vmac([0, 0, 1]);
 const B: Vmac = Vmac([0, 0, 2]);

@@ -4,6 +4,10 @@
 //! limit, and firm time limits.
 #![allow(clippy::unwrap_used)]
 
+#[allow(dead_code)]
+#[path = "../../bench/src/bacnet/profiles.rs"]
+mod profiles;
+
 use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -17,8 +21,8 @@ use buildwire_bacnet::encoding::{
     ApplicationValue, Element, ObjectIdentifier, ObjectPropertyReference,
 };
 use buildwire_bacnet::enums::Segmentation;
-use buildwire_bacnet::objects::profile::{large_profile, stress_profile};
 use buildwire_bacnet::tsm::TsmConfig;
+use profiles::{large_profile, stress_profile};
 use tokio::net::UdpSocket;
 
 const LOCALHOST: Ipv4Addr = Ipv4Addr::LOCALHOST;

@@ -4,6 +4,10 @@
 //! a subscriber that vanished, and a flood of subscriptions.
 #![allow(clippy::unwrap_used)]
 
+#[allow(dead_code)]
+#[path = "../../bench/src/bacnet/profiles.rs"]
+mod profiles;
+
 use std::net::{Ipv4Addr, SocketAddrV4};
 use std::time::Duration;
 
@@ -16,12 +20,12 @@ use buildwire_bacnet::enums::{ErrorClass, ErrorCode, ReinitializedState};
 use buildwire_bacnet::link::Bvll;
 use buildwire_bacnet::network::Npdu;
 use buildwire_bacnet::objects::PropertyData;
-use buildwire_bacnet::objects::profile::stress_profile;
 use buildwire_bacnet::services::{
     ConfirmedRequest, PropertyReference, ReinitializeDeviceRequest, SubscribeCovRequest,
 };
 use buildwire_bacnet::tsm::TsmConfig;
 use buildwire_bacnet::{PropertyIdentifier as P, Reader};
+use profiles::stress_profile;
 
 const LOCALHOST: Ipv4Addr = Ipv4Addr::LOCALHOST;
 const QUIET: Duration = Duration::from_millis(400);

@@ -7,6 +7,10 @@
 mod sc_support;
 mod support_network;
 
+#[allow(dead_code)]
+#[path = "../../bench/src/bacnet/profiles.rs"]
+mod profiles;
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime};
@@ -291,8 +295,8 @@ async fn untrusted_expired_and_misused_certificates_are_refused() {
 async fn the_stress_server_serves_every_object_over_sc() {
     use buildwire_bacnet::driver::{BacnetClient, BacnetServer, ServerConfig};
     use buildwire_bacnet::network::DeviceAddress;
-    use buildwire_bacnet::objects::profile::stress_profile;
     use buildwire_bacnet::tsm::TsmConfig;
+    use profiles::stress_profile;
 
     let dir = pki("stress", &["hub", "server", "client"]);
     let hub = hub(&dir, "hub").await;
@@ -345,7 +349,7 @@ async fn a_bip_client_reaches_an_sc_device_through_the_router() {
         RouterPort, ServerConfig,
     };
     use buildwire_bacnet::network::{DeviceAddress, MacAddress, RoutedAddress};
-    use buildwire_bacnet::objects::profile::stress_profile;
+    use crate::profiles::stress_profile;
 
     let dir = pki("routed", &["hub", "router", "server"]);
     let hub = hub(&dir, "hub").await;

@@ -11,13 +11,12 @@ use buildwire_bacnet::driver::{BacnetClient, BacnetServer, ServerConfig};
 use buildwire_bacnet::encoding::Element;
 use buildwire_bacnet::inspect::elements_json;
 use buildwire_bacnet::objects::PropertyData;
-use buildwire_bacnet::objects::profile::{
-    DeviceProfile, ObjectSpec, large_profile, stress_profile,
-};
+use buildwire_bacnet::objects::profile::{DeviceProfile, ObjectSpec};
 use buildwire_bacnet::services::{
     InstanceRange, PropertyReference, ReadAccessSpecification, ReadResult,
 };
 use buildwire_bacnet::{ObjectIdentifier, PropertyIdentifier};
+use buildwire_bench::bacnet::profiles::{large_profile, stress_profile};
 use pyo3::exceptions::{PyRuntimeError, PyTimeoutError, PyValueError};
 use pyo3::prelude::*;
 use pyo3_async_runtimes::tokio::future_into_py;

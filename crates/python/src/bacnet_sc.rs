@@ -13,7 +13,7 @@ use buildwire_bacnet::driver::{
 };
 use buildwire_bacnet::link::sc::node::NodeConfig;
 use buildwire_bacnet::link::sc::{HubConfig, LocalIdentity, Vmac};
-use buildwire_bacnet::objects::profile::stress_profile;
+use buildwire_bench::bacnet::profiles::stress_profile;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3_async_runtimes::tokio::future_into_py;

@@ -3,6 +3,7 @@
 //! `--target`), every answer checked, executed requests counted on the server, and the raw
 //! UDP limit measured in the same run.
 //!
+//! - [`profiles`]: the `stress` and `large` devices the benchmarks serve;
 //! - [`workload`]: the workers and how their answers are checked;
 //! - [`run_scenario`]: starts the server (and router or BBMD), the pools of workers, and
 //!   measures a warm-up and a sustained phase;
@@ -10,6 +11,7 @@
 
 pub mod peer;
 mod phases;
+pub mod profiles;
 pub mod route_check;
 pub mod sc;
 pub mod workload;
@@ -26,11 +28,11 @@ use buildwire_bacnet::driver::{
 use buildwire_bacnet::link::BdtEntry;
 use buildwire_bacnet::link::{BbmdConfig, BipRole, ForeignConfig};
 use buildwire_bacnet::network::{DeviceAddress, MacAddress, RoutedAddress};
-use buildwire_bacnet::objects::profile::stress_profile;
 use serde::Serialize;
 
 use crate::stats::{LatencyHistogram, LatencySummary};
 use phases::RunningWorkers;
+use profiles::stress_profile;
 use workload::{Operation, STRESS_AV, WireSize, Worker, WrittenValues};
 
 /// Which published scenario.

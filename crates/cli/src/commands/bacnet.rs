@@ -11,12 +11,13 @@ use buildwire_bacnet::encoding::{ApplicationValue, Element};
 use buildwire_bacnet::inspect::{
     application_json, cov_notification_json, dissect_bip, element_json, elements_json,
 };
-use buildwire_bacnet::objects::profile::{DeviceProfile, large_profile, stress_profile};
+use buildwire_bacnet::objects::profile::DeviceProfile;
 use buildwire_bacnet::services::{
     InstanceRange, PropertyReference, ReadAccessSpecification, ReadResult, WriteAccessSpecification,
 };
 use buildwire_bacnet::tsm::TsmConfig;
 use buildwire_bacnet::{ObjectIdentifier, ObjectType, PropertyIdentifier, PropertyValue};
+use buildwire_bench::bacnet::profiles::{large_profile, stress_profile};
 use clap::{Args, Subcommand};
 use serde_json::{Value, json};
 

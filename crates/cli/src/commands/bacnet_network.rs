@@ -15,8 +15,9 @@ use buildwire_bacnet::link::bip6::Vmac;
 use buildwire_bacnet::link::bip6::bvll::{BIP6_PORT, MULTICAST_LINK_LOCAL};
 use buildwire_bacnet::link::{BbmdConfig, Bip6Role, BipRole, Foreign6Config, ForeignConfig};
 use buildwire_bacnet::network::{DeviceAddress, MacAddress, RoutedAddress};
-use buildwire_bacnet::objects::profile::{DeviceProfile, stress_profile};
+use buildwire_bacnet::objects::profile::DeviceProfile;
 use buildwire_bacnet::tsm::TsmConfig;
+use buildwire_bench::bacnet::profiles::stress_profile;
 use clap::{Args, Subcommand, ValueEnum};
 use serde_json::{Value, json};
 

@@ -385,7 +385,7 @@ fn stress_server(args: &StressServerArgs) -> CommandResult {
         .worker_threads(1)
         .enable_all()
         .build()?;
-    let database = buildwire_bacnet::objects::profile::stress_profile().build()?;
+    let database = buildwire_bench::bacnet::profiles::stress_profile().build()?;
     let bind = SocketAddrV4::new(args.bind, args.port);
     let mut config = buildwire_bacnet::driver::ServerConfig::new(bind, database);
     config.broadcast = None;
