@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use buildwire_bacnet::apdu::{Apdu, BacnetError, ConfirmedServiceChoice, MaxApdu, MaxSegments};
 use buildwire_bacnet::app::{ClientError, Destination};
-use buildwire_bacnet::driver::{BacnetClient, BacnetServer, ClientConfig, ServerConfig};
+use buildwire_bacnet::driver::{BacnetClient, BacnetServer, BacnetServerConfig, ClientConfig};
 use buildwire_bacnet::encoding::{ApplicationValue, Element, ObjectPropertyReference};
 use buildwire_bacnet::enums::{ErrorClass, ErrorCode, ObjectType, RejectReason};
 use buildwire_bacnet::link::Bvll;
@@ -37,7 +37,7 @@ fn real(value: f32) -> Vec<Element> {
 }
 
 async fn stress_server() -> BacnetServer {
-    let mut config = ServerConfig::new(
+    let mut config = BacnetServerConfig::new(
         SocketAddrV4::new(LOCALHOST, 0),
         stress_profile().build().expect("test setup"),
     );
@@ -317,7 +317,7 @@ async fn write_multiple_succeeds_or_names_the_first_failure() {
 /// A server on 127.0.0.1:P with broadcasts, and a client on 127.0.0.2:P so that both
 /// receive what the other broadcasts to 127.255.255.255:P.
 async fn broadcast_pair() -> (BacnetServer, BacnetClient) {
-    let mut config = ServerConfig::new(
+    let mut config = BacnetServerConfig::new(
         SocketAddrV4::new(LOCALHOST, 0),
         stress_profile().build().expect("test setup"),
     );
@@ -533,7 +533,7 @@ async fn object_list_of_1501_entries_is_read_whole_and_by_element_at_max_apdu_48
         max_segments: MaxSegments::MoreThanSixtyFour,
         ..TsmConfig::default()
     };
-    let mut config = ServerConfig::new(
+    let mut config = BacnetServerConfig::new(
         SocketAddrV4::new(LOCALHOST, 0),
         large_profile(1500).build().unwrap(),
     );

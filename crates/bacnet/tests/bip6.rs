@@ -14,7 +14,7 @@ use std::net::{Ipv6Addr, SocketAddrV6};
 use std::time::{Duration, Instant};
 
 use buildwire_bacnet::driver::{
-    BacnetClient, BacnetServer, Bip6Config, Bip6Transport, ServerConfig,
+    BacnetClient, BacnetServer, BacnetServerConfig, Bip6Config, Bip6Transport,
 };
 use buildwire_bacnet::link::bip6::bvll::{Bvlc6ResultCode, Bvll6, MULTICAST_LINK_LOCAL, Vmac};
 use buildwire_bacnet::link::{Bbmd6Config, Bip6Link, Bip6Role, Foreign6Config};
@@ -371,7 +371,7 @@ async fn a_client_reads_and_writes_every_stress_object_over_ipv6() {
     .await
     .unwrap();
     let server_address = server_transport.local_addr();
-    let mut config = ServerConfig::new(
+    let mut config = BacnetServerConfig::new(
         "0.0.0.0:0".parse().unwrap(),
         stress_profile().build().unwrap(),
     );

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use buildwire_bacnet::PropertyIdentifier as P;
 use buildwire_bacnet::apdu::MaxApdu;
 use buildwire_bacnet::app::ClientError;
-use buildwire_bacnet::driver::{BacnetClient, BacnetServer, ClientConfig, ServerConfig};
+use buildwire_bacnet::driver::{BacnetClient, BacnetServer, BacnetServerConfig, ClientConfig};
 use buildwire_bacnet::encoding::{
     ApplicationValue, Element, ObjectIdentifier, ObjectPropertyReference,
 };
@@ -35,7 +35,8 @@ async fn server(
     profile: buildwire_bacnet::objects::profile::DeviceProfile,
     tsm: TsmConfig,
 ) -> BacnetServer {
-    let mut config = ServerConfig::new(SocketAddrV4::new(LOCALHOST, 0), profile.build().unwrap());
+    let mut config =
+        BacnetServerConfig::new(SocketAddrV4::new(LOCALHOST, 0), profile.build().unwrap());
     config.announce = false;
     config.tsm = tsm;
     BacnetServer::start(config).await.unwrap()

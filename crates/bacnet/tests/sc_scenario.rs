@@ -293,7 +293,7 @@ async fn untrusted_expired_and_misused_certificates_are_refused() {
 /// present-value, each checked against the server's own database.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_stress_server_serves_every_object_over_sc() {
-    use buildwire_bacnet::driver::{BacnetClient, BacnetServer, ServerConfig};
+    use buildwire_bacnet::driver::{BacnetClient, BacnetServer, BacnetServerConfig};
     use buildwire_bacnet::network::DeviceAddress;
     use buildwire_bacnet::tsm::TsmConfig;
     use profiles::stress_profile;
@@ -309,7 +309,7 @@ async fn the_stress_server_serves_every_object_over_sc() {
         .unwrap();
     wait_for("both nodes on the hub", || hub.stats().nodes == 2).await;
     let server_vmac = server_node.vmac();
-    let mut config = ServerConfig::new(
+    let mut config = BacnetServerConfig::new(
         "0.0.0.0:0".parse().unwrap(),
         stress_profile().build().unwrap(),
     );
@@ -344,12 +344,12 @@ async fn the_stress_server_serves_every_object_over_sc() {
 async fn a_bip_client_reaches_an_sc_device_through_the_router() {
     use std::net::{Ipv4Addr, SocketAddrV4};
 
+    use crate::profiles::stress_profile;
     use buildwire_bacnet::driver::{
-        BacnetClient, BacnetRouter, BacnetServer, BipConfig, BipTransport, RouterOptions,
-        RouterPort, ServerConfig,
+        BacnetClient, BacnetRouter, BacnetServer, BacnetServerConfig, BipConfig, BipTransport,
+        RouterOptions, RouterPort,
     };
     use buildwire_bacnet::network::{DeviceAddress, MacAddress, RoutedAddress};
-    use crate::profiles::stress_profile;
 
     let dir = pki("routed", &["hub", "router", "server"]);
     let hub = hub(&dir, "hub").await;
@@ -362,7 +362,7 @@ async fn a_bip_client_reaches_an_sc_device_through_the_router() {
         .unwrap();
     wait_for("router and server on the hub", || hub.stats().nodes == 2).await;
     let server_vmac = server_node.vmac();
-    let mut config = ServerConfig::new(
+    let mut config = BacnetServerConfig::new(
         "0.0.0.0:0".parse().unwrap(),
         stress_profile().build().unwrap(),
     );

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use buildwire_bacnet::app::{ValueType, parse_value_text};
-use buildwire_bacnet::driver::{BacnetClient, BacnetServer, ServerConfig};
+use buildwire_bacnet::driver::{BacnetClient, BacnetServer, BacnetServerConfig};
 use buildwire_bacnet::encoding::Element;
 use buildwire_bacnet::inspect::elements_json;
 use buildwire_bacnet::objects::PropertyData;
@@ -360,7 +360,7 @@ pub fn bacnet_serve(
     let database = profile
         .build()
         .map_err(|e| PyValueError::new_err(e.to_string()))?;
-    let mut config = ServerConfig::new(bind, database);
+    let mut config = BacnetServerConfig::new(bind, database);
     if let Some(b) = broadcast {
         config.broadcast = Some(
             b.parse()

@@ -8,7 +8,7 @@ use std::time::Duration;
 use buildwire_bacnet::driver::sc::certs::write_pki;
 use buildwire_bacnet::driver::sc::tls::{ScTlsFiles, client_config, server_config};
 use buildwire_bacnet::driver::{
-    BacnetServer, ScHub, ScHubConfig, ScNodeConfig, ScTransport, ServerConfig, random_uuid,
+    BacnetServer, BacnetServerConfig, ScHub, ScHubConfig, ScNodeConfig, ScTransport, random_uuid,
     random_vmac,
 };
 use buildwire_bacnet::link::sc::node::NodeConfig;
@@ -188,7 +188,7 @@ pub fn bacnet_sc_device(
             .await
             .map_err(|e| PyRuntimeError::new_err(format!("cannot reach the hub {hub}: {e}")))?;
         let vmac = transport.vmac();
-        let mut config = ServerConfig::new(
+        let mut config = BacnetServerConfig::new(
             "0.0.0.0:0"
                 .parse()
                 .map_err(|_| PyValueError::new_err("bind"))?,

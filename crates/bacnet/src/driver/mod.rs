@@ -29,5 +29,5 @@ pub use sc::{
     ScHub, ScHubConfig, ScHubStats, ScNodeConfig, ScTransport, load_or_create_uuid, random_uuid,
     random_vmac,
 };
-pub use server::{BacnetServer, ServerConfig};
+pub use server::{BacnetServer, BacnetServerConfig};
 pub use transport::{Delivery, Transport};

@@ -12,8 +12,8 @@ use std::net::{Ipv4Addr, Ipv6Addr, SocketAddrV4, SocketAddrV6};
 use buildwire_bacnet::ObjectIdentifier;
 use buildwire_bacnet::app::ClientError;
 use buildwire_bacnet::driver::{
-    BacnetClient, BacnetRouter, BacnetServer, Bip6Config, Bip6Transport, BipConfig, BipTransport,
-    ClientConfig, RouterOptions, RouterPort, ServerConfig,
+    BacnetClient, BacnetRouter, BacnetServer, BacnetServerConfig, Bip6Config, Bip6Transport,
+    BipConfig, BipTransport, ClientConfig, RouterOptions, RouterPort,
 };
 use buildwire_bacnet::encoding::{ApplicationValue, Element};
 use buildwire_bacnet::enums::{ObjectType, PropertyIdentifier as P};
@@ -120,7 +120,7 @@ impl LoopbackBipToBip {
             ..RouterOptions::default()
         };
         let router = BacnetRouter::start(ports, options).await.unwrap();
-        let mut config = ServerConfig::new(
+        let mut config = BacnetServerConfig::new(
             SocketAddrV4::new(Ipv4Addr::new(127, 0, 0, 3), p2),
             stress_profile().build().unwrap(),
         );
@@ -212,7 +212,7 @@ impl LoopbackBipToBip6 {
         let router = BacnetRouter::start(ports, RouterOptions::default())
             .await
             .unwrap();
-        let mut config = ServerConfig::new(
+        let mut config = BacnetServerConfig::new(
             SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, 0),
             stress_profile().build().unwrap(),
         );

@@ -22,8 +22,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use buildwire_bacnet::driver::{
-    BacnetClient, BacnetRouter, BacnetServer, BipConfig, BipTransport, ClientConfig, RouterOptions,
-    RouterPort, ServerConfig,
+    BacnetClient, BacnetRouter, BacnetServer, BacnetServerConfig, BipConfig, BipTransport,
+    ClientConfig, RouterOptions, RouterPort,
 };
 use buildwire_bacnet::link::BdtEntry;
 use buildwire_bacnet::link::{BbmdConfig, BipRole, ForeignConfig};
@@ -348,11 +348,14 @@ pub const SERVER_NETWORK: u16 = 2;
 /// How often the router health check runs, as published.
 const ROUTE_CHECK_EVERY: Duration = Duration::from_secs(10);
 
-fn server_config(bind: SocketAddrV4, role: BipRole) -> Result<ServerConfig, BacnetBenchError> {
+fn server_config(
+    bind: SocketAddrV4,
+    role: BipRole,
+) -> Result<BacnetServerConfig, BacnetBenchError> {
     let database = stress_profile()
         .build()
         .map_err(|e| BacnetBenchError::Config(e.to_string()))?;
-    let mut config = ServerConfig::new(bind, database);
+    let mut config = BacnetServerConfig::new(bind, database);
     config.broadcast = None;
     config.announce = false;
     config.role = role;

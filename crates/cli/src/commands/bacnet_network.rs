@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use buildwire_bacnet::driver::bip::bbmd::{read_bdt, read_fdt};
 use buildwire_bacnet::driver::{
-    BacnetBbmd, BacnetRouter, BacnetServer, Bip6Config, Bip6Transport, BipConfig, ServerConfig,
-    interface_index,
+    BacnetBbmd, BacnetRouter, BacnetServer, BacnetServerConfig, Bip6Config, Bip6Transport,
+    BipConfig, interface_index,
 };
 use buildwire_bacnet::link::BdtEntry;
 use buildwire_bacnet::link::bip6::Vmac;
@@ -317,7 +317,11 @@ pub fn is_bip6(link: &ServeLinkArgs) -> bool {
 
 /// `serve --transport bip6`: the device of `config` on B/IPv6. `bind_text` is what
 /// --bind said (an IPv4 default is taken as [::]:47808).
-pub fn serve_bip6(link: &ServeLinkArgs, bind_text: &str, config: ServerConfig) -> CommandResult {
+pub fn serve_bip6(
+    link: &ServeLinkArgs,
+    bind_text: &str,
+    config: BacnetServerConfig,
+) -> CommandResult {
     let bind = if bind_text.starts_with('[') || bind_text.contains("::") {
         host_port6(bind_text)?
     } else {

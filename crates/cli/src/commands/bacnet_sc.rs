@@ -9,8 +9,8 @@ use std::time::Duration;
 use buildwire_bacnet::driver::sc::certs::write_pki;
 use buildwire_bacnet::driver::sc::tls::{ScTlsFiles, client_config, server_config};
 use buildwire_bacnet::driver::{
-    BacnetServer, ScHub, ScHubConfig, ScNodeConfig, ScTransport, ServerConfig, load_or_create_uuid,
-    random_uuid, random_vmac,
+    BacnetServer, BacnetServerConfig, ScHub, ScHubConfig, ScNodeConfig, ScTransport,
+    load_or_create_uuid, random_uuid, random_vmac,
 };
 use buildwire_bacnet::link::sc::node::NodeConfig;
 use buildwire_bacnet::link::sc::{DeviceUuid, HubConfig, LocalIdentity};
@@ -182,7 +182,7 @@ pub fn sc_hub(args: &ScHubArgs) -> CommandResult {
 }
 
 /// `serve --transport sc`: the device of `config` on a BACnet/SC node of `--hub`.
-pub fn serve_sc(args: &ScNodeArgs, config: ServerConfig) -> CommandResult {
+pub fn serve_sc(args: &ScNodeArgs, config: BacnetServerConfig) -> CommandResult {
     let hub = args.hub.clone().ok_or(
         "--transport sc needs --hub wss://HOST:PORT (start one with `buildwire bacnet sc-hub`)",
     )?;

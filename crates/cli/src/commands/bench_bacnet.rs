@@ -387,7 +387,7 @@ fn stress_server(args: &StressServerArgs) -> CommandResult {
         .build()?;
     let database = buildwire_bench::bacnet::profiles::stress_profile().build()?;
     let bind = SocketAddrV4::new(args.bind, args.port);
-    let mut config = buildwire_bacnet::driver::ServerConfig::new(bind, database);
+    let mut config = buildwire_bacnet::driver::BacnetServerConfig::new(bind, database);
     config.broadcast = None;
     config.announce = false;
     if args.bbmd {
