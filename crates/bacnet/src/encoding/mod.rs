@@ -8,6 +8,7 @@ pub mod character_string;
 pub mod context;
 pub mod date_time;
 pub mod error;
+pub mod json;
 pub mod log_record;
 pub mod object_identifier;
 pub mod primitive;

@@ -13,7 +13,6 @@ pub mod error;
 pub mod object;
 pub mod object_types;
 pub mod profile;
-pub mod profile_data;
 pub mod schedule;
 pub mod trend_log;
 pub mod value;

@@ -53,9 +53,9 @@ use super::database::{MAX_OBJECTS, ObjectDatabase};
 use super::device::{DeviceConfig, SUPPORTED_OBJECT_TYPES, ServiceSupported};
 use super::object::Object;
 use super::object_types::{self, AnalogSettings, ScheduleSettings};
-use super::profile_data as data;
 use super::trend_log::{self, TrendLogSettings};
 use super::value::PropertyData;
+use crate::encoding::json as data;
 use crate::encoding::object_identifier::MAX_INSTANCE;
 use crate::encoding::{
     ApplicationValue, CalendarEntry, DailySchedule, DateRange, Destination,
@@ -68,24 +68,9 @@ pub const MAX_STATES: u32 = 1024;
 /// Largest profile document accepted, in bytes.
 pub const MAX_PROFILE_BYTES: usize = 64 * 1024 * 1024;
 
-/// A profile that could not be parsed or built: where, and why.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{path}: {message}")]
-pub struct ProfileError {
-    /// JSON path of the bad member (`objects[3].units`), or `line L column C` for syntax.
-    pub path: String,
-    /// What is wrong with it.
-    pub message: String,
-}
-
-impl ProfileError {
-    pub(crate) fn new(path: &str, message: impl Into<String>) -> Self {
-        Self {
-            path: path.to_owned(),
-            message: message.into(),
-        }
-    }
-}
+/// A profile that could not be parsed or built: where (`path`), and why (`message`). The
+/// values in a profile are read by [`crate::encoding::json`], which reports the same error.
+pub use crate::encoding::json::JsonError as ProfileError;
 
 /// The description of one object in a profile.
 #[derive(Debug, Clone, PartialEq)]
@@ -747,7 +732,7 @@ fn parse_object(fields: &mut Fields<'_>) -> Result<ObjectSpec, ProfileError> {
 }
 
 /// The schedule, calendar, recipient-list and trend-log members (JSON forms in
-/// [`super::profile_data`]).
+/// [`crate::encoding::json`]).
 fn parse_constructed(fields: &mut Fields<'_>, spec: &mut ObjectSpec) -> Result<(), ProfileError> {
     let list = |fields: &mut Fields<'_>,
                 key: &'static str|
