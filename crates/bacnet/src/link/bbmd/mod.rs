@@ -3,12 +3,15 @@
 //!
 //! - [`fdt`]: the foreign device table (time-to-live plus the 30-second grace period);
 //! - [`registration`]: a foreign device's registration and its renewal;
-//! - [`rate`]: the token bucket bounding what a BBMD sends.
+//! - [`rate`]: the token bucket bounding what a BBMD sends;
+//! - `handler`: the BBMD handling of the messages both links share, written once over a
+//!   small trait for what differs (address types, Forwarded-NPDU, peers, result codes).
 //!
 //! The BBMDs themselves are the link layers' roles: [`super::bip::BipLink`] and
 //! [`super::bip6::Bip6Link`].
 
 pub mod fdt;
+pub(crate) mod handler;
 pub mod rate;
 pub mod registration;
 
