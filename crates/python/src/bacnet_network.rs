@@ -193,7 +193,7 @@ pub fn bacnet_router(
         let router =
             BacnetRouter::start_from_text(&ports, &routes, accept_routing_table_updates, device)
                 .await
-                .map_err(PyRuntimeError::new_err)?;
+                .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
         Ok(BacnetRouterHandle {
             inner: Arc::new(router),
         })
@@ -252,7 +252,8 @@ pub fn bacnet_bbmd(
     max_foreign_devices: usize,
 ) -> PyResult<Bound<'_, PyAny>> {
     let bind = socket_address(&bind)?;
-    let mut entries = parse_bdt(&bdt.join("\n")).map_err(PyValueError::new_err)?;
+    let mut entries =
+        parse_bdt(&bdt.join("\n")).map_err(|e| PyValueError::new_err(e.to_string()))?;
     if !entries.iter().any(|e| e.address == bind) {
         entries.insert(
             0,

@@ -9,6 +9,7 @@
 pub mod bip;
 mod client;
 pub mod clock;
+mod error;
 mod link_clock;
 mod router;
 pub mod sc;
@@ -20,10 +21,11 @@ pub use bip::{
     Received,
 };
 pub use client::{BacnetClient, ClientConfig, CovSubscription, DEFAULT_MAX_CONCURRENT_PER_DEVICE};
+pub use error::DriverError;
 pub use link_clock::LinkClock;
 pub use router::{
-    BacnetRouter, PortSpec, RouterOptions, RouterPort, RouterPortStats, interface_index,
-    parse_static_route,
+    BacnetRouter, PortSpec, RouterOptions, RouterPort, RouterPortStats, RouterSetupError,
+    interface_index, parse_static_route,
 };
 pub use sc::{
     ScHub, ScHubConfig, ScHubStats, ScNodeConfig, ScTransport, load_or_create_uuid, random_uuid,

@@ -16,6 +16,7 @@ use std::time::Duration;
 use socket2::{Domain, Protocol, Socket, Type};
 use tokio::net::UdpSocket;
 
+use crate::driver::error::DriverError;
 use crate::driver::link_clock::LinkClock;
 use crate::driver::transport::{Delivery, Transport};
 use crate::encoding::DecodeError;
@@ -216,7 +217,7 @@ impl BipTransport {
         let local = match unicast.local_addr()? {
             SocketAddr::V4(v4) => v4,
             SocketAddr::V6(v6) => {
-                return Err(io::Error::other(format!("bound to IPv6 address {v6}")));
+                return Err(io::Error::other(DriverError::BoundToIpv6(v6)));
             }
         };
         let broadcast_to = config

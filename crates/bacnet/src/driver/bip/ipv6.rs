@@ -15,6 +15,7 @@ use std::time::Duration;
 use socket2::{Domain, Protocol, Socket, Type};
 use tokio::net::UdpSocket;
 
+use crate::driver::error::DriverError;
 use crate::driver::transport::{Delivery, Transport};
 use crate::link::bip6::bvll::{MULTICAST_LINK_LOCAL, Vmac};
 use crate::link::bip6::link::Bip6LinkStats;
@@ -121,7 +122,7 @@ impl Bip6Transport {
         let unicast = UdpSocket::from_std(unicast.into())?;
         let local = match unicast.local_addr()? {
             SocketAddr::V6(v6) => v6,
-            SocketAddr::V4(v4) => return Err(io::Error::other(format!("bound to IPv4 {v4}"))),
+            SocketAddr::V4(v4) => return Err(io::Error::other(DriverError::BoundToIpv4(v4))),
         };
         let multicast = config
             .multicast

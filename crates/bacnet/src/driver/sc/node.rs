@@ -17,6 +17,7 @@ use tokio::task::JoinHandle;
 
 use super::hub::random_bytes;
 use super::websocket::{LinkHandle, LinkReader, accept, connect, start_link};
+use crate::driver::error::DriverError;
 use crate::driver::transport::{Delivery, Transport};
 use crate::link::sc::node::LinkId;
 use crate::link::sc::{
@@ -259,8 +260,8 @@ impl Drop for ScTransport {
 
 fn send_error(error: SendError) -> io::Error {
     match error {
-        SendError::NotConnected => io::Error::new(io::ErrorKind::NotConnected, error.to_string()),
-        SendError::TooLong { .. } => io::Error::new(io::ErrorKind::InvalidInput, error.to_string()),
+        SendError::NotConnected => io::Error::new(io::ErrorKind::NotConnected, error),
+        SendError::TooLong { .. } => io::Error::new(io::ErrorKind::InvalidInput, error),
     }
 }
 
@@ -423,7 +424,9 @@ async fn open_link(shared: Arc<Shared>, link: LinkId, uri: String, subprotocol: 
                 reader
             }
             Err(reason) => {
-                state.core.link_failed(Instant::now(), link, &reason);
+                state
+                    .core
+                    .link_failed(Instant::now(), link, &reason.to_string());
                 pump(&shared, &mut state);
                 return;
             }
@@ -491,10 +494,13 @@ async fn accept_direct(
 /// a device keeps its UUID across restarts (Annex AB.1.5.3).
 pub fn load_or_create_uuid(path: &Path) -> io::Result<DeviceUuid> {
     match std::fs::read_to_string(path) {
-        Ok(text) => text.trim().parse().map_err(|e| {
+        Ok(text) => text.trim().parse().map_err(|source| {
             io::Error::new(
                 io::ErrorKind::InvalidData,
-                format!("{}: {e}", path.display()),
+                DriverError::UuidFile {
+                    path: path.to_owned(),
+                    source,
+                },
             )
         }),
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
