@@ -7,16 +7,17 @@
 //! Nothing here reads a clock: the caller passes the local date and time in.
 
 pub mod database;
-pub mod datatypes;
+pub(crate) mod datatypes;
 pub mod device;
-pub mod error;
-pub mod object;
+pub(crate) mod error;
+pub(crate) mod object;
 pub mod object_types;
 pub mod profile;
-pub mod schedule;
-pub mod trend_log;
-pub mod value;
+pub(crate) mod schedule;
+pub(crate) mod trend_log;
+pub(crate) mod value;
 
 pub use error::PropertyError;
 pub use object::{ListChangeError, Object, PropertySelection, WriteOutcome};
+pub use trend_log::LogBuffer;
 pub use value::PropertyData;

@@ -21,7 +21,7 @@
 //!   (`accept_routing_table_updates`); otherwise it is rejected with reason "other". A
 //!   query (no entries) is always answered.
 
-pub mod table;
+pub(crate) mod table;
 
 use std::collections::{HashMap, VecDeque};
 use std::time::{Duration, Instant};

@@ -10,10 +10,10 @@
 //! The BBMDs themselves are the link layers' roles: [`super::bip::BipLink`] and
 //! [`super::bip6::Bip6Link`].
 
-pub mod fdt;
+pub(crate) mod fdt;
 pub(crate) mod handler;
-pub mod rate;
-pub mod registration;
+pub(crate) mod rate;
+pub(crate) mod registration;
 
 pub use fdt::{ForeignDevice, ForeignDeviceTable, GRACE_PERIOD};
 pub use registration::{ForeignRegistration, RegistrationState};
