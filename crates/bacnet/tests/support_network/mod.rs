@@ -3,10 +3,6 @@
 //! that a client reads and writes every stress-server object through it.
 #![allow(dead_code, clippy::unwrap_used)]
 
-#[allow(dead_code)]
-#[path = "../../../bench/src/bacnet/profiles.rs"]
-mod profiles;
-
 use std::net::{Ipv4Addr, Ipv6Addr, SocketAddrV4, SocketAddrV6};
 
 use buildwire_bacnet::ObjectIdentifier;
@@ -25,7 +21,8 @@ use buildwire_bacnet::objects::device::DeviceConfig;
 use buildwire_bacnet::objects::profile::DeviceProfile;
 use buildwire_bacnet::services::{PropertyReference, ReadAccessSpecification, ReadResult};
 use buildwire_bacnet::tsm::TsmConfig;
-use profiles::stress_profile;
+// The including test declares `mod profiles` (crates/bench/src/bacnet/profiles.rs).
+use crate::profiles::stress_profile;
 
 pub const LOOPBACK_BROADCAST: Ipv4Addr = Ipv4Addr::new(127, 255, 255, 255);
 
