@@ -1,7 +1,7 @@
 //! Objects (Clause 12): the object database a device serves.
 //!
-//! Layers, bottom to top: [`value`] (stored property data and array-index reads),
-//! [`object`] (one object and the read/write/command rules), [`object_types`] and
+//! Layers, bottom to top: `value` (stored property data and array-index reads),
+//! `object` (one object and the read/write/command rules), [`object_types`] and
 //! [`device`] (the Clause 12 object types), [`database`] (the device's collection of
 //! objects) and [`profile`] (JSON device descriptions).
 //! Nothing here reads a clock: the caller passes the local date and time in.

@@ -2,7 +2,7 @@
 //! task only keeps the link running), and the management requests a tool sends to any
 //! BBMD: Read-BDT, Write-BDT, Read-FDT, Delete-FDT-Entry ([`read_bdt`] and friends).
 //!
-//! A device that is also a BBMD is a [`super::BacnetServer`] whose `BacnetServerConfig::role` is
+//! A device that is also a BBMD is a [`crate::driver::BacnetServer`] whose `BacnetServerConfig::role` is
 //! [`BipRole::Bbmd`]; a router port can be one too.
 
 use std::io;

@@ -1,6 +1,6 @@
-//! BACnet/IP and BACnet/IPv6 on tokio UDP sockets: [`BipTransport`] ([`ipv4`]),
-//! [`Bip6Transport`] ([`ipv6`]) and the standalone BBMD with the BBMD management requests
-//! ([`bbmd`]).
+//! BACnet/IP and BACnet/IPv6 on tokio UDP sockets: [`BipTransport`] (`ipv4`),
+//! [`Bip6Transport`] (`ipv6`) and the standalone BBMD with the BBMD management requests
+//! (`bbmd`).
 
 pub mod bbmd;
 mod ipv4;

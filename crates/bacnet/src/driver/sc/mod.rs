@@ -1,5 +1,5 @@
-//! BACnet/SC on tokio: TLS 1.3 ([`tls`]) and certificates ([`certs`]), the WebSocket
-//! framing ([`websocket`]), the hub ([`ScHub`]) and a node's transport ([`ScTransport`]).
+//! BACnet/SC on tokio: TLS 1.3 (`tls`) and certificates (`certs`), the WebSocket
+//! framing (`websocket`), the hub ([`ScHub`]) and a node's transport ([`ScTransport`]).
 
 pub mod certs;
 mod hub;

@@ -1,9 +1,9 @@
 //! Broadcast management both IP links share (Annex J for BACnet/IP, Annex U for
 //! BACnet/IPv6):
 //!
-//! - [`fdt`]: the foreign device table (time-to-live plus the 30-second grace period);
-//! - [`registration`]: a foreign device's registration and its renewal;
-//! - [`rate`]: the token bucket bounding what a BBMD sends;
+//! - `fdt`: the foreign device table (time-to-live plus the 30-second grace period);
+//! - `registration`: a foreign device's registration and its renewal;
+//! - `rate`: the token bucket bounding what a BBMD sends;
 //! - `handler`: the BBMD handling of the messages both links share, written once over a
 //!   small trait for what differs (address types, Forwarded-NPDU, peers, result codes).
 //!

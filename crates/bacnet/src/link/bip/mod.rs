@@ -1,5 +1,5 @@
-//! BACnet/IP (Annex J): the BVLL codec ([`bvll`]) and the link layer of a node, BBMD or
-//! foreign device ([`link`]).
+//! BACnet/IP (Annex J): the BVLL codec (`bvll`) and the link layer of a node, BBMD or
+//! foreign device (`link`).
 
 pub(crate) mod bvll;
 pub(crate) mod link;

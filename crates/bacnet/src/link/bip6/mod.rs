@@ -1,5 +1,5 @@
-//! BACnet/IPv6 (Annex U): the BVLL codec with virtual MAC addresses ([`bvll`]) and the link
-//! layer of a node, BBMD or foreign device ([`link`]).
+//! BACnet/IPv6 (Annex U): the BVLL codec with virtual MAC addresses (`bvll`) and the link
+//! layer of a node, BBMD or foreign device (`link`).
 
 pub mod bvll;
 pub(crate) mod link;
