@@ -8,13 +8,13 @@
 
 use std::time::{Duration, Instant};
 
-use buildwire_bacnet::driver::sc_certs::write_pki;
-use buildwire_bacnet::driver::sc_tls::{ScTlsFiles, client_config, server_config};
+use buildwire_bacnet::driver::sc::certs::write_pki;
+use buildwire_bacnet::driver::sc::tls::{ScTlsFiles, client_config, server_config};
 use buildwire_bacnet::driver::{
     ScHub, ScHubConfig, ScNodeConfig, ScTransport, random_uuid, random_vmac,
 };
-use buildwire_bacnet::sc::node::NodeConfig;
-use buildwire_bacnet::sc::{HubConfig, LocalIdentity};
+use buildwire_bacnet::link::sc::node::NodeConfig;
+use buildwire_bacnet::link::sc::{HubConfig, LocalIdentity};
 
 fn resident_kib() -> u64 {
     std::fs::read_to_string("/proc/self/status")

@@ -1,21 +1,31 @@
-//! Sans-IO BACnet (ASHRAE 135) protocol core for buildwire.
+//! BACnet (ASHRAE 135) for buildwire: a sans-IO protocol core and thin tokio drivers.
 //!
 //! Layers, bottom to top (each only uses the ones above it in this list):
 //! - [`enums`]: typed Clause 21 enumerations, each generated from one table;
-//! - [`encoding`]: Clause 20.2 tags, primitive values, generic tagged data and the
-//!   constructed types services share (`PropertyValue`, `PriorityArray`, references);
-//! - [`transport`]: Annex J BACnet/IP virtual link layer (BVLL);
-//! - [`network`]: Clause 6 network layer (NPDU);
+//! - [`encoding`]: Clause 20.2 tags, primitive values, generic tagged data, the constructed
+//!   types services share (`PropertyValue`, `PriorityArray`, references) and the one JSON
+//!   mapping of values ([`encoding::json`]);
+//! - [`network`]: Clause 6 network layer (NPDU, network messages, addresses, route cache);
+//! - [`link`]: the data links, one folder each: [`link::bip`] (Annex J: BVLL codec, the
+//!   link of a node, BBMD or foreign device), [`link::bip6`] (Annex U), [`link::sc`]
+//!   (BACnet Secure Connect, Annex AB) and [`link::bbmd`] (what both IP links' BBMDs
+//!   share, with one handler for both);
 //! - [`apdu`]: Clause 20.1 application PDU headers and service choices;
-//! - [`bbmd`]: Annex J / U broadcast management: BBMDs, foreign devices, the B/IP and
-//!   B/IPv6 link layers of a node;
+//! - [`services`]: the request and answer parameters of each service;
+//! - [`tsm`]: the client and server transaction state machines (Clause 5.4);
+//! - [`objects`]: the object database a device serves, and JSON device profiles;
+//! - [`app`]: the device server and the client core;
 //! - [`router`]: the Clause 6 multi-port router;
-//! - [`sc`]: BACnet Secure Connect (Annex AB), sans-IO: BVLC-SC messages, one connection's
-//!   handshake and heartbeats, the hub function, and a node with its hub connector.
+//! - [`inspect`]: dissection of datagrams for people and tools;
+//! - [`driver`] (feature `tokio`, on by default): sockets, timers, TLS and WebSockets
+//!   around the layers above: [`BacnetServer::start`]`(`[`BacnetServerConfig`]`)`,
+//!   [`BacnetClient`], [`BacnetRouter`], the B/IP, B/IPv6 and BACnet/SC transports.
 //!
-//! No sockets, clocks or sleeping: every type only turns bytes into values and back.
-//! Every wire type has `encode(&self, &mut Vec<u8>)` and `decode(&mut Reader)`; decoders
-//! never panic and report the byte offset of the problem in [`DecodeError`].
+//! Everything but [`driver`] is sans-IO: no sockets, clocks or sleeping; time comes in as
+//! `now`, bytes in and out. `cargo check -p buildwire-bacnet --no-default-features` builds
+//! it without tokio (the fuzz targets do). Every wire type has
+//! `encode(&self, &mut Vec<u8>)` and `decode(&mut Reader)`; decoders never panic and
+//! report the byte offset of the problem in [`DecodeError`].
 //!
 //! ```
 //! use buildwire_bacnet::{ObjectIdentifier, PropertyIdentifier, Reader};
@@ -35,20 +45,31 @@
 
 pub mod apdu;
 pub mod app;
-pub mod bbmd;
+#[cfg(feature = "tokio")]
 pub mod driver;
 pub mod encoding;
 pub mod enums;
 pub mod inspect;
+pub mod link;
 pub mod network;
 pub mod objects;
 pub mod router;
-pub mod sc;
 pub mod services;
-pub mod transport;
 pub mod tsm;
 
+pub use app::{ClientCore, ClientError, DeviceServer};
+#[cfg(feature = "tokio")]
+pub use driver::{
+    BacnetClient, BacnetRouter, BacnetServer, BacnetServerConfig, BipConfig, BipTransport,
+    ClientConfig,
+};
 pub use encoding::{
-    ApplicationValue, DecodeError, DecodeErrorKind, ObjectIdentifier, PropertyValue, Reader,
+    ApplicationValue, DecodeError, DecodeErrorKind, Element, ObjectIdentifier, PropertyValue,
+    Reader,
 };
 pub use enums::{EngineeringUnits, ObjectType, PropertyIdentifier};
+pub use network::{DeviceAddress, RoutedAddress};
+pub use objects::database::ObjectDatabase;
+pub use objects::profile::{DeviceProfile, ProfileError};
+pub use objects::{PropertyData, PropertyError};
+pub use tsm::TsmConfig;

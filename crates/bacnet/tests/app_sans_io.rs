@@ -2,6 +2,10 @@
 //! simulated clock. Routing rules, exact I-Am bytes, error mapping, peer limits learnt
 //! from I-Am, segmentation end to end in memory, and property tests on arbitrary input.
 
+#[allow(dead_code)]
+#[path = "../../bench/src/bacnet/profiles.rs"]
+mod profiles;
+
 use std::net::{Ipv4Addr, SocketAddrV4};
 use std::time::{Duration, Instant};
 
@@ -14,12 +18,12 @@ use buildwire_bacnet::encoding::{ApplicationValue, Element};
 use buildwire_bacnet::enums::{AbortReason, RejectReason, Segmentation};
 use buildwire_bacnet::network::Npdu;
 use buildwire_bacnet::network::npdu::{MacAddress, NpduBody, RemoteAddress};
-use buildwire_bacnet::objects::profile::{large_profile, stress_profile};
 use buildwire_bacnet::services::{
     ComplexAckParameters, IAm, InstanceRange, WriteAccessSpecification,
 };
 use buildwire_bacnet::tsm::{SendError, TsmConfig};
 use buildwire_bacnet::{ObjectIdentifier, PropertyIdentifier as P, PropertyValue, Reader};
+use profiles::{large_profile, stress_profile};
 use proptest::prelude::*;
 
 const SERVER: SocketAddrV4 = SocketAddrV4::new(Ipv4Addr::new(10, 0, 0, 1), 47808);

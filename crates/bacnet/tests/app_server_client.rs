@@ -2,24 +2,28 @@
 //! application layer offers, errors and rejects, segmentation at max-APDU 480, timeouts and
 //! duplicate detection driven with raw datagrams.
 
+#[allow(dead_code)]
+#[path = "../../bench/src/bacnet/profiles.rs"]
+mod profiles;
+
 use std::net::{Ipv4Addr, SocketAddrV4};
 use std::time::Duration;
 
 use buildwire_bacnet::apdu::{Apdu, BacnetError, ConfirmedServiceChoice, MaxApdu, MaxSegments};
 use buildwire_bacnet::app::{ClientError, Destination};
-use buildwire_bacnet::driver::{BacnetClient, BacnetServer, ClientConfig, ServerConfig};
+use buildwire_bacnet::driver::{BacnetClient, BacnetServer, BacnetServerConfig, ClientConfig};
 use buildwire_bacnet::encoding::{ApplicationValue, Element, ObjectPropertyReference};
 use buildwire_bacnet::enums::{ErrorClass, ErrorCode, ObjectType, RejectReason};
+use buildwire_bacnet::link::Bvll;
 use buildwire_bacnet::network::Npdu;
 use buildwire_bacnet::network::npdu::NpduBody;
-use buildwire_bacnet::objects::profile::{large_profile, stress_profile};
 use buildwire_bacnet::services::{
     InstanceRange, PropertyReference, ReadAccessSpecification, ReadResult, WhoHasObject,
     WriteAccessSpecification,
 };
-use buildwire_bacnet::transport::Bvll;
 use buildwire_bacnet::tsm::TsmConfig;
 use buildwire_bacnet::{ObjectIdentifier, PropertyIdentifier as P, PropertyValue, Reader};
+use profiles::{large_profile, stress_profile};
 
 const LOCALHOST: Ipv4Addr = Ipv4Addr::LOCALHOST;
 const LOOPBACK_BROADCAST: Ipv4Addr = Ipv4Addr::new(127, 255, 255, 255);
@@ -33,7 +37,7 @@ fn real(value: f32) -> Vec<Element> {
 }
 
 async fn stress_server() -> BacnetServer {
-    let mut config = ServerConfig::new(
+    let mut config = BacnetServerConfig::new(
         SocketAddrV4::new(LOCALHOST, 0),
         stress_profile().build().expect("test setup"),
     );
@@ -313,7 +317,7 @@ async fn write_multiple_succeeds_or_names_the_first_failure() {
 /// A server on 127.0.0.1:P with broadcasts, and a client on 127.0.0.2:P so that both
 /// receive what the other broadcasts to 127.255.255.255:P.
 async fn broadcast_pair() -> (BacnetServer, BacnetClient) {
-    let mut config = ServerConfig::new(
+    let mut config = BacnetServerConfig::new(
         SocketAddrV4::new(LOCALHOST, 0),
         stress_profile().build().expect("test setup"),
     );
@@ -529,7 +533,7 @@ async fn object_list_of_1501_entries_is_read_whole_and_by_element_at_max_apdu_48
         max_segments: MaxSegments::MoreThanSixtyFour,
         ..TsmConfig::default()
     };
-    let mut config = ServerConfig::new(
+    let mut config = BacnetServerConfig::new(
         SocketAddrV4::new(LOCALHOST, 0),
         large_profile(1500).build().unwrap(),
     );

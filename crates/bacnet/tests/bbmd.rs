@@ -8,17 +8,21 @@
 
 mod support_network;
 
+#[allow(dead_code)]
+#[path = "../../bench/src/bacnet/profiles.rs"]
+mod profiles;
+
 use std::collections::HashMap;
 use std::net::{Ipv4Addr, SocketAddrV4};
 use std::time::{Duration, Instant};
 
-use buildwire_bacnet::bbmd::{BbmdConfig, BipLink, BipRole, ForeignConfig, RegistrationState};
-use buildwire_bacnet::driver::bbmd::{delete_fdt_entry, read_bdt, read_fdt, write_bdt};
+use buildwire_bacnet::driver::bip::bbmd::{delete_fdt_entry, read_bdt, read_fdt, write_bdt};
 use buildwire_bacnet::driver::{
-    BacnetBbmd, BacnetClient, BacnetServer, BipConfig, ClientConfig, LinkClock, ServerConfig,
+    BacnetBbmd, BacnetClient, BacnetServer, BacnetServerConfig, BipConfig, ClientConfig, LinkClock,
 };
-use buildwire_bacnet::objects::profile::stress_profile;
-use buildwire_bacnet::transport::{BdtEntry, BvlcResultCode, Bvll, FdtEntry};
+use buildwire_bacnet::link::{BbmdConfig, BipLink, BipRole, ForeignConfig, RegistrationState};
+use buildwire_bacnet::link::{BdtEntry, BvlcResultCode, Bvll, FdtEntry};
+use profiles::stress_profile;
 
 fn addr(a: u8, b: u8, c: u8, d: u8) -> SocketAddrV4 {
     SocketAddrV4::new(Ipv4Addr::new(a, b, c, d), 47808)
@@ -597,7 +601,7 @@ impl TwoSubnets {
         };
         let bbmd_a = start(a, clock_a).await;
         let bbmd_b = start(b, LinkClock::system()).await;
-        let mut config = ServerConfig::new(
+        let mut config = BacnetServerConfig::new(
             SocketAddrV4::new(Ipv4Addr::new(127, 0, 0, 3), pb),
             stress_profile().build().unwrap(),
         );
@@ -749,7 +753,7 @@ async fn a_registration_expires_after_its_ttl_plus_the_grace_period() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn registration_with_a_non_bbmd_fails_fast() {
     let node = BacnetServer::start({
-        let mut config = ServerConfig::new(
+        let mut config = BacnetServerConfig::new(
             SocketAddrV4::new(Ipv4Addr::LOCALHOST, 0),
             stress_profile().build().unwrap(),
         );

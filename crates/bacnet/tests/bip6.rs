@@ -6,17 +6,21 @@
 
 mod support_network;
 
+#[allow(dead_code)]
+#[path = "../../bench/src/bacnet/profiles.rs"]
+mod profiles;
+
 use std::net::{Ipv6Addr, SocketAddrV6};
 use std::time::{Duration, Instant};
 
-use buildwire_bacnet::bbmd::{Bbmd6Config, Bip6Link, Bip6Role, Foreign6Config};
 use buildwire_bacnet::driver::{
-    BacnetClient, BacnetServer, Bip6Config, Bip6Transport, ServerConfig,
+    BacnetClient, BacnetServer, BacnetServerConfig, Bip6Config, Bip6Transport,
 };
+use buildwire_bacnet::link::bip6::bvll::{Bvlc6ResultCode, Bvll6, MULTICAST_LINK_LOCAL, Vmac};
+use buildwire_bacnet::link::{Bbmd6Config, Bip6Link, Bip6Role, Foreign6Config};
 use buildwire_bacnet::network::DeviceAddress;
-use buildwire_bacnet::objects::profile::stress_profile;
-use buildwire_bacnet::transport::bvll6::{Bvlc6ResultCode, Bvll6, MULTICAST_LINK_LOCAL, Vmac};
 use buildwire_bacnet::tsm::TsmConfig;
+use profiles::stress_profile;
 
 const A: Vmac = Vmac([0, 0, 1]);
 const B: Vmac = Vmac([0, 0, 2]);
@@ -367,7 +371,7 @@ async fn a_client_reads_and_writes_every_stress_object_over_ipv6() {
     .await
     .unwrap();
     let server_address = server_transport.local_addr();
-    let mut config = ServerConfig::new(
+    let mut config = BacnetServerConfig::new(
         "0.0.0.0:0".parse().unwrap(),
         stress_profile().build().unwrap(),
     );

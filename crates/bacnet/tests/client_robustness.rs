@@ -4,6 +4,10 @@
 //! limit, and firm time limits.
 #![allow(clippy::unwrap_used)]
 
+#[allow(dead_code)]
+#[path = "../../bench/src/bacnet/profiles.rs"]
+mod profiles;
+
 use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -12,13 +16,13 @@ use std::time::{Duration, Instant};
 use buildwire_bacnet::PropertyIdentifier as P;
 use buildwire_bacnet::apdu::MaxApdu;
 use buildwire_bacnet::app::ClientError;
-use buildwire_bacnet::driver::{BacnetClient, BacnetServer, ClientConfig, ServerConfig};
+use buildwire_bacnet::driver::{BacnetClient, BacnetServer, BacnetServerConfig, ClientConfig};
 use buildwire_bacnet::encoding::{
     ApplicationValue, Element, ObjectIdentifier, ObjectPropertyReference,
 };
 use buildwire_bacnet::enums::Segmentation;
-use buildwire_bacnet::objects::profile::{large_profile, stress_profile};
 use buildwire_bacnet::tsm::TsmConfig;
+use profiles::{large_profile, stress_profile};
 use tokio::net::UdpSocket;
 
 const LOCALHOST: Ipv4Addr = Ipv4Addr::LOCALHOST;
@@ -31,7 +35,8 @@ async fn server(
     profile: buildwire_bacnet::objects::profile::DeviceProfile,
     tsm: TsmConfig,
 ) -> BacnetServer {
-    let mut config = ServerConfig::new(SocketAddrV4::new(LOCALHOST, 0), profile.build().unwrap());
+    let mut config =
+        BacnetServerConfig::new(SocketAddrV4::new(LOCALHOST, 0), profile.build().unwrap());
     config.announce = false;
     config.tsm = tsm;
     BacnetServer::start(config).await.unwrap()

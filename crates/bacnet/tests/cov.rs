@@ -4,24 +4,28 @@
 //! a subscriber that vanished, and a flood of subscriptions.
 #![allow(clippy::unwrap_used)]
 
+#[allow(dead_code)]
+#[path = "../../bench/src/bacnet/profiles.rs"]
+mod profiles;
+
 use std::net::{Ipv4Addr, SocketAddrV4};
 use std::time::Duration;
 
 use buildwire_bacnet::apdu::{Apdu, ConfirmedServiceChoice, MaxApdu, MaxSegments};
 use buildwire_bacnet::app::cov::CovLimits;
 use buildwire_bacnet::app::{ClientError, CovNotification, CovOptions, Destination, DeviceEvent};
-use buildwire_bacnet::driver::{BacnetClient, BacnetServer, ClientConfig, ServerConfig};
+use buildwire_bacnet::driver::{BacnetClient, BacnetServer, BacnetServerConfig, ClientConfig};
 use buildwire_bacnet::encoding::{ApplicationValue, BitString, Element, ObjectIdentifier};
 use buildwire_bacnet::enums::{ErrorClass, ErrorCode, ReinitializedState};
+use buildwire_bacnet::link::Bvll;
 use buildwire_bacnet::network::Npdu;
 use buildwire_bacnet::objects::PropertyData;
-use buildwire_bacnet::objects::profile::stress_profile;
 use buildwire_bacnet::services::{
     ConfirmedRequest, PropertyReference, ReinitializeDeviceRequest, SubscribeCovRequest,
 };
-use buildwire_bacnet::transport::Bvll;
 use buildwire_bacnet::tsm::TsmConfig;
 use buildwire_bacnet::{PropertyIdentifier as P, Reader};
+use profiles::stress_profile;
 
 const LOCALHOST: Ipv4Addr = Ipv4Addr::LOCALHOST;
 const QUIET: Duration = Duration::from_millis(400);
@@ -35,7 +39,7 @@ fn real(value: f32) -> Vec<Element> {
 }
 
 async fn server_with(tsm: TsmConfig) -> BacnetServer {
-    let mut config = ServerConfig::new(
+    let mut config = BacnetServerConfig::new(
         SocketAddrV4::new(LOCALHOST, 0),
         stress_profile().build().unwrap(),
     );
@@ -352,7 +356,7 @@ async fn a_restarted_device_that_announces_itself_is_subscribed_again_at_once() 
 
     // The device restarts on the same address with an empty subscription table.
     first.shutdown().await;
-    let mut config = ServerConfig::new(device, stress_profile().build().unwrap());
+    let mut config = BacnetServerConfig::new(device, stress_profile().build().unwrap());
     config.announce = false;
     let second = BacnetServer::start(config).await.unwrap();
     second.with_database(|db| {

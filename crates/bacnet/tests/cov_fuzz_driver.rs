@@ -5,6 +5,10 @@
 
 use proptest::prelude::*;
 
+#[allow(dead_code)]
+#[path = "../../bench/src/bacnet/profiles.rs"]
+mod profiles;
+
 include!("../fuzz/drivers/cov.rs");
 
 proptest! {

@@ -5,7 +5,7 @@
 use std::net::{Ipv4Addr, SocketAddrV4};
 use std::time::Duration;
 
-use buildwire_bacnet::driver::{BacnetClient, BacnetServer, ServerConfig};
+use buildwire_bacnet::driver::{BacnetClient, BacnetServer, BacnetServerConfig};
 use buildwire_bacnet::encoding::{ApplicationValue, Element};
 use buildwire_bacnet::objects::profile::DeviceProfile;
 use buildwire_bacnet::{ObjectIdentifier, PropertyIdentifier as P};
@@ -22,7 +22,7 @@ const PROFILE: &str = r#"{
 #[tokio::test]
 async fn a_trend_log_samples_before_any_request() {
     let database = DeviceProfile::from_json(PROFILE).unwrap().build().unwrap();
-    let mut config = ServerConfig::new(SocketAddrV4::new(Ipv4Addr::LOCALHOST, 0), database);
+    let mut config = BacnetServerConfig::new(SocketAddrV4::new(Ipv4Addr::LOCALHOST, 0), database);
     config.announce = false;
     let server = BacnetServer::start(config).await.unwrap();
     // Nothing reaches the device for 1.2 s: samples at 0, 0.5 and 1.0 s.

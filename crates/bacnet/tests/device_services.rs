@@ -6,6 +6,10 @@
 //! notifications in order after the SimpleACK.
 #![allow(clippy::unwrap_used)]
 
+#[allow(dead_code)]
+#[path = "../../bench/src/bacnet/profiles.rs"]
+mod profiles;
+
 use std::net::{Ipv4Addr, SocketAddrV4};
 use std::time::{Duration, Instant};
 
@@ -22,7 +26,7 @@ use buildwire_bacnet::encoding::{
 use buildwire_bacnet::enums::{EnableDisable, ErrorClass, ErrorCode, ReinitializedState};
 use buildwire_bacnet::network::Npdu;
 use buildwire_bacnet::network::npdu::NpduBody;
-use buildwire_bacnet::objects::profile::{DeviceProfile, ObjectSpec, stress_profile};
+use buildwire_bacnet::objects::profile::{DeviceProfile, ObjectSpec};
 use buildwire_bacnet::services::{
     ChangeListError, ComplexAckParameters, ConfirmedRequest, CovNotificationRequest,
     DeviceCommunicationControlRequest, ListElementRequest, PropertyReadResult, PropertyReference,
@@ -33,6 +37,7 @@ use buildwire_bacnet::services::{
 };
 use buildwire_bacnet::tsm::TsmConfig;
 use buildwire_bacnet::{ObjectIdentifier, PropertyIdentifier as P, Reader};
+use profiles::stress_profile;
 
 const CLIENT: SocketAddrV4 = SocketAddrV4::new(Ipv4Addr::new(10, 0, 0, 2), 47808);
 
@@ -924,7 +929,7 @@ fn read_range_by_position_sequence_number_and_time() {
 
 #[test]
 fn read_range_cuts_to_what_the_client_accepts() {
-    let mut device = Device::new(&buildwire_bacnet::objects::profile::large_profile(300));
+    let mut device = Device::new(&profiles::large_profile(300));
     // A client taking 206-octet APDUs and no segments.
     let mut payload = Vec::new();
     ConfirmedRequest::ReadRange(ReadRangeRequest {

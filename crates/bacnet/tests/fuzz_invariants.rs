@@ -7,8 +7,8 @@ use buildwire_bacnet::encoding::abstract_syntax::{
     decode_to_end, decode_until_closing, encode_elements, skip_until_closing,
 };
 use buildwire_bacnet::encoding::{PropertyValue, Reader};
+use buildwire_bacnet::link::Bvll;
 use buildwire_bacnet::network::Npdu;
-use buildwire_bacnet::transport::Bvll;
 
 /// Small deterministic generator (xorshift64*), so failures are reproducible.
 struct Inputs(u64);

@@ -2,6 +2,10 @@
 //! datatypes, property-list, command prioritization, access rules and every error path,
 //! object-list indexing, the stress/large profiles and the JSON profile format.
 
+#[allow(dead_code)]
+#[path = "../../bench/src/bacnet/profiles.rs"]
+mod profiles;
+
 use buildwire_bacnet::encoding::abstract_syntax::encode_elements;
 use buildwire_bacnet::encoding::{
     ApplicationTag, ApplicationValue, BitString, Date, DateTime, Element, ObjectIdentifier, Time,
@@ -15,10 +19,9 @@ use buildwire_bacnet::objects::device::{
     ServiceSupported,
 };
 use buildwire_bacnet::objects::object_types::{self, AnalogSettings};
-use buildwire_bacnet::objects::profile::{
-    DeviceProfile, ObjectSpec, large_profile, stress_profile,
-};
+use buildwire_bacnet::objects::profile::{DeviceProfile, ObjectSpec};
 use buildwire_bacnet::objects::{Object, PropertyData, PropertyError, PropertySelection};
+use profiles::{large_profile, stress_profile};
 use proptest::prelude::*;
 use std::sync::{Arc, Mutex};
 

@@ -3,11 +3,15 @@
 //! nothing panics, reads encode stably, present-value always equals the priority-array
 //! winner or relinquish-default, and the object-list and name index stay in step.
 
+#[allow(dead_code)]
+#[path = "../../bench/src/bacnet/profiles.rs"]
+mod profiles;
+
 use buildwire_bacnet::encoding::abstract_syntax::{decode_to_end, encode_elements};
 use buildwire_bacnet::encoding::{ApplicationValue, BitString, Element, Reader};
 use buildwire_bacnet::enums::PropertyIdentifier;
 use buildwire_bacnet::objects::database::ObjectDatabase;
-use buildwire_bacnet::objects::profile::stress_profile;
+use profiles::stress_profile;
 
 /// Small deterministic generator (xorshift64*), so failures are reproducible.
 struct Inputs(u64);

@@ -12,10 +12,10 @@ use buildwire_bacnet::encoding::{
     TagClass, TagKind, Time,
 };
 use buildwire_bacnet::enums::{AbortReason, ObjectType, PropertyIdentifier, RejectReason};
+use buildwire_bacnet::link::{BdtEntry, BvlcResultCode, Bvll, FdtEntry};
 use buildwire_bacnet::network::{
     MacAddress, NetworkMessageType, NetworkPriority, Npdu, NpduBody, RemoteAddress,
 };
-use buildwire_bacnet::transport::{BdtEntry, BvlcResultCode, Bvll, FdtEntry};
 use proptest::prelude::*;
 
 fn date() -> impl Strategy<Value = Date> {

@@ -6,6 +6,10 @@
 
 mod support_network;
 
+#[allow(dead_code)]
+#[path = "../../bench/src/bacnet/profiles.rs"]
+mod profiles;
+
 use std::time::{Duration, Instant};
 
 use buildwire_bacnet::Reader;

@@ -6,10 +6,12 @@
 use std::time::{Duration, Instant};
 
 use buildwire_bacnet::enums::ErrorCode;
-use buildwire_bacnet::sc::bvlc::{BvlcMessage, Payload, ResultOutcome, encode_encapsulated_npdu};
-use buildwire_bacnet::sc::connection::Handled;
-use buildwire_bacnet::sc::hub::ConnectionId;
-use buildwire_bacnet::sc::{
+use buildwire_bacnet::link::sc::bvlc::{
+    BvlcMessage, Payload, ResultOutcome, encode_encapsulated_npdu,
+};
+use buildwire_bacnet::link::sc::connection::Handled;
+use buildwire_bacnet::link::sc::hub::ConnectionId;
+use buildwire_bacnet::link::sc::{
     ConnectionConfig, DeviceUuid, Hub, HubConfig, HubEvent, HubOutput, LocalIdentity, ScConnection,
     Vmac,
 };
@@ -308,8 +310,8 @@ fn a_thousand_nodes_connecting_and_leaving_leave_no_trace() {
 }
 
 mod properties {
-    use buildwire_bacnet::sc::bvlc::{BvlcMessage, ConnectInfo, HeaderOption, Payload};
-    use buildwire_bacnet::sc::{DeviceUuid, Vmac};
+    use buildwire_bacnet::link::sc::bvlc::{BvlcMessage, ConnectInfo, HeaderOption, Payload};
+    use buildwire_bacnet::link::sc::{DeviceUuid, Vmac};
     use proptest::prelude::*;
 
     fn vmac() -> impl Strategy<Value = Vmac> {

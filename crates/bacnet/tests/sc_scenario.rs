@@ -7,15 +7,19 @@
 mod sc_support;
 mod support_network;
 
+#[allow(dead_code)]
+#[path = "../../bench/src/bacnet/profiles.rs"]
+mod profiles;
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime};
 
-use buildwire_bacnet::driver::sc_certs::{
+use buildwire_bacnet::driver::sc::certs::{
     ExtendedKeyUsage, KeyUsage, OperationalSpec, ScPki, write_issued,
 };
 use buildwire_bacnet::driver::{ScTransport, Transport};
-use buildwire_bacnet::sc::{HubConnectionStatus, Vmac};
+use buildwire_bacnet::link::sc::{HubConnectionStatus, Vmac};
 use sc_support::{hub, node, node_config, pki};
 use tokio::task::JoinHandle;
 
@@ -74,7 +78,7 @@ async fn hub_echo_nodes_broadcast_failover_and_direct_connections() {
     config.direct_listener = Some((
         "127.0.0.1:0".parse().unwrap(),
         Some(
-            buildwire_bacnet::driver::sc_tls::server_config(&sc_support::files(&dir, "node2"))
+            buildwire_bacnet::driver::sc::tls::server_config(&sc_support::files(&dir, "node2"))
                 .unwrap(),
         ),
     ));
@@ -192,14 +196,14 @@ async fn untrusted_expired_and_misused_certificates_are_refused() {
     // The hub trusts both CAs for this part, so only the defect itself can be the reason.
     let mut hub_files = sc_support::files(&dir, "hub");
     hub_files.issuers.push(bad.join("ca.crt"));
-    let mut config = buildwire_bacnet::sc::HubConfig::new(
+    let mut config = buildwire_bacnet::link::sc::HubConfig::new(
         buildwire_bacnet::driver::random_vmac(),
-        buildwire_bacnet::sc::DeviceUuid::new([3; 16]),
+        buildwire_bacnet::link::sc::DeviceUuid::new([3; 16]),
     );
     config.connection = sc_support::timeouts();
     let lenient = buildwire_bacnet::driver::ScHub::start(buildwire_bacnet::driver::ScHubConfig {
         bind: "127.0.0.1:0".parse().unwrap(),
-        tls: Some(buildwire_bacnet::driver::sc_tls::server_config(&hub_files).unwrap()),
+        tls: Some(buildwire_bacnet::driver::sc::tls::server_config(&hub_files).unwrap()),
         hub: config,
     })
     .await
@@ -209,12 +213,12 @@ async fn untrusted_expired_and_misused_certificates_are_refused() {
     // refusal is the hub's).
     let before = hub.stats().handshake_refused;
     let mut config = node_config(&dir, "node1", &uri, None);
-    let files = buildwire_bacnet::driver::sc_tls::ScTlsFiles {
+    let files = buildwire_bacnet::driver::sc::tls::ScTlsFiles {
         certificate: rogue.join("node1.crt"),
         private_key: rogue.join("node1.key"),
         issuers: vec![dir.join("ca.crt")],
     };
-    config.tls = Some(buildwire_bacnet::driver::sc_tls::client_config(&files).unwrap());
+    config.tls = Some(buildwire_bacnet::driver::sc::tls::client_config(&files).unwrap());
     config.connect_timeout = Duration::from_millis(1500);
     let node = ScTransport::start(config).await.unwrap();
     assert_eq!(node.status(), HubConnectionStatus::NoHubConnection);
@@ -226,12 +230,12 @@ async fn untrusted_expired_and_misused_certificates_are_refused() {
     for name in ["expired", "nosig", "serveronly"] {
         let before = lenient.stats().handshake_refused;
         let mut config = node_config(&dir, "node1", &lenient.uri(), None);
-        let files = buildwire_bacnet::driver::sc_tls::ScTlsFiles {
+        let files = buildwire_bacnet::driver::sc::tls::ScTlsFiles {
             certificate: bad.join(format!("{name}.crt")),
             private_key: bad.join(format!("{name}.key")),
             issuers: vec![dir.join("ca.crt")],
         };
-        config.tls = Some(buildwire_bacnet::driver::sc_tls::client_config(&files).unwrap());
+        config.tls = Some(buildwire_bacnet::driver::sc::tls::client_config(&files).unwrap());
         config.connect_timeout = Duration::from_millis(1500);
         let node = ScTransport::start(config).await.unwrap();
         assert_eq!(
@@ -289,10 +293,10 @@ async fn untrusted_expired_and_misused_certificates_are_refused() {
 /// present-value, each checked against the server's own database.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_stress_server_serves_every_object_over_sc() {
-    use buildwire_bacnet::driver::{BacnetClient, BacnetServer, ServerConfig};
+    use buildwire_bacnet::driver::{BacnetClient, BacnetServer, BacnetServerConfig};
     use buildwire_bacnet::network::DeviceAddress;
-    use buildwire_bacnet::objects::profile::stress_profile;
     use buildwire_bacnet::tsm::TsmConfig;
+    use profiles::stress_profile;
 
     let dir = pki("stress", &["hub", "server", "client"]);
     let hub = hub(&dir, "hub").await;
@@ -305,7 +309,7 @@ async fn the_stress_server_serves_every_object_over_sc() {
         .unwrap();
     wait_for("both nodes on the hub", || hub.stats().nodes == 2).await;
     let server_vmac = server_node.vmac();
-    let mut config = ServerConfig::new(
+    let mut config = BacnetServerConfig::new(
         "0.0.0.0:0".parse().unwrap(),
         stress_profile().build().unwrap(),
     );
@@ -340,12 +344,12 @@ async fn the_stress_server_serves_every_object_over_sc() {
 async fn a_bip_client_reaches_an_sc_device_through_the_router() {
     use std::net::{Ipv4Addr, SocketAddrV4};
 
+    use crate::profiles::stress_profile;
     use buildwire_bacnet::driver::{
-        BacnetClient, BacnetRouter, BacnetServer, BipConfig, BipTransport, RouterOptions,
-        RouterPort, ServerConfig,
+        BacnetClient, BacnetRouter, BacnetServer, BacnetServerConfig, BipConfig, BipTransport,
+        RouterOptions, RouterPort,
     };
     use buildwire_bacnet::network::{DeviceAddress, MacAddress, RoutedAddress};
-    use buildwire_bacnet::objects::profile::stress_profile;
 
     let dir = pki("routed", &["hub", "router", "server"]);
     let hub = hub(&dir, "hub").await;
@@ -358,7 +362,7 @@ async fn a_bip_client_reaches_an_sc_device_through_the_router() {
         .unwrap();
     wait_for("router and server on the hub", || hub.stats().nodes == 2).await;
     let server_vmac = server_node.vmac();
-    let mut config = ServerConfig::new(
+    let mut config = BacnetServerConfig::new(
         "0.0.0.0:0".parse().unwrap(),
         stress_profile().build().unwrap(),
     );
@@ -414,7 +418,7 @@ async fn a_bip_client_reaches_an_sc_device_through_the_router() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_oversized_frame_closes_only_its_connection() {
     use buildwire_bacnet::driver::{ScHub, ScHubConfig, random_uuid, random_vmac};
-    use buildwire_bacnet::sc::HubConfig;
+    use buildwire_bacnet::link::sc::HubConfig;
     use futures_util::{SinkExt, StreamExt};
     use tokio_tungstenite::tungstenite::Message;
     use tokio_tungstenite::tungstenite::client::IntoClientRequest;

@@ -9,12 +9,12 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use buildwire_bacnet::driver::sc_tls::{ScTlsFiles, client_config};
+use buildwire_bacnet::driver::sc::tls::{ScTlsFiles, client_config};
 use buildwire_bacnet::driver::{BacnetClient, ScNodeConfig, ScTransport, random_uuid, random_vmac};
 use buildwire_bacnet::encoding::{ApplicationValue, Element};
+use buildwire_bacnet::link::sc::node::NodeConfig;
+use buildwire_bacnet::link::sc::{HubConnectionStatus, LocalIdentity};
 use buildwire_bacnet::network::DeviceAddress;
-use buildwire_bacnet::sc::node::NodeConfig;
-use buildwire_bacnet::sc::{HubConnectionStatus, LocalIdentity};
 use buildwire_bacnet::tsm::TsmConfig;
 use buildwire_bacnet::{ObjectIdentifier, PropertyIdentifier};
 

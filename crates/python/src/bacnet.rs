@@ -7,17 +7,16 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use buildwire_bacnet::app::{ValueType, parse_value_text};
-use buildwire_bacnet::driver::{BacnetClient, BacnetServer, ServerConfig};
+use buildwire_bacnet::driver::{BacnetClient, BacnetServer, BacnetServerConfig};
 use buildwire_bacnet::encoding::Element;
 use buildwire_bacnet::inspect::elements_json;
 use buildwire_bacnet::objects::PropertyData;
-use buildwire_bacnet::objects::profile::{
-    DeviceProfile, ObjectSpec, large_profile, stress_profile,
-};
+use buildwire_bacnet::objects::profile::{DeviceProfile, ObjectSpec};
 use buildwire_bacnet::services::{
     InstanceRange, PropertyReference, ReadAccessSpecification, ReadResult,
 };
 use buildwire_bacnet::{ObjectIdentifier, PropertyIdentifier};
+use buildwire_bench::bacnet::profiles::{large_profile, stress_profile};
 use pyo3::exceptions::{PyRuntimeError, PyTimeoutError, PyValueError};
 use pyo3::prelude::*;
 use pyo3_async_runtimes::tokio::future_into_py;
@@ -361,7 +360,7 @@ pub fn bacnet_serve(
     let database = profile
         .build()
         .map_err(|e| PyValueError::new_err(e.to_string()))?;
-    let mut config = ServerConfig::new(bind, database);
+    let mut config = BacnetServerConfig::new(bind, database);
     if let Some(b) = broadcast {
         config.broadcast = Some(
             b.parse()

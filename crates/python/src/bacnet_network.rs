@@ -6,14 +6,15 @@ use std::net::{Ipv4Addr, SocketAddrV4};
 use std::sync::Arc;
 use std::time::Duration;
 
-use buildwire_bacnet::bbmd::{BbmdConfig, BipRole, ForeignConfig};
-use buildwire_bacnet::driver::bbmd::{parse_bdt, read_bdt, read_fdt};
+use buildwire_bacnet::driver::bip::bbmd::{parse_bdt, read_bdt, read_fdt};
 use buildwire_bacnet::driver::{BacnetBbmd, BacnetClient, BacnetRouter, BipConfig, ClientConfig};
+use buildwire_bacnet::link::{BbmdConfig, BipRole, ForeignConfig};
+use buildwire_bacnet::link::{BdtEntry, FdtEntry};
 use buildwire_bacnet::network::{DeviceAddress, RoutedAddress};
 use buildwire_bacnet::objects::device::DeviceConfig;
-use buildwire_bacnet::objects::profile::{DeviceProfile, stress_profile};
-use buildwire_bacnet::transport::{BdtEntry, FdtEntry};
+use buildwire_bacnet::objects::profile::DeviceProfile;
 use buildwire_bacnet::tsm::TsmConfig;
+use buildwire_bench::bacnet::profiles::stress_profile;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3_async_runtimes::tokio::future_into_py;
@@ -189,7 +190,7 @@ pub fn bacnet_router(
         let router =
             BacnetRouter::start_from_text(&ports, &routes, accept_routing_table_updates, device)
                 .await
-                .map_err(PyRuntimeError::new_err)?;
+                .map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
         Ok(BacnetRouterHandle {
             inner: Arc::new(router),
         })
@@ -248,7 +249,8 @@ pub fn bacnet_bbmd(
     max_foreign_devices: usize,
 ) -> PyResult<Bound<'_, PyAny>> {
     let bind = socket_address(&bind)?;
-    let mut entries = parse_bdt(&bdt.join("\n")).map_err(PyValueError::new_err)?;
+    let mut entries =
+        parse_bdt(&bdt.join("\n")).map_err(|e| PyValueError::new_err(e.to_string()))?;
     if !entries.iter().any(|e| e.address == bind) {
         entries.insert(
             0,

@@ -5,15 +5,15 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use buildwire_bacnet::driver::sc_certs::write_pki;
-use buildwire_bacnet::driver::sc_tls::{ScTlsFiles, client_config, server_config};
+use buildwire_bacnet::driver::sc::certs::write_pki;
+use buildwire_bacnet::driver::sc::tls::{ScTlsFiles, client_config, server_config};
 use buildwire_bacnet::driver::{
-    BacnetServer, ScHub, ScHubConfig, ScNodeConfig, ScTransport, ServerConfig, random_identity,
-    random_uuid, random_vmac,
+    BacnetServer, BacnetServerConfig, ScHub, ScHubConfig, ScNodeConfig, ScTransport,
+    random_identity, random_uuid, random_vmac,
 };
-use buildwire_bacnet::objects::profile::stress_profile;
-use buildwire_bacnet::sc::node::NodeConfig;
-use buildwire_bacnet::sc::{HubConfig, Vmac};
+use buildwire_bacnet::link::sc::node::NodeConfig;
+use buildwire_bacnet::link::sc::{HubConfig, Vmac};
+use buildwire_bench::bacnet::profiles::stress_profile;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3_async_runtimes::tokio::future_into_py;
@@ -188,7 +188,7 @@ pub fn bacnet_sc_device(
             .await
             .map_err(|e| PyRuntimeError::new_err(format!("cannot reach the hub {hub}: {e}")))?;
         let vmac = transport.vmac();
-        let mut config = ServerConfig::new(
+        let mut config = BacnetServerConfig::new(
             "0.0.0.0:0"
                 .parse()
                 .map_err(|_| PyValueError::new_err("bind"))?,
@@ -314,7 +314,7 @@ pub fn bacnet_sc_client(
         let transport = ScTransport::start(node_config)
             .await
             .map_err(|e| PyRuntimeError::new_err(format!("cannot reach the hub {hub}: {e}")))?;
-        if transport.status() == buildwire_bacnet::sc::HubConnectionStatus::NoHubConnection {
+        if transport.status() == buildwire_bacnet::link::sc::HubConnectionStatus::NoHubConnection {
             return Err(PyRuntimeError::new_err(format!(
                 "no connection to the hub {hub}: check the address and that each side trusts \
                  the other's certificate authority"

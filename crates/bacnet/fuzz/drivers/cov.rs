@@ -22,7 +22,8 @@ use buildwire_bacnet::enums::{AbortReason, PropertyIdentifier, RejectReason};
 use buildwire_bacnet::network::Npdu;
 use buildwire_bacnet::network::npdu::NpduBody;
 use buildwire_bacnet::objects::PropertyData;
-use buildwire_bacnet::objects::profile::{DeviceProfile, stress_profile};
+use buildwire_bacnet::objects::profile::DeviceProfile;
+use profiles::stress_profile;
 use buildwire_bacnet::services::{
     CovNotificationRequest, PropertyReference, SubscribeCovPropertyRequest, SubscribeCovRequest,
 };

@@ -4,6 +4,10 @@
 //! to the same value.
 #![no_main]
 
+#[allow(dead_code)]
+#[path = "../../../bench/src/bacnet/profiles.rs"]
+mod profiles;
+
 use std::net::{Ipv4Addr, SocketAddrV4};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
@@ -13,7 +17,8 @@ use buildwire_bacnet::app::DeviceServer;
 use buildwire_bacnet::encoding::Reader;
 use buildwire_bacnet::network::Npdu;
 use buildwire_bacnet::network::npdu::NpduBody;
-use buildwire_bacnet::objects::profile::{DeviceProfile, stress_profile};
+use buildwire_bacnet::objects::profile::DeviceProfile;
+use profiles::stress_profile;
 use buildwire_bacnet::tsm::TsmConfig;
 use libfuzzer_sys::fuzz_target;
 

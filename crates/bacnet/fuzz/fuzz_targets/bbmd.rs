@@ -8,8 +8,9 @@
 use std::net::{Ipv4Addr, Ipv6Addr, SocketAddrV4, SocketAddrV6};
 use std::time::{Duration, Instant};
 
-use buildwire_bacnet::bbmd::{Bbmd6Config, BbmdConfig, Bip6Link, Bip6Role, BipLink, BipRole};
-use buildwire_bacnet::transport::{BdtEntry, Bvll, Bvll6, Vmac};
+use buildwire_bacnet::link::{Bbmd6Config, BbmdConfig, Bip6Link, Bip6Role, BipLink, BipRole};
+use buildwire_bacnet::link::bip6::Vmac;
+use buildwire_bacnet::link::{BdtEntry, Bvll, Bvll6};
 use libfuzzer_sys::fuzz_target;
 
 const MAX_FOREIGN: usize = 4;

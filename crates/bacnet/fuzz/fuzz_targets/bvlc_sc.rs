@@ -5,8 +5,8 @@
 
 use std::time::Instant;
 
-use buildwire_bacnet::sc::bvlc::BvlcMessage;
-use buildwire_bacnet::sc::{
+use buildwire_bacnet::link::sc::bvlc::BvlcMessage;
+use buildwire_bacnet::link::sc::{
     ConnectionConfig, DeviceUuid, Hub, HubConfig, HubOutput, LocalIdentity, ScConnection, Vmac,
 };
 use libfuzzer_sys::fuzz_target;

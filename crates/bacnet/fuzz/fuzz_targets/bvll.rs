@@ -1,7 +1,7 @@
 //! Fuzz target: BVLL datagrams. Whatever decodes must re-encode and decode to the same value.
 #![no_main]
 
-use buildwire_bacnet::transport::Bvll;
+use buildwire_bacnet::link::Bvll;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -2,7 +2,7 @@
 //! decode to the same value.
 #![no_main]
 
-use buildwire_bacnet::transport::Bvll6;
+use buildwire_bacnet::link::Bvll6;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -7,6 +7,10 @@
 
 use libfuzzer_sys::fuzz_target;
 
+#[allow(dead_code)]
+#[path = "../../../bench/src/bacnet/profiles.rs"]
+mod profiles;
+
 include!("../drivers/cov.rs");
 
 fuzz_target!(|data: &[u8]| {

@@ -6,11 +6,15 @@
 //! database.
 #![no_main]
 
+#[allow(dead_code)]
+#[path = "../../../bench/src/bacnet/profiles.rs"]
+mod profiles;
+
 use buildwire_bacnet::encoding::abstract_syntax::{decode_to_end, encode_elements};
 use buildwire_bacnet::encoding::{ApplicationValue, Element, Reader};
 use buildwire_bacnet::enums::PropertyIdentifier;
 use buildwire_bacnet::objects::database::ObjectDatabase;
-use buildwire_bacnet::objects::profile::stress_profile;
+use profiles::stress_profile;
 use libfuzzer_sys::fuzz_target;
 
 /// Most value elements one write carries.

@@ -47,7 +47,7 @@ fuzz_target!(|data: &[u8]| {
     let mut sent = 0usize;
     let mut inputs = 0usize;
     let mut now = Instant::now();
-    let mut check = |router: &mut Router, sent: &mut usize| {
+    let check = |router: &mut Router, sent: &mut usize| {
         while let Some(transmit) = router.poll_transmit() {
             assert!(transmit.port < PORTS);
             Npdu::decode(&mut Reader::new(&transmit.npdu)).expect("router NPDUs decode");

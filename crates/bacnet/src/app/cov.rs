@@ -512,7 +512,33 @@ fn build_notice<P: Clone>(
 mod tests {
     use super::*;
     use crate::encoding::BitString;
-    use crate::objects::profile::stress_profile;
+    use crate::objects::device::DeviceConfig;
+    use crate::objects::profile::{DeviceProfile, ObjectSpec};
+
+    /// The objects these tests subscribe to: AI-1 (61.5) and AI-2 (63.0) with the default
+    /// cov-increment, BV-1, AV-1..AV-4 and a Calendar (which has no COV).
+    fn cov_objects() -> DeviceProfile {
+        let mut objects = Vec::new();
+        for (i, value) in [(1, 61.5), (2, 63.0)] {
+            let mut ai = ObjectSpec::new(ObjectType::AnalogInput, i, &format!("AI-{i}"));
+            ai.present_value = Some(value);
+            objects.push(ai);
+        }
+        let mut bv = ObjectSpec::new(ObjectType::BinaryValue, 1, "BV-1");
+        bv.commandable = true;
+        objects.push(bv);
+        for i in 1..=4 {
+            let mut av = ObjectSpec::new(ObjectType::AnalogValue, i, &format!("AV-{i}"));
+            av.present_value = Some(70.0 + i as f32);
+            av.commandable = true;
+            objects.push(av);
+        }
+        objects.push(ObjectSpec::new(ObjectType::Calendar, 1, "Calendar-1"));
+        DeviceProfile {
+            device: DeviceConfig::default(),
+            objects,
+        }
+    }
 
     fn av(instance: u32) -> ObjectIdentifier {
         ObjectIdentifier::new(ObjectType::AnalogValue, instance)
@@ -535,7 +561,7 @@ mod tests {
 
     #[test]
     fn initial_notice_then_increment_rules() {
-        let mut db = stress_profile().build().unwrap();
+        let mut db = cov_objects().build().unwrap();
         let t0 = Instant::now();
         let mut table = CovTable::new(CovLimits::default());
         let ai = ObjectIdentifier::new(ObjectType::AnalogInput, 1);
@@ -577,7 +603,7 @@ mod tests {
 
     #[test]
     fn confirmed_notices_wait_for_the_answer() {
-        let mut db = stress_profile().build().unwrap();
+        let mut db = cov_objects().build().unwrap();
         let t0 = Instant::now();
         let mut table = CovTable::new(CovLimits::default());
         let bv = ObjectIdentifier::new(ObjectType::BinaryValue, 1);
@@ -610,7 +636,7 @@ mod tests {
 
     #[test]
     fn limits_lifetimes_renewal_and_errors() {
-        let db = stress_profile().build().unwrap();
+        let db = cov_objects().build().unwrap();
         let t0 = Instant::now();
         let mut table = CovTable::new(CovLimits {
             max_subscriptions: 3,
@@ -665,7 +691,7 @@ mod tests {
 
     #[test]
     fn property_subscription_with_its_own_increment() {
-        let mut db = stress_profile().build().unwrap();
+        let mut db = cov_objects().build().unwrap();
         let t0 = Instant::now();
         let mut table = CovTable::new(CovLimits::default());
         let ai = ObjectIdentifier::new(ObjectType::AnalogInput, 2);

@@ -5,15 +5,18 @@
 //! and give NPDUs to send, events and the next deadline out; the tokio drivers in
 //! [`crate::driver`] only move those bytes.
 
-pub mod client;
+pub(crate) mod client;
 pub mod cov;
-pub mod cov_subscriber;
+pub(crate) mod cov_subscriber;
 pub mod device_control;
 pub mod read_plan;
 pub mod server;
-pub mod value_text;
+pub(crate) mod value_text;
 
-pub use client::{Announcement, ClientCore, ClientError, Completion, CovNotification, Reply};
+pub use client::{
+    Announcement, ClientCore, ClientError, Completion, CovNotification, MAX_QUEUED_NOTIFICATIONS,
+    Reply,
+};
 pub use cov_subscriber::{CovOptions, CovSubscriber};
 pub use server::{
     CovStats, Destination, DeviceEvent, DeviceServer, PeerAddress, ServerStats, Transmit,

@@ -31,6 +31,7 @@ use crate::services::{
 use crate::tsm::{Response, ServerEvent, ServerTsm, TsmConfig};
 
 mod device_services;
+use device_services::RequestContext;
 pub use device_services::{CovStats, DeviceEvent, SCHEDULE_TICK};
 
 /// Most NPDUs waiting in the transmit queue; older unsent ones are dropped past this so a
@@ -320,9 +321,12 @@ impl<A: LinkAddress> DeviceServer<A> {
                         segmented_response_accepted,
                         self.tsm.config(),
                     );
-                    self.extras.context = Some((now, peer, capacity));
-                    let response = self.execute(service, &payload);
-                    self.extras.context = None;
+                    let context = RequestContext {
+                        now,
+                        peer,
+                        capacity,
+                    };
+                    let response = self.execute(&context, service, &payload);
                     // The transaction was delivered just now, so it is known to the TSM.
                     let _ = self.tsm.respond(now, peer, invoke_id, response);
                     // The answer goes out before what follows it (initial COV notification).
@@ -463,6 +467,7 @@ impl<A: LinkAddress> DeviceServer<A> {
     /// Decodes and executes one confirmed request against the database.
     fn execute(
         &mut self,
+        context: &RequestContext<A>,
         service: crate::apdu::ConfirmedServiceChoice,
         payload: &[u8],
     ) -> Response {
@@ -474,17 +479,15 @@ impl<A: LinkAddress> DeviceServer<A> {
             }
         };
         self.stats.requests += 1;
-        if let Some((now, _, _)) = self.extras.context {
-            for (object, property) in device_services::device_reads(&request) {
-                self.refresh_active_subscriptions(now, object, property);
-            }
+        for (object, property) in device_services::device_reads(&request) {
+            self.refresh_active_subscriptions(context.now, object, property);
         }
         match request {
             ConfirmedRequest::ReadProperty(rp) => self.read_property(&rp),
             ConfirmedRequest::WriteProperty(wp) => self.write_property(&wp),
             ConfirmedRequest::ReadPropertyMultiple(rpm) => self.read_property_multiple(&rpm),
             ConfirmedRequest::WritePropertyMultiple(wpm) => self.write_property_multiple(&wpm),
-            other => self.execute_more(other),
+            other => self.execute_more(context, other),
         }
     }
 

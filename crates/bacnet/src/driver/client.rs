@@ -17,7 +17,7 @@ use std::net::{Ipv4Addr, SocketAddrV4};
 
 use super::transport::Transport;
 use crate::app::PeerAddress;
-use crate::bbmd::BipRole;
+use crate::link::BipRole;
 use crate::network::{DeviceAddress, LinkAddress, RouteCache, RoutedAddress};
 use std::time::Duration;
 

@@ -6,33 +6,30 @@
 //! node, BBMD or foreign device) or [`Bip6Transport`] (BACnet/IPv6). [`BacnetRouter`] runs a
 //! [`crate::router::Router`] between such transports, optionally hosting a device.
 
-pub mod bbmd;
-mod bip;
-mod bip6;
+pub mod bip;
 mod client;
 pub mod clock;
+mod error;
 mod link_clock;
 mod router;
-pub mod sc_certs;
-mod sc_hub;
-mod sc_node;
-pub mod sc_tls;
-mod sc_websocket;
+pub mod sc;
 mod server;
 mod transport;
 
-pub use bbmd::BacnetBbmd;
-pub use bip::{BipConfig, BipTransport, MAX_BIP_DATAGRAM, MAX_BIP_NPDU, Received};
-pub use bip6::{Bip6Config, Bip6Transport};
+pub use bip::{
+    BacnetBbmd, Bip6Config, Bip6Transport, BipConfig, BipTransport, MAX_BIP_DATAGRAM, MAX_BIP_NPDU,
+    Received,
+};
 pub use client::{BacnetClient, ClientConfig, CovSubscription, DEFAULT_MAX_CONCURRENT_PER_DEVICE};
+pub use error::DriverError;
 pub use link_clock::LinkClock;
 pub use router::{
     BacnetRouter, PortDescription, PortLink, PortSpec, RouterOptions, RouterPort, RouterPortStats,
-    interface_index, parse_static_route,
+    RouterSetupError, interface_index, parse_static_route,
 };
-pub use sc_hub::{ScHub, ScHubConfig, ScHubStats};
-pub use sc_node::{
-    ScNodeConfig, ScTransport, load_or_create_uuid, random_identity, random_uuid, random_vmac,
+pub use sc::{
+    ScHub, ScHubConfig, ScHubStats, ScNodeConfig, ScTransport, load_or_create_uuid,
+    random_identity, random_uuid, random_vmac,
 };
-pub use server::{BacnetServer, ServerConfig};
+pub use server::{BacnetServer, BacnetServerConfig};
 pub use transport::{Delivery, Transport};

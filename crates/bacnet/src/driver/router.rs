@@ -13,13 +13,13 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 
 use super::bip::BipTransport;
-use super::bip6::{Bip6Config, Bip6Transport};
+use super::bip::{Bip6Config, Bip6Transport};
 use super::transport::Transport;
 use crate::app::{Destination, DeviceServer};
+use crate::link::bip6::bvll::{MULTICAST_LINK_LOCAL, Vmac};
 use crate::network::MacAddress;
 use crate::objects::database::ObjectDatabase;
 use crate::router::{Route, Router, RouterConfig, RouterLink, RouterStats, StaticRoute};
-use crate::transport::bvll6::{MULTICAST_LINK_LOCAL, Vmac};
 use crate::tsm::TsmConfig;
 
 /// NPDUs waiting between the port readers and the router; more are dropped (and counted)
@@ -193,8 +193,8 @@ impl BacnetRouter {
         config.static_routes = options.static_routes;
         config.accept_routing_table_updates = options.accept_routing_table_updates;
         config.host_device = options.device.is_some();
-        let router = Router::new(config)
-            .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))?;
+        let router =
+            Router::new(config).map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
         let device = options.device.map(|(database, tsm)| {
             let mut server = DeviceServer::new(database, tsm);
             server.i_am();
@@ -477,27 +477,125 @@ fn parse_v6(text: &str) -> Option<SocketAddrV6> {
     })
 }
 
+/// A router port, static route or router that cannot be set up from its text.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum RouterSetupError {
+    /// No network interface of that name.
+    #[error("no network interface {0:?}")]
+    NoInterface(String),
+    /// A port not written as [`PortSpec`] documents.
+    #[error(
+        "port {0:?}: write NETWORK=bip:ADDRESS:PORT[,broadcast=IP][,bdt=FILE], \
+         NETWORK=bip6:[ADDRESS]:PORT[,vmac=HEX6][,interface=NAME][,group=ADDRESS] or \
+         NETWORK=sc:wss://HOST:PORT,cert=FILE,key=FILE,ca=FILE"
+    )]
+    PortUsage(String),
+    /// A port's network number outside 1..=65534.
+    #[error("port {0:?}: the network number is 1..=65534")]
+    NetworkNumber(String),
+    /// An option the port's link does not have.
+    #[error("port {port:?}: no option {option:?} for {link}")]
+    UnknownOption {
+        /// The port as written.
+        port: String,
+        /// The option's name.
+        option: String,
+        /// `bip`, `bip6` or `sc`.
+        link: &'static str,
+    },
+    /// A value that does not parse (`broadcast=`, `group=`: `what` names the option).
+    #[error("{what}={value}: not an {family} address")]
+    Address {
+        /// The option.
+        what: &'static str,
+        /// Its value.
+        value: String,
+        /// `IPv4` or `IPv6`.
+        family: &'static str,
+    },
+    /// A VMAC that does not parse.
+    #[error("{0}")]
+    Vmac(String),
+    /// A BACnet/SC hub that is not a WebSocket URI.
+    #[error("port {0:?}: the hub is wss://HOST:PORT")]
+    HubUri(String),
+    /// A `wss://` hub without certificate files.
+    #[error(
+        "port {0:?}: a wss:// hub needs cert=FILE,key=FILE,ca=FILE \
+         (make test ones with `buildwire bacnet sc-certs DIR`)"
+    )]
+    HubTls(String),
+    /// A port's BDT file.
+    #[error(transparent)]
+    Bdt(#[from] super::bip::bbmd::BdtError),
+    /// A port's socket that cannot be bound (`at` as written in the message).
+    #[error("network {network}: cannot bind {at}: {source}")]
+    Bind {
+        /// The port's network.
+        network: u16,
+        /// The address.
+        at: String,
+        /// Why.
+        source: io::Error,
+    },
+    /// A BACnet/SC port's TLS files.
+    #[error("network {network}: {source}")]
+    Tls {
+        /// The port's network.
+        network: u16,
+        /// Why.
+        source: super::sc::tls::TlsSetupError,
+    },
+    /// A BACnet/SC port's hub connection.
+    #[error("network {network}: hub {hub}: {source}")]
+    Hub {
+        /// The port's network.
+        network: u16,
+        /// The hub.
+        hub: String,
+        /// Why.
+        source: io::Error,
+    },
+    /// A static route not written `NETWORK=PORT_NETWORK[:NEXT_HOP_HEXMAC]`.
+    #[error("route {0:?}: write NETWORK=PORT_NETWORK[:NEXT_HOP_HEXMAC]")]
+    RouteUsage(String),
+    /// A static route through a network no port is on.
+    #[error("route {route:?}: no port for network {network}")]
+    RoutePort {
+        /// The route as written.
+        route: String,
+        /// The network it names as its port's.
+        network: u16,
+    },
+    /// A static route's next hop that is not a MAC.
+    #[error(transparent)]
+    NextHop(#[from] crate::network::address::AddressParseError),
+    /// The router itself did not start.
+    #[error(transparent)]
+    Start(io::Error),
+}
+
 /// The index of a network interface given by name (or as a number).
-pub fn interface_index(name: &str) -> Result<u32, String> {
+pub fn interface_index(name: &str) -> Result<u32, RouterSetupError> {
     if let Ok(index) = name.parse::<u32>() {
         return Ok(index);
     }
     std::fs::read_to_string(format!("/sys/class/net/{name}/ifindex"))
         .ok()
         .and_then(|text| text.trim().parse().ok())
-        .ok_or_else(|| format!("no network interface {name:?}"))
+        .ok_or_else(|| RouterSetupError::NoInterface(name.to_owned()))
 }
 
 impl std::str::FromStr for PortSpec {
-    type Err = String;
+    type Err = RouterSetupError;
 
-    fn from_str(text: &str) -> Result<Self, String> {
-        let usage = || {
-            format!(
-                "port {text:?}: write NETWORK=bip:ADDRESS:PORT[,broadcast=IP][,bdt=FILE], \
-                 NETWORK=bip6:[ADDRESS]:PORT[,vmac=HEX6][,interface=NAME][,group=ADDRESS] or \
-                 NETWORK=sc:wss://HOST:PORT,cert=FILE,key=FILE,ca=FILE"
-            )
+    fn from_str(text: &str) -> Result<Self, RouterSetupError> {
+        let usage = || RouterSetupError::PortUsage(text.to_owned());
+        let unknown = |option: &str, link| RouterSetupError::UnknownOption {
+            port: text.to_owned(),
+            option: option.to_owned(),
+            link,
         };
         let (network, rest) = text.split_once('=').ok_or_else(usage)?;
         let network: u16 = network
@@ -505,7 +603,7 @@ impl std::str::FromStr for PortSpec {
             .parse()
             .ok()
             .filter(|n| *n != 0 && *n != 0xFFFF)
-            .ok_or_else(|| format!("port {text:?}: the network number is 1..=65534"))?;
+            .ok_or_else(|| RouterSetupError::NetworkNumber(text.to_owned()))?;
         let mut parts = rest.split(',');
         let link = parts.next().unwrap_or_default();
         let options: Vec<(&str, &str)> = parts
@@ -518,14 +616,14 @@ impl std::str::FromStr for PortSpec {
             for (key, value) in options {
                 match key {
                     "broadcast" => {
-                        broadcast = Some(
-                            value
-                                .parse()
-                                .map_err(|_| format!("broadcast={value}: not an IPv4 address"))?,
-                        );
+                        broadcast = Some(value.parse().map_err(|_| RouterSetupError::Address {
+                            what: "broadcast",
+                            value: value.to_owned(),
+                            family: "IPv4",
+                        })?);
                     }
                     "bdt" => bdt = Some(value.to_owned()),
-                    other => return Err(format!("port {text:?}: no option {other:?} for bip")),
+                    other => return Err(unknown(other, "bip")),
                 }
             }
             return Ok(Self::Bip {
@@ -540,14 +638,18 @@ impl std::str::FromStr for PortSpec {
             let (mut vmac, mut interface, mut group) = (None, None, MULTICAST_LINK_LOCAL);
             for (key, value) in options {
                 match key {
-                    "vmac" => vmac = Some(value.parse::<Vmac>()?),
+                    "vmac" => {
+                        vmac = Some(value.parse::<Vmac>().map_err(RouterSetupError::Vmac)?);
+                    }
                     "interface" => interface = Some(value.to_owned()),
                     "group" => {
-                        group = value
-                            .parse()
-                            .map_err(|_| format!("group={value}: not an IPv6 address"))?;
+                        group = value.parse().map_err(|_| RouterSetupError::Address {
+                            what: "group",
+                            value: value.to_owned(),
+                            family: "IPv6",
+                        })?;
                     }
-                    other => return Err(format!("port {text:?}: no option {other:?} for bip6")),
+                    other => return Err(unknown(other, "bip6")),
                 }
             }
             return Ok(Self::Bip6 {
@@ -560,7 +662,7 @@ impl std::str::FromStr for PortSpec {
         }
         if let Some(hub) = link.strip_prefix("sc:") {
             if !(hub.starts_with("wss://") || hub.starts_with("ws://")) {
-                return Err(format!("port {text:?}: the hub is wss://HOST:PORT"));
+                return Err(RouterSetupError::HubUri(text.to_owned()));
             }
             let (mut cert, mut key, mut ca) = (None, None, None);
             for (option, value) in options {
@@ -568,16 +670,13 @@ impl std::str::FromStr for PortSpec {
                     "cert" => cert = Some(value.to_owned()),
                     "key" => key = Some(value.to_owned()),
                     "ca" => ca = Some(value.to_owned()),
-                    other => return Err(format!("port {text:?}: no option {other:?} for sc")),
+                    other => return Err(unknown(other, "sc")),
                 }
             }
             let tls = match (hub.starts_with("wss://"), cert, key, ca) {
                 (true, Some(cert), Some(key), Some(ca)) => Some((cert, key, ca)),
                 (true, ..) => {
-                    return Err(format!(
-                        "port {text:?}: a wss:// hub needs cert=FILE,key=FILE,ca=FILE \
-                         (make test ones with `buildwire bacnet sc-certs DIR`)"
-                    ));
+                    return Err(RouterSetupError::HubTls(text.to_owned()));
                 }
                 (false, ..) => None,
             };
@@ -602,7 +701,7 @@ impl PortSpec {
     }
 
     /// Binds the port's transport.
-    pub async fn bind(&self) -> Result<RouterPort, String> {
+    pub async fn bind(&self) -> Result<RouterPort, RouterSetupError> {
         match self {
             Self::Bip {
                 network,
@@ -611,19 +710,24 @@ impl PortSpec {
                 bdt,
             } => {
                 let role = match bdt {
-                    Some(path) => crate::bbmd::BipRole::Bbmd(crate::bbmd::BbmdConfig {
-                        bdt: super::bbmd::bdt_file(path, *bind)?,
-                        ..crate::bbmd::BbmdConfig::default()
+                    Some(path) => crate::link::BipRole::Bbmd(crate::link::BbmdConfig {
+                        bdt: super::bip::bbmd::bdt_file(path, *bind)?,
+                        ..crate::link::BbmdConfig::default()
                     }),
-                    None => crate::bbmd::BipRole::Node,
+                    None => crate::link::BipRole::Node,
                 };
                 let config = super::bip::BipConfig {
                     bind: *bind,
                     broadcast: *broadcast,
                 };
-                let transport = BipTransport::bind_with_role(&config, role)
-                    .await
-                    .map_err(|e| format!("network {network}: cannot bind {bind}: {e}"))?;
+                let transport =
+                    BipTransport::bind_with_role(&config, role)
+                        .await
+                        .map_err(|source| RouterSetupError::Bind {
+                            network: *network,
+                            at: bind.to_string(),
+                            source,
+                        })?;
                 Ok(RouterPort::Bip {
                     network: *network,
                     transport,
@@ -657,12 +761,12 @@ impl PortSpec {
                     interface,
                     ..Bip6Config::new(*bind, vmac)
                 };
-                let transport = Bip6Transport::bind(&config).await.map_err(|e| {
-                    format!(
-                        "network {network}: cannot bind [{}]:{}: {e}",
-                        bind.ip(),
-                        bind.port()
-                    )
+                let transport = Bip6Transport::bind(&config).await.map_err(|source| {
+                    RouterSetupError::Bind {
+                        network: *network,
+                        at: format!("[{}]:{}", bind.ip(), bind.port()),
+                        source,
+                    }
                 })?;
                 Ok(RouterPort::Bip6 {
                     network: *network,
@@ -672,28 +776,35 @@ impl PortSpec {
             Self::Sc { network, hub, tls } => {
                 let tls = match tls {
                     Some((cert, key, ca)) => Some(
-                        super::sc_tls::client_config(&super::sc_tls::ScTlsFiles {
+                        super::sc::tls::client_config(&super::sc::tls::ScTlsFiles {
                             certificate: cert.into(),
                             private_key: key.into(),
                             issuers: vec![ca.into()],
                         })
-                        .map_err(|e| format!("network {network}: {e}"))?,
+                        .map_err(|source| RouterSetupError::Tls {
+                            network: *network,
+                            source,
+                        })?,
                     ),
                     None => None,
                 };
-                let identity = crate::sc::LocalIdentity {
+                let identity = crate::link::sc::LocalIdentity {
                     vmac: super::random_vmac(),
                     uuid: super::random_uuid(),
-                    max_bvlc_length: crate::sc::DEFAULT_MAX_BVLC_LENGTH,
-                    max_npdu_length: crate::sc::DEFAULT_MAX_NPDU_LENGTH,
+                    max_bvlc_length: crate::link::sc::DEFAULT_MAX_BVLC_LENGTH,
+                    max_npdu_length: crate::link::sc::DEFAULT_MAX_NPDU_LENGTH,
                 };
                 let config = super::ScNodeConfig::new(
-                    crate::sc::node::NodeConfig::new(identity, hub.clone()),
+                    crate::link::sc::node::NodeConfig::new(identity, hub.clone()),
                     tls,
                 );
-                let transport = super::ScTransport::start(config)
-                    .await
-                    .map_err(|e| format!("network {network}: hub {hub}: {e}"))?;
+                let transport = super::ScTransport::start(config).await.map_err(|source| {
+                    RouterSetupError::Hub {
+                        network: *network,
+                        hub: hub.clone(),
+                        source,
+                    }
+                })?;
                 Ok(RouterPort::Sc {
                     network: *network,
                     transport,
@@ -706,8 +817,8 @@ impl PortSpec {
 /// A static route written `NETWORK=PORT_NETWORK[:NEXT_HOP_HEXMAC]`: `NETWORK` is reached
 /// through the port of `PORT_NETWORK`, via the router with that MAC there (or by broadcast
 /// on that port).
-pub fn parse_static_route(text: &str, ports: &[PortSpec]) -> Result<StaticRoute, String> {
-    let usage = || format!("route {text:?}: write NETWORK=PORT_NETWORK[:NEXT_HOP_HEXMAC]");
+pub fn parse_static_route(text: &str, ports: &[PortSpec]) -> Result<StaticRoute, RouterSetupError> {
+    let usage = || RouterSetupError::RouteUsage(text.to_owned());
     let (network, rest) = text.split_once('=').ok_or_else(usage)?;
     let network: u16 = network.trim().parse().map_err(|_| usage())?;
     let (port_network, next_hop) = match rest.split_once(':') {
@@ -718,12 +829,13 @@ pub fn parse_static_route(text: &str, ports: &[PortSpec]) -> Result<StaticRoute,
     let port = ports
         .iter()
         .position(|p| p.network() == port_network)
-        .ok_or_else(|| format!("route {text:?}: no port for network {port_network}"))?;
+        .ok_or_else(|| RouterSetupError::RoutePort {
+            route: text.to_owned(),
+            network: port_network,
+        })?;
     let next_hop = match next_hop {
         Some(mac) => {
-            let routed: crate::network::RoutedAddress = format!("{port_network}:{mac}")
-                .parse()
-                .map_err(|e: crate::network::address::AddressParseError| e.to_string())?;
+            let routed: crate::network::RoutedAddress = format!("{port_network}:{mac}").parse()?;
             Some(routed.mac)
         }
         None => None,
@@ -743,7 +855,7 @@ impl BacnetRouter {
         routes: &[String],
         accept_routing_table_updates: bool,
         device: Option<(ObjectDatabase, TsmConfig)>,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, RouterSetupError> {
         let specs: Vec<PortSpec> = ports.iter().map(|p| p.parse()).collect::<Result<_, _>>()?;
         let static_routes = routes
             .iter()
@@ -762,7 +874,7 @@ impl BacnetRouter {
             },
         )
         .await
-        .map_err(|e| e.to_string())
+        .map_err(RouterSetupError::Start)
     }
 
     /// Per port: network, link kind, local address, and VMAC for B/IPv6.

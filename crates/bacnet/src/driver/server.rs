@@ -14,7 +14,7 @@ use tokio::task::JoinHandle;
 use super::bip::{BipConfig, BipTransport};
 use super::transport::Transport;
 use crate::app::{Destination, DeviceServer, Transmit};
-use crate::bbmd::BipRole;
+use crate::link::BipRole;
 use crate::network::LinkAddress;
 use crate::objects::database::{ObjectDatabase, WriteHook};
 use crate::tsm::TsmConfig;
@@ -23,7 +23,7 @@ use crate::tsm::TsmConfig;
 const IDLE_WAKE: Duration = Duration::from_secs(3600);
 
 /// What to serve and where.
-pub struct ServerConfig {
+pub struct BacnetServerConfig {
     /// Local address; port 0 picks a free port.
     pub bind: SocketAddrV4,
     /// The subnet's broadcast address (127.255.255.255 on loopback); `None` serves only
@@ -42,7 +42,7 @@ pub struct ServerConfig {
     pub role: BipRole,
 }
 
-impl ServerConfig {
+impl BacnetServerConfig {
     /// Serves `database` on `bind` with the default TSM settings, the conventional
     /// broadcast address of `bind`'s network, and an I-Am at start-up.
     pub fn new(bind: SocketAddrV4, database: ObjectDatabase) -> Self {
@@ -78,7 +78,7 @@ fn lock<A>(core: &Mutex<DeviceServer<A>>) -> MutexGuard<'_, DeviceServer<A>> {
 
 impl BacnetServer {
     /// Binds the sockets and starts serving.
-    pub async fn start(config: ServerConfig) -> io::Result<Self> {
+    pub async fn start(config: BacnetServerConfig) -> io::Result<Self> {
         let transport = BipTransport::bind_with_role(
             &BipConfig {
                 bind: config.bind,
@@ -96,7 +96,7 @@ impl<A: LinkAddress> BacnetServer<A> {
     /// `config.broadcast` and `config.role` are not used (the transport is already bound).
     pub async fn start_on<T: Transport<Address = A>>(
         transport: T,
-        config: ServerConfig,
+        config: BacnetServerConfig,
     ) -> io::Result<Self> {
         let can_broadcast = transport.can_broadcast();
         let mut server = DeviceServer::new(config.database, config.tsm);

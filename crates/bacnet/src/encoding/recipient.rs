@@ -37,7 +37,7 @@ impl BacnetAddress {
         self.mac.encode_application(buf);
     }
 
-    /// Decodes the sequence; MACs longer than [`MAX_MAC_LENGTH`] are refused.
+    /// Decodes the sequence; MACs longer than `MAX_MAC_LENGTH` (18 octets) are refused.
     pub fn decode(reader: &mut Reader<'_>) -> Result<Self, DecodeError> {
         let network = u16::decode_application(reader)?;
         let start = reader.position();

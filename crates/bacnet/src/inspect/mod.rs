@@ -11,9 +11,11 @@ use serde_json::{Value, json};
 use crate::apdu::{Apdu, BacnetError};
 use crate::app::CovNotification;
 use crate::encoding::abstract_syntax::decode_to_end;
-use crate::encoding::{ApplicationValue, DecodeError, Element, Reader};
+use crate::encoding::json::hex;
+pub use crate::encoding::json::{application_json, element_json, elements_json};
+use crate::encoding::{DecodeError, Reader};
+use crate::link::Bvll;
 use crate::network::{Npdu, NpduBody, RemoteAddress};
-use crate::transport::Bvll;
 
 /// One decoded layer: its name and its fields in wire order.
 #[derive(Debug, Clone, PartialEq)]
@@ -328,89 +330,6 @@ pub fn cov_notification_json<A: fmt::Display>(notification: &CovNotification<A>)
         "time_remaining": request.time_remaining,
         "values": values,
     })
-}
-
-/// JSON descriptions of generic tagged data, in order.
-pub fn elements_json(elements: &[Element]) -> Value {
-    Value::Array(elements.iter().map(element_json).collect())
-}
-
-/// A JSON description of one element of generic tagged data.
-pub fn element_json(element: &Element) -> Value {
-    match element {
-        Element::Application(v) => application_json(v),
-        Element::Context { tag, data } => json!({"context": tag, "hex": hex(data)}),
-        Element::Constructed { tag, children } => {
-            json!({"context": tag, "children": elements_json(children)})
-        }
-    }
-}
-
-/// A JSON description of an application-tagged value: `{"type": ..., "value": ...}`.
-pub fn application_json(value: &ApplicationValue) -> Value {
-    let (kind, v) = match value {
-        ApplicationValue::Null => ("null", Value::Null),
-        ApplicationValue::Boolean(b) => ("boolean", json!(b)),
-        ApplicationValue::Unsigned(u) => ("unsigned", json!(u)),
-        ApplicationValue::Signed(i) => ("signed", json!(i)),
-        ApplicationValue::Real(f) => ("real", float_json(f64::from(*f))),
-        ApplicationValue::Double(f) => ("double", float_json(*f)),
-        ApplicationValue::OctetString(b) => ("octet-string", json!(hex(b))),
-        ApplicationValue::CharacterString(s) => ("character-string", json!(s)),
-        ApplicationValue::BitString(bits) => {
-            let len = bits.as_bytes().len() * 8 - usize::from(bits.unused_bits());
-            let text: String = (0..len)
-                .map(|i| if bits.get(i) { '1' } else { '0' })
-                .collect();
-            ("bit-string", json!(text))
-        }
-        ApplicationValue::Enumerated(e) => ("enumerated", json!(e)),
-        ApplicationValue::Date(d) => ("date", json!(date_text(d))),
-        ApplicationValue::Time(t) => ("time", json!(time_text(t))),
-        ApplicationValue::ObjectIdentifier(o) => ("object-identifier", json!(o.to_string())),
-    };
-    json!({"type": kind, "value": v})
-}
-
-fn float_json(f: f64) -> Value {
-    // JSON has no NaN or infinities: name them.
-    serde_json::Number::from_f64(f).map_or_else(|| json!(f.to_string()), Value::Number)
-}
-
-fn field_text(value: u8, width: usize) -> String {
-    if value == 255 {
-        "*".repeat(width)
-    } else {
-        format!("{value:0width$}")
-    }
-}
-
-fn date_text(d: &crate::encoding::Date) -> String {
-    let year = if d.year_since_1900 == 255 {
-        "****".to_owned()
-    } else {
-        (1900 + u16::from(d.year_since_1900)).to_string()
-    };
-    format!(
-        "{year}-{}-{} (weekday {})",
-        field_text(d.month, 2),
-        field_text(d.day, 2),
-        field_text(d.weekday, 1)
-    )
-}
-
-fn time_text(t: &crate::encoding::Time) -> String {
-    format!(
-        "{}:{}:{}.{}",
-        field_text(t.hour, 2),
-        field_text(t.minute, 2),
-        field_text(t.second, 2),
-        field_text(t.hundredths, 2)
-    )
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 impl Dissection {

@@ -3,9 +3,9 @@
 
 pub mod address;
 pub mod message;
-pub mod message_type;
+pub(crate) mod message_type;
 pub mod npdu;
-pub mod routes;
+pub(crate) mod routes;
 
 pub use address::{DeviceAddress, LinkAddress, RoutedAddress};
 pub use message::{NetworkMessage, NetworkRejectReason, RoutingTablePort};

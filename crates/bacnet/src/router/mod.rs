@@ -21,13 +21,13 @@
 //!   (`accept_routing_table_updates`); otherwise it is rejected with reason "other". A
 //!   query (no entries) is always answered.
 
-pub mod table;
+pub(crate) mod table;
 
 use std::collections::{HashMap, VecDeque};
 use std::time::{Duration, Instant};
 
-use crate::bbmd::rate::RateLimit;
 use crate::encoding::Reader;
+use crate::link::bbmd::rate::RateLimit;
 use crate::network::message::{NetworkMessage, NetworkRejectReason, RoutingTablePort};
 use crate::network::npdu::{GLOBAL_BROADCAST_NETWORK, MacAddress, Npdu, NpduBody, RemoteAddress};
 

@@ -28,23 +28,23 @@
 //! assert_eq!(reject_reason_for(&err), RejectReason::MissingRequiredParameter);
 //! ```
 
-pub mod cov_notification;
-pub mod device_communication_control;
-pub mod error;
-pub mod list_element;
+pub(crate) mod cov_notification;
+pub(crate) mod device_communication_control;
+pub(crate) mod error;
+pub(crate) mod list_element;
 mod password;
-pub mod read_property;
-pub mod read_property_multiple;
-pub mod read_range;
-pub mod reinitialize_device;
-pub mod sequence_of;
-pub mod subscribe_cov;
-pub mod subscribe_cov_property;
-pub mod time_synchronization;
-pub mod who_has;
+pub(crate) mod read_property;
+pub(crate) mod read_property_multiple;
+pub(crate) mod read_range;
+pub(crate) mod reinitialize_device;
+pub(crate) mod sequence_of;
+pub(crate) mod subscribe_cov;
+pub(crate) mod subscribe_cov_property;
+pub(crate) mod time_synchronization;
+pub(crate) mod who_has;
 pub mod who_is;
-pub mod write_property;
-pub mod write_property_multiple;
+pub(crate) mod write_property;
+pub(crate) mod write_property_multiple;
 
 pub use cov_notification::CovNotificationRequest;
 pub use device_communication_control::DeviceCommunicationControlRequest;
@@ -64,7 +64,7 @@ pub use subscribe_cov_property::SubscribeCovPropertyRequest;
 pub use time_synchronization::TimeSynchronizationRequest;
 pub use who_has::{IHave, WhoHas, WhoHasObject};
 pub use who_is::{IAm, InstanceRange, WhoIs};
-pub use write_property::WritePropertyRequest;
+pub use write_property::{MINIMUM_ON_OFF_PRIORITY, WritePropertyRequest};
 pub use write_property_multiple::{
     WriteAccessSpecification, WritePropertyMultipleError, WritePropertyMultipleRequest,
 };

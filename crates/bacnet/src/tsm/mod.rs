@@ -8,10 +8,10 @@
 //!
 //! Service parameters are opaque bytes here; the service layer encodes and decodes them.
 
-pub mod client;
+pub(crate) mod client;
 mod segment_reassembler;
 mod segment_sender;
-pub mod server;
+pub(crate) mod server;
 
 use std::time::{Duration, Instant};
 

@@ -6,10 +6,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use buildwire_bacnet::driver::sc_certs::write_pki;
-use buildwire_bacnet::driver::sc_tls::{ScTlsFiles, client_config, server_config};
+use buildwire_bacnet::driver::sc::certs::write_pki;
+use buildwire_bacnet::driver::sc::tls::{ScTlsFiles, client_config, server_config};
 use buildwire_bacnet::driver::{ScHub, ScHubConfig, ScNodeConfig, ScTransport, random_vmac};
-use buildwire_bacnet::sc::{ConnectionConfig, DeviceUuid, HubConfig, LocalIdentity, NodeConfig};
+use buildwire_bacnet::link::sc::{
+    ConnectionConfig, DeviceUuid, HubConfig, LocalIdentity, NodeConfig,
+};
 
 /// A fresh directory under the system temporary directory.
 pub fn temp_dir(tag: &str) -> PathBuf {

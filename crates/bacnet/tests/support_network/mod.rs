@@ -8,19 +8,21 @@ use std::net::{Ipv4Addr, Ipv6Addr, SocketAddrV4, SocketAddrV6};
 use buildwire_bacnet::ObjectIdentifier;
 use buildwire_bacnet::app::ClientError;
 use buildwire_bacnet::driver::{
-    BacnetClient, BacnetRouter, BacnetServer, Bip6Config, Bip6Transport, BipConfig, BipTransport,
-    ClientConfig, RouterOptions, RouterPort, ServerConfig,
+    BacnetClient, BacnetRouter, BacnetServer, BacnetServerConfig, Bip6Config, Bip6Transport,
+    BipConfig, BipTransport, ClientConfig, RouterOptions, RouterPort,
 };
 use buildwire_bacnet::encoding::{ApplicationValue, Element};
 use buildwire_bacnet::enums::{ObjectType, PropertyIdentifier as P};
+use buildwire_bacnet::link::bip6::Vmac;
 use buildwire_bacnet::network::address::bip_mac;
 use buildwire_bacnet::network::{DeviceAddress, LinkAddress, MacAddress, RoutedAddress};
 use buildwire_bacnet::objects::PropertySelection;
 use buildwire_bacnet::objects::device::DeviceConfig;
-use buildwire_bacnet::objects::profile::{DeviceProfile, stress_profile};
+use buildwire_bacnet::objects::profile::DeviceProfile;
 use buildwire_bacnet::services::{PropertyReference, ReadAccessSpecification, ReadResult};
-use buildwire_bacnet::transport::Vmac;
 use buildwire_bacnet::tsm::TsmConfig;
+// The including test declares `mod profiles` (crates/bench/src/bacnet/profiles.rs).
+use crate::profiles::stress_profile;
 
 pub const LOOPBACK_BROADCAST: Ipv4Addr = Ipv4Addr::new(127, 255, 255, 255);
 
@@ -73,7 +75,7 @@ pub struct LoopbackBipToBip {
 pub enum Reference {
     Ipv4(BacnetServer),
     Ipv6(BacnetServer<Vmac>),
-    Sc(BacnetServer<buildwire_bacnet::sc::Vmac>),
+    Sc(BacnetServer<buildwire_bacnet::link::sc::Vmac>),
 }
 
 impl Reference {
@@ -115,7 +117,7 @@ impl LoopbackBipToBip {
             ..RouterOptions::default()
         };
         let router = BacnetRouter::start(ports, options).await.unwrap();
-        let mut config = ServerConfig::new(
+        let mut config = BacnetServerConfig::new(
             SocketAddrV4::new(Ipv4Addr::new(127, 0, 0, 3), p2),
             stress_profile().build().unwrap(),
         );
@@ -207,7 +209,7 @@ impl LoopbackBipToBip6 {
         let router = BacnetRouter::start(ports, RouterOptions::default())
             .await
             .unwrap();
-        let mut config = ServerConfig::new(
+        let mut config = BacnetServerConfig::new(
             SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, 0),
             stress_profile().build().unwrap(),
         );

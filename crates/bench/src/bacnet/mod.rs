@@ -3,6 +3,7 @@
 //! `--target`), every answer checked, executed requests counted on the server, and the raw
 //! UDP limit measured in the same run.
 //!
+//! - [`profiles`]: the `stress` and `large` devices the benchmarks serve;
 //! - [`workload`]: the workers and how their answers are checked;
 //! - [`run_scenario`]: starts the server (and router or BBMD), the pools of workers, and
 //!   measures a warm-up and a sustained phase;
@@ -12,6 +13,7 @@ pub mod compare;
 pub mod orchestrate;
 pub mod peer;
 mod phases;
+pub mod profiles;
 pub mod render;
 pub mod route_check;
 pub mod sc;
@@ -23,19 +25,19 @@ use std::net::{Ipv4Addr, SocketAddrV4};
 use std::sync::Arc;
 use std::time::Duration;
 
-use buildwire_bacnet::bbmd::{BbmdConfig, BipRole, ForeignConfig};
 use buildwire_bacnet::driver::{
-    BacnetClient, BacnetRouter, BacnetServer, BipConfig, BipTransport, ClientConfig, RouterOptions,
-    RouterPort, ServerConfig,
+    BacnetClient, BacnetRouter, BacnetServer, BacnetServerConfig, BipConfig, BipTransport,
+    ClientConfig, RouterOptions, RouterPort,
 };
+use buildwire_bacnet::link::BdtEntry;
+use buildwire_bacnet::link::{BbmdConfig, BipRole, ForeignConfig};
 use buildwire_bacnet::network::{DeviceAddress, MacAddress, RoutedAddress};
-use buildwire_bacnet::objects::profile::stress_profile;
-use buildwire_bacnet::transport::BdtEntry;
 use serde::Serialize;
 
 use crate::stats::{LatencyHistogram, LatencySummary};
 use phases::RunningWorkers;
 pub use phases::StepError;
+use profiles::stress_profile;
 use workload::{Operation, STRESS_AV, WireSize, Worker, WrittenValues};
 
 /// Which published scenario.
@@ -351,11 +353,14 @@ pub const SERVER_NETWORK: u16 = 2;
 /// How often the router health check runs, as published.
 const ROUTE_CHECK_EVERY: Duration = Duration::from_secs(10);
 
-fn server_config(bind: SocketAddrV4, role: BipRole) -> Result<ServerConfig, BacnetBenchError> {
+fn server_config(
+    bind: SocketAddrV4,
+    role: BipRole,
+) -> Result<BacnetServerConfig, BacnetBenchError> {
     let database = stress_profile()
         .build()
         .map_err(|e| BacnetBenchError::Config(e.to_string()))?;
-    let mut config = ServerConfig::new(bind, database);
+    let mut config = BacnetServerConfig::new(bind, database);
     config.broadcast = None;
     config.announce = false;
     config.role = role;

@@ -10,7 +10,7 @@ use std::io::BufRead;
 use std::net::{Ipv4Addr, SocketAddrV4};
 use std::path::{Path, PathBuf};
 
-use buildwire_bacnet::driver::{BacnetServer, BipConfig, ServerConfig};
+use buildwire_bacnet::driver::{BacnetServer, BacnetServerConfig, BipConfig};
 
 use super::peer::{self, PeerError, StressProcess};
 use super::{
@@ -509,11 +509,11 @@ pub fn serve_stress_process(config: StressProcessConfig) -> Result<(), Orchestra
         .worker_threads(1)
         .enable_all()
         .build()?;
-    let database = buildwire_bacnet::objects::profile::stress_profile()
+    let database = super::profiles::stress_profile()
         .build()
         .map_err(|e| BacnetBenchError::Config(e.to_string()))?;
     let bind = SocketAddrV4::new(config.bind, config.port);
-    let mut server_config = ServerConfig::new(bind, database);
+    let mut server_config = BacnetServerConfig::new(bind, database);
     server_config.broadcast = None;
     server_config.announce = false;
     if config.bbmd {

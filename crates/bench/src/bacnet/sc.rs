@@ -22,13 +22,13 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use buildwire_bacnet::driver::sc_certs::write_pki;
-use buildwire_bacnet::driver::sc_tls::{ScTlsFiles, client_config, server_config};
+use buildwire_bacnet::driver::sc::certs::write_pki;
+use buildwire_bacnet::driver::sc::tls::{ScTlsFiles, client_config, server_config};
 use buildwire_bacnet::driver::{
     ScHub, ScHubConfig, ScNodeConfig, ScTransport, Transport, random_uuid, random_vmac,
 };
-use buildwire_bacnet::sc::node::NodeConfig;
-use buildwire_bacnet::sc::{
+use buildwire_bacnet::link::sc::node::NodeConfig;
+use buildwire_bacnet::link::sc::{
     DEFAULT_MAX_BVLC_LENGTH, DEFAULT_MAX_NPDU_LENGTH, HubConfig, HubConnectionStatus,
     LocalIdentity, Vmac,
 };

@@ -6,7 +6,7 @@
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::{Path, PathBuf};
 
-use buildwire_bacnet::sc::Vmac;
+use buildwire_bacnet::link::sc::Vmac;
 use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};
 
 use super::orchestrate::{

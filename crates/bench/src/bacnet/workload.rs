@@ -540,7 +540,7 @@ impl Worker {
         let bbmd = self
             .link_peer
             .ok_or(StepError::NoPeer("no BBMD to read the FDT of"))?;
-        let entries = buildwire_bacnet::driver::bbmd::read_fdt(bbmd, Duration::from_secs(3))
+        let entries = buildwire_bacnet::driver::bip::bbmd::read_fdt(bbmd, Duration::from_secs(3))
             .await
             .map_err(|source| StepError::Io {
                 what: "Read-FDT".into(),
@@ -559,7 +559,7 @@ impl Worker {
         let bbmd = self
             .link_peer
             .ok_or(StepError::NoPeer("no BBMD to read the BDT of"))?;
-        let entries = buildwire_bacnet::driver::bbmd::read_bdt(bbmd, Duration::from_secs(3))
+        let entries = buildwire_bacnet::driver::bip::bbmd::read_bdt(bbmd, Duration::from_secs(3))
             .await
             .map_err(|source| StepError::Io {
                 what: "Read-BDT".into(),

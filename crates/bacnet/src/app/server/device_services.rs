@@ -80,8 +80,14 @@ pub(super) struct Extras<A> {
     host_clock: Option<DateTime>,
     link_mac: Option<fn(&A) -> Vec<u8>>,
     pub(super) stats: CovStats,
-    /// The request being executed: its client and the largest answer it takes.
-    pub(super) context: Option<(Instant, PeerAddress<A>, usize)>,
+}
+
+/// The confirmed request being executed: when it arrived, its client and the largest
+/// answer it takes (octets).
+pub(super) struct RequestContext<A> {
+    pub(super) now: Instant,
+    pub(super) peer: PeerAddress<A>,
+    pub(super) capacity: usize,
 }
 
 impl<A: LinkAddress> Extras<A> {
@@ -101,7 +107,6 @@ impl<A: LinkAddress> Extras<A> {
             host_clock: None,
             link_mac: None,
             stats: CovStats::default(),
-            context: None,
         }
     }
 }
@@ -265,10 +270,16 @@ impl<A: LinkAddress> DeviceServer<A> {
     }
 
     /// Executes the confirmed services of this module (`None`: not one of them).
-    pub(super) fn execute_more(&mut self, request: ConfirmedRequest) -> Response {
-        let Some((now, peer, capacity)) = self.extras.context else {
-            return Response::Abort(crate::enums::AbortReason::Other);
-        };
+    pub(super) fn execute_more(
+        &mut self,
+        context: &RequestContext<A>,
+        request: ConfirmedRequest,
+    ) -> Response {
+        let RequestContext {
+            now,
+            peer,
+            capacity,
+        } = *context;
         match request {
             ConfirmedRequest::SubscribeCov(subscribe) => self.subscribe_cov(now, peer, &subscribe),
             ConfirmedRequest::SubscribeCovProperty(subscribe) => {

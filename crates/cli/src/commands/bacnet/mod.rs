@@ -9,17 +9,18 @@ use std::time::Duration;
 
 use buildwire_bacnet::apdu::{BacnetError, MaxApdu};
 use buildwire_bacnet::app::{CovOptions, Destination, ValueType, parse_value_text};
-use buildwire_bacnet::driver::{BacnetClient, BacnetServer, ClientConfig, ServerConfig};
+use buildwire_bacnet::driver::{BacnetClient, BacnetServer, BacnetServerConfig, ClientConfig};
 use buildwire_bacnet::encoding::{ApplicationValue, Element};
 use buildwire_bacnet::inspect::{
     application_json, cov_notification_json, dissect_bip, element_json, elements_json,
 };
-use buildwire_bacnet::objects::profile::{DeviceProfile, large_profile, stress_profile};
+use buildwire_bacnet::objects::profile::DeviceProfile;
 use buildwire_bacnet::services::{
     InstanceRange, PropertyReference, ReadAccessSpecification, ReadResult, WriteAccessSpecification,
 };
 use buildwire_bacnet::tsm::TsmConfig;
 use buildwire_bacnet::{ObjectIdentifier, ObjectType, PropertyIdentifier, PropertyValue};
+use buildwire_bench::bacnet::profiles::{large_profile, stress_profile};
 use clap::{Args, Subcommand};
 use serde_json::{Value, json};
 
@@ -549,7 +550,7 @@ fn serve(args: ServeArgs) -> CommandResult {
         .map_err(|e| format!("{}: {e}", args.objects))?;
     let objects = database.len();
     let device = database.device_identifier();
-    let mut config = ServerConfig::new(bind, database);
+    let mut config = BacnetServerConfig::new(bind, database);
     if args.broadcast.is_some() {
         config.broadcast = args.broadcast;
     }

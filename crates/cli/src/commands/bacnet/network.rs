@@ -5,17 +5,19 @@
 use std::net::{Ipv4Addr, Ipv6Addr, SocketAddrV4, SocketAddrV6};
 use std::time::Duration;
 
-use buildwire_bacnet::bbmd::{BbmdConfig, Bip6Role, BipRole, Foreign6Config, ForeignConfig};
-use buildwire_bacnet::driver::bbmd::{read_bdt, read_fdt};
+use buildwire_bacnet::driver::bip::bbmd::{read_bdt, read_fdt};
 use buildwire_bacnet::driver::{
-    BacnetBbmd, BacnetRouter, BacnetServer, Bip6Config, Bip6Transport, BipConfig, ServerConfig,
-    interface_index,
+    BacnetBbmd, BacnetRouter, BacnetServer, BacnetServerConfig, Bip6Config, Bip6Transport,
+    BipConfig, interface_index,
 };
+use buildwire_bacnet::link::BdtEntry;
+use buildwire_bacnet::link::bip6::Vmac;
+use buildwire_bacnet::link::bip6::bvll::{BIP6_PORT, MULTICAST_LINK_LOCAL};
+use buildwire_bacnet::link::{BbmdConfig, Bip6Role, BipRole, Foreign6Config, ForeignConfig};
 use buildwire_bacnet::network::{DeviceAddress, MacAddress, RoutedAddress};
-use buildwire_bacnet::objects::profile::{DeviceProfile, stress_profile};
-use buildwire_bacnet::transport::bvll6::{BIP6_PORT, MULTICAST_LINK_LOCAL};
-use buildwire_bacnet::transport::{BdtEntry, Vmac};
+use buildwire_bacnet::objects::profile::DeviceProfile;
 use buildwire_bacnet::tsm::TsmConfig;
+use buildwire_bench::bacnet::profiles::stress_profile;
 use clap::{Args, Subcommand, ValueEnum};
 use serde_json::{Value, json};
 
@@ -273,7 +275,7 @@ pub fn parse_target(text: &str) -> Result<DeviceAddress, BoxError> {
 }
 
 fn bdt_file(path: &str, own: SocketAddrV4) -> Result<Vec<BdtEntry>, BoxError> {
-    buildwire_bacnet::driver::bbmd::bdt_file(path, own).map_err(Into::into)
+    buildwire_bacnet::driver::bip::bbmd::bdt_file(path, own).map_err(Into::into)
 }
 
 fn runtime() -> Result<tokio::runtime::Runtime, BoxError> {
@@ -315,7 +317,11 @@ pub fn is_bip6(link: &ServeLinkArgs) -> bool {
 
 /// `serve --transport bip6`: the device of `config` on B/IPv6. `bind_text` is what
 /// --bind said (an IPv4 default is taken as [::]:47808).
-pub fn serve_bip6(link: &ServeLinkArgs, bind_text: &str, config: ServerConfig) -> CommandResult {
+pub fn serve_bip6(
+    link: &ServeLinkArgs,
+    bind_text: &str,
+    config: BacnetServerConfig,
+) -> CommandResult {
     let bind = if bind_text.starts_with('[') || bind_text.contains("::") {
         host_port6(bind_text)?
     } else {
@@ -470,7 +476,7 @@ fn bdt_json(entries: &[BdtEntry]) -> Value {
     )
 }
 
-fn fdt_json(entries: &[buildwire_bacnet::transport::FdtEntry]) -> Value {
+fn fdt_json(entries: &[buildwire_bacnet::link::FdtEntry]) -> Value {
     Value::Array(
         entries
             .iter()

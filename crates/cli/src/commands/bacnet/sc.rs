@@ -6,14 +6,14 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use buildwire_bacnet::driver::sc_certs::write_pki;
-use buildwire_bacnet::driver::sc_tls::{ScTlsFiles, client_config, server_config};
+use buildwire_bacnet::driver::sc::certs::write_pki;
+use buildwire_bacnet::driver::sc::tls::{ScTlsFiles, client_config, server_config};
 use buildwire_bacnet::driver::{
-    BacnetServer, ScHub, ScHubConfig, ScNodeConfig, ScTransport, ServerConfig, load_or_create_uuid,
-    random_identity, random_uuid, random_vmac,
+    BacnetServer, BacnetServerConfig, ScHub, ScHubConfig, ScNodeConfig, ScTransport,
+    load_or_create_uuid, random_identity, random_uuid, random_vmac,
 };
-use buildwire_bacnet::sc::node::NodeConfig;
-use buildwire_bacnet::sc::{DeviceUuid, HubConfig, LocalIdentity};
+use buildwire_bacnet::link::sc::node::NodeConfig;
+use buildwire_bacnet::link::sc::{DeviceUuid, HubConfig, LocalIdentity};
 use clap::Args;
 use serde_json::json;
 
@@ -182,7 +182,7 @@ pub fn sc_hub(args: &ScHubArgs) -> CommandResult {
 }
 
 /// `serve --transport sc`: the device of `config` on a BACnet/SC node of `--hub`.
-pub fn serve_sc(args: &ScNodeArgs, config: ServerConfig) -> CommandResult {
+pub fn serve_sc(args: &ScNodeArgs, config: BacnetServerConfig) -> CommandResult {
     let hub = args.hub.clone().ok_or(
         "--transport sc needs --hub wss://HOST:PORT (start one with `buildwire bacnet sc-hub`)",
     )?;
@@ -248,7 +248,7 @@ impl ScClientArgs {
         &self,
         tsm: buildwire_bacnet::tsm::TsmConfig,
     ) -> Result<
-        buildwire_bacnet::driver::BacnetClient<buildwire_bacnet::sc::Vmac>,
+        buildwire_bacnet::driver::BacnetClient<buildwire_bacnet::link::sc::Vmac>,
         Box<dyn std::error::Error>,
     > {
         let hub = self
@@ -263,7 +263,7 @@ impl ScClientArgs {
         let mut config = ScNodeConfig::new(NodeConfig::new(identity, hub.clone()), tls);
         config.connect_timeout = Duration::from_secs(5);
         let transport = ScTransport::start(config).await?;
-        if transport.status() == buildwire_bacnet::sc::HubConnectionStatus::NoHubConnection {
+        if transport.status() == buildwire_bacnet::link::sc::HubConnectionStatus::NoHubConnection {
             return Err(format!(
                 "no connection to the hub {hub}: check the address, and that the hub trusts \
                  this certificate's CA and this node trusts the hub's"
@@ -279,8 +279,8 @@ impl ScClientArgs {
 /// A device address on BACnet/SC: its VMAC.
 pub fn sc_device(
     text: &str,
-) -> Result<buildwire_bacnet::network::DeviceAddress<buildwire_bacnet::sc::Vmac>, String> {
-    text.parse::<buildwire_bacnet::sc::Vmac>()
+) -> Result<buildwire_bacnet::network::DeviceAddress<buildwire_bacnet::link::sc::Vmac>, String> {
+    text.parse::<buildwire_bacnet::link::sc::Vmac>()
         .map(buildwire_bacnet::network::DeviceAddress::Local)
         .map_err(|e| format!("{text:?} is not a BACnet/SC VMAC (12 hex digits): {e}"))
 }

@@ -6,7 +6,7 @@
 use std::net::Ipv4Addr;
 use std::path::PathBuf;
 
-use buildwire_bacnet::sc::Vmac;
+use buildwire_bacnet::link::sc::Vmac;
 use buildwire_bench::bacnet::sc::{ECHO_VMACS, PAYLOAD_MIX, ScRunConfig, ScTarget};
 use buildwire_bench::bacnet::sc_run::{
     self, ScCertificates, ScPlacement, ScProcessConfig, comparison, max_table, place, ratio,

@@ -4,7 +4,7 @@
 //! address only to sockets bound to that address or to the wildcard).
 //!
 //! Through [`Transport`] the link layer runs a sans-IO [`BipLink`]: a plain node, a BBMD or a
-//! foreign device (see [`crate::bbmd`]); the socket loop only moves its datagrams and fires
+//! foreign device (see [`crate::link::bip`]); the socket loop only moves its datagrams and fires
 //! its deadlines.
 
 use std::collections::VecDeque;
@@ -16,13 +16,14 @@ use std::time::Duration;
 use socket2::{Domain, Protocol, Socket, Type};
 use tokio::net::UdpSocket;
 
-use super::link_clock::LinkClock;
-use super::transport::{Delivery, Transport};
-use crate::bbmd::{BipLink, BipLinkStats, BipRole, RegistrationState};
+use crate::driver::error::DriverError;
+use crate::driver::link_clock::LinkClock;
+use crate::driver::transport::{Delivery, Transport};
 use crate::encoding::DecodeError;
+use crate::link::{BdtEntry, Bvll, FdtEntry};
+use crate::link::{BipLink, BipLinkStats, BipRole, RegistrationState};
 use crate::network::MacAddress;
 use crate::network::address::{bip_address, bip_mac};
-use crate::transport::{BdtEntry, Bvll, FdtEntry};
 
 /// Largest NPDU on B/IP (Annex J.2: 1,497 octets of NPDU).
 pub const MAX_BIP_NPDU: usize = 1497;
@@ -216,7 +217,7 @@ impl BipTransport {
         let local = match unicast.local_addr()? {
             SocketAddr::V4(v4) => v4,
             SocketAddr::V6(v6) => {
-                return Err(io::Error::other(format!("bound to IPv6 address {v6}")));
+                return Err(io::Error::other(DriverError::BoundToIpv6(v6)));
             }
         };
         let broadcast_to = config

@@ -15,11 +15,12 @@ use std::time::Duration;
 use socket2::{Domain, Protocol, Socket, Type};
 use tokio::net::UdpSocket;
 
-use super::transport::{Delivery, Transport};
-use crate::bbmd::ipv6::Bip6LinkStats;
-use crate::bbmd::{Bip6Link, Bip6Role, ForeignDevice, RegistrationState};
+use crate::driver::error::DriverError;
+use crate::driver::transport::{Delivery, Transport};
+use crate::link::bip6::bvll::{MULTICAST_LINK_LOCAL, Vmac};
+use crate::link::bip6::link::Bip6LinkStats;
+use crate::link::{Bip6Link, Bip6Role, ForeignDevice, RegistrationState};
 use crate::network::MacAddress;
-use crate::transport::bvll6::{MULTICAST_LINK_LOCAL, Vmac};
 
 /// Largest B/IPv6 datagram read.
 pub const MAX_BIP6_DATAGRAM: usize = 1600;
@@ -121,7 +122,7 @@ impl Bip6Transport {
         let unicast = UdpSocket::from_std(unicast.into())?;
         let local = match unicast.local_addr()? {
             SocketAddr::V6(v6) => v6,
-            SocketAddr::V4(v4) => return Err(io::Error::other(format!("bound to IPv4 {v4}"))),
+            SocketAddr::V4(v4) => return Err(io::Error::other(DriverError::BoundToIpv4(v4))),
         };
         let multicast = config
             .multicast
@@ -144,7 +145,7 @@ impl Bip6Transport {
         };
         if foreign {
             transport
-                .wait_until(super::bip::REGISTRATION_WAIT, |link| {
+                .wait_until(super::ipv4::REGISTRATION_WAIT, |link| {
                     match link.registration().map(|r| r.state()) {
                         Some(RegistrationState::Registered { .. }) | None => Some(Ok(())),
                         Some(RegistrationState::Refused) => Some(Err(io::Error::new(

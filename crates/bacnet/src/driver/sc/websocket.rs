@@ -27,7 +27,7 @@ use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::protocol::{CloseFrame, WebSocketConfig};
 use tokio_tungstenite::tungstenite::{Error as WsError, Message};
 
-use crate::sc::Subprotocol;
+use crate::link::sc::Subprotocol;
 
 /// Binary messages waiting for one link's writer; more are dropped (a slow peer loses
 /// messages instead of growing the sender's memory).
@@ -97,7 +97,7 @@ pub(crate) fn ws_config(max_message: usize) -> WebSocketConfig {
 /// Why an inbound connection was not accepted.
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum AcceptError {
-    #[error("TLS handshake failed: {}", super::sc_tls::describe_tls_error(.0))]
+    #[error("TLS handshake failed: {}", super::tls::describe_tls_error(.0))]
     Tls(io::Error),
     #[error("WebSocket upgrade failed: {0}")]
     WebSocket(WsError),
@@ -169,6 +169,46 @@ pub(crate) async fn accept(
         .map_err(|_| AcceptError::Timeout(timeout))?
 }
 
+/// Why an outbound WebSocket connection failed.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ConnectError {
+    #[error("`{uri}` is not a WebSocket URI: {source}")]
+    NotAUri { uri: String, source: WsError },
+    #[error("`{0}`: use wss:// (or ws:// with --no-tls)")]
+    Scheme(String),
+    #[error("`{0}` has no host")]
+    NoHost(String),
+    #[error("cannot connect to {host}:{port}: {source}")]
+    Tcp {
+        host: String,
+        port: u16,
+        source: io::Error,
+    },
+    #[error("`{host}` is not a TLS server name: {source}")]
+    ServerName {
+        host: String,
+        source: rustls_pki_types::InvalidDnsNameError,
+    },
+    #[error("TLS handshake with {host}:{port} failed: {}", super::tls::describe_tls_error(.source))]
+    Tls {
+        host: String,
+        port: u16,
+        source: io::Error,
+    },
+    #[error("`{0}` needs TLS: give the certificate, key and issuer files")]
+    NeedsTls(String),
+    #[error("`{0}` is plaintext: use wss://, or ask for plaintext (--no-tls)")]
+    Plaintext(String),
+    #[error("WebSocket upgrade with {host}:{port} failed: {source}")]
+    Upgrade {
+        host: String,
+        port: u16,
+        source: WsError,
+    },
+    #[error("no connection to {uri} within {timeout:?}")]
+    Timeout { uri: String, timeout: Duration },
+}
+
 /// Connects to `uri` (`wss://host:port/path`, or `ws://` without TLS) asking for
 /// `subprotocol`. `wss://` needs `tls`; `ws://` is refused when `tls` is given, so that
 /// plaintext is only ever used when it was asked for.
@@ -178,10 +218,13 @@ pub(crate) async fn connect(
     subprotocol: Subprotocol,
     max_message: usize,
     timeout: Duration,
-) -> Result<Ws, String> {
+) -> Result<Ws, ConnectError> {
     let mut request = uri
         .into_client_request()
-        .map_err(|e| format!("`{uri}` is not a WebSocket URI: {e}"))?;
+        .map_err(|source| ConnectError::NotAUri {
+            uri: uri.to_owned(),
+            source,
+        })?;
     request.headers_mut().insert(
         "Sec-WebSocket-Protocol",
         HeaderValue::from_static(subprotocol.name()),
@@ -189,12 +232,12 @@ pub(crate) async fn connect(
     let secure = match request.uri().scheme_str() {
         Some("wss") => true,
         Some("ws") => false,
-        _ => return Err(format!("`{uri}`: use wss:// (or ws:// with --no-tls)")),
+        _ => return Err(ConnectError::Scheme(uri.to_owned())),
     };
     let host = request
         .uri()
         .host()
-        .ok_or_else(|| format!("`{uri}` has no host"))?
+        .ok_or_else(|| ConnectError::NoHost(uri.to_owned()))?
         .trim_start_matches('[')
         .trim_end_matches(']')
         .to_owned();
@@ -202,48 +245,58 @@ pub(crate) async fn connect(
         .uri()
         .port_u16()
         .unwrap_or(if secure { 443 } else { 80 });
-    let attempt = async {
-        let tcp = TcpStream::connect((host.as_str(), port))
-            .await
-            .map_err(|e| format!("cannot connect to {host}:{port}: {e}"))?;
-        let _ = tcp.set_nodelay(true);
-        let stream = match (secure, tls) {
-            (true, Some(config)) => {
-                let name = rustls_pki_types::ServerName::try_from(host.clone())
-                    .map_err(|e| format!("`{host}` is not a TLS server name: {e}"))?;
-                let connector = tokio_rustls::TlsConnector::from(Arc::clone(config));
-                let tls = connector.connect(name, tcp).await.map_err(|e| {
-                    format!(
-                        "TLS handshake with {host}:{port} failed: {}",
-                        super::sc_tls::describe_tls_error(&e)
-                    )
+    let attempt =
+        async {
+            let tcp = TcpStream::connect((host.as_str(), port))
+                .await
+                .map_err(|source| ConnectError::Tcp {
+                    host: host.clone(),
+                    port,
+                    source,
                 })?;
-                ScStream::Client(Box::new(tls))
-            }
-            (false, None) => ScStream::Plain(tcp),
-            (true, None) => {
-                return Err(format!(
-                    "`{uri}` needs TLS: give the certificate, key and issuer files"
-                ));
-            }
-            (false, Some(_)) => {
-                return Err(format!(
-                    "`{uri}` is plaintext: use wss://, or ask for plaintext (--no-tls)"
-                ));
-            }
+            let _ = tcp.set_nodelay(true);
+            let stream =
+                match (secure, tls) {
+                    (true, Some(config)) => {
+                        let name = rustls_pki_types::ServerName::try_from(host.clone()).map_err(
+                            |source| ConnectError::ServerName {
+                                host: host.clone(),
+                                source,
+                            },
+                        )?;
+                        let connector = tokio_rustls::TlsConnector::from(Arc::clone(config));
+                        let tls = connector.connect(name, tcp).await.map_err(|source| {
+                            ConnectError::Tls {
+                                host: host.clone(),
+                                port,
+                                source,
+                            }
+                        })?;
+                        ScStream::Client(Box::new(tls))
+                    }
+                    (false, None) => ScStream::Plain(tcp),
+                    (true, None) => return Err(ConnectError::NeedsTls(uri.to_owned())),
+                    (false, Some(_)) => return Err(ConnectError::Plaintext(uri.to_owned())),
+                };
+            let (ws, _) = tokio_tungstenite::client_async_with_config(
+                request,
+                stream,
+                Some(ws_config(max_message)),
+            )
+            .await
+            .map_err(|source| ConnectError::Upgrade {
+                host: host.clone(),
+                port,
+                source,
+            })?;
+            Ok(ws)
         };
-        let (ws, _) = tokio_tungstenite::client_async_with_config(
-            request,
-            stream,
-            Some(ws_config(max_message)),
-        )
-        .await
-        .map_err(|e| format!("WebSocket upgrade with {host}:{port} failed: {e}"))?;
-        Ok(ws)
-    };
     tokio::time::timeout(timeout, attempt)
         .await
-        .map_err(|_| format!("no connection to {uri} within {timeout:?}"))?
+        .map_err(|_| ConnectError::Timeout {
+            uri: uri.to_owned(),
+            timeout,
+        })?
 }
 
 /// What a link's writer does next.

@@ -15,11 +15,12 @@
 use std::net::{Ipv4Addr, SocketAddrV4};
 use std::time::Instant;
 
-use crate::transport::{BdtEntry, BvlcResultCode, Bvll, FdtEntry};
+use super::bvll::{BdtEntry, BvlcResultCode, Bvll, FdtEntry};
 
-use super::fdt::{DEFAULT_MAX_FOREIGN_DEVICES, ForeignDeviceTable};
-use super::rate::RateLimit;
-use super::registration::ForeignRegistration;
+use crate::link::bbmd::fdt::{DEFAULT_MAX_FOREIGN_DEVICES, ForeignDeviceTable};
+use crate::link::bbmd::handler::{self, BbmdLink, Message, Outcome, ResultKind};
+use crate::link::bbmd::rate::RateLimit;
+use crate::link::bbmd::registration::ForeignRegistration;
 
 /// Most BDT entries kept (a Read-BDT-Ack must fit one 1,497-octet datagram: 149 entries).
 pub const MAX_BDT_ENTRIES: usize = 128;
@@ -45,8 +46,8 @@ impl Default for BbmdConfig {
             bdt: Vec::new(),
             allow_write_bdt: false,
             max_foreign_devices: DEFAULT_MAX_FOREIGN_DEVICES,
-            rate: super::rate::DEFAULT_RATE,
-            burst: super::rate::DEFAULT_BURST,
+            rate: crate::link::bbmd::rate::DEFAULT_RATE,
+            burst: crate::link::bbmd::rate::DEFAULT_BURST,
         }
     }
 }
@@ -260,60 +261,13 @@ impl BipLink {
         };
         self.queue(broadcast, bvll(&Bvll::OriginalBroadcastNpdu(npdu)));
         let local = self.local;
-        self.distribute(now, local, npdu, true, true, None);
+        handler::distribute(self, now, local, local, npdu, true, None);
         true
     }
 
     /// As a BBMD, forwards a broadcast NPDU originated by `source`: to the peers in the BDT
     /// (when `to_peers`), to the local subnet as a Forwarded-NPDU (when `to_subnet`), and
     /// to every foreign device but `except`.
-    fn distribute(
-        &mut self,
-        now: Instant,
-        source: SocketAddrV4,
-        npdu: &[u8],
-        to_peers: bool,
-        to_devices: bool,
-        except: Option<SocketAddrV4>,
-    ) {
-        let Some(bbmd) = &self.bbmd else {
-            return;
-        };
-        let local = self.local;
-        let mut targets: Vec<SocketAddrV4> = Vec::new();
-        if to_peers {
-            targets.extend(
-                bbmd.config
-                    .bdt
-                    .iter()
-                    .filter(|entry| entry.address != local)
-                    .map(forward_address),
-            );
-        }
-        if to_devices {
-            targets.extend(
-                bbmd.fdt
-                    .addresses(now)
-                    .into_iter()
-                    .filter(|address| Some(*address) != except && *address != source),
-            );
-        }
-        if targets.is_empty() {
-            return;
-        }
-        let datagram = bvll(&Bvll::ForwardedNpdu { source, npdu });
-        for target in targets {
-            let allowed = self.bbmd.as_mut().is_some_and(|b| b.limit.allow(now));
-            if allowed {
-                self.stats.forwarded += 1;
-                self.queue(target, datagram.clone());
-            }
-        }
-    }
-
-    /// True when a peer forwarding to this BBMD sends to it alone (its own BDT mask is all
-    /// ones, "two-hop"), so this BBMD must broadcast on its subnet. A BBMD not in its own
-    /// table is taken as two-hop.
     fn two_hop(&self) -> bool {
         self.bbmd.as_ref().is_none_or(|bbmd| {
             bbmd.config
@@ -370,85 +324,39 @@ impl BipLink {
             self.stats.malformed += 1;
             return None;
         };
-        let deliver = |source, npdu: &[u8], broadcast| {
-            Some(LinkDelivery {
+        let shared = match message {
+            Bvll::OriginalUnicastNpdu(npdu) => {
+                return Some(LinkDelivery {
+                    source: from,
+                    npdu: npdu.to_vec(),
+                    broadcast: false,
+                });
+            }
+            Bvll::OriginalBroadcastNpdu(npdu) => Message::Broadcast { source: from, npdu },
+            Bvll::ForwardedNpdu { source, .. } if source == self.local => {
+                // Our own broadcast coming back: never again.
+                self.stats.own_echoes += 1;
+                return None;
+            }
+            Bvll::ForwardedNpdu { source, npdu } => Message::Forwarded {
                 source,
-                npdu: npdu.to_vec(),
-                broadcast,
-            })
-        };
-        match message {
-            Bvll::OriginalUnicastNpdu(npdu) => deliver(from, npdu, false),
-            Bvll::OriginalBroadcastNpdu(npdu) => {
-                // A broadcast on our subnet: peers and foreign devices get it too.
-                self.distribute(now, from, npdu, true, true, None);
-                deliver(from, npdu, true)
-            }
-            Bvll::ForwardedNpdu { source, npdu } => {
-                if source == self.local {
-                    // Our own broadcast coming back: never again.
-                    self.stats.own_echoes += 1;
-                    return None;
-                }
-                if self.is_peer(from) {
-                    // From a peer BBMD: to our subnet (two-hop) and foreign devices; never
-                    // back to the peers.
-                    if self.two_hop()
-                        && let Some(broadcast) = self.broadcast
-                        && self.bbmd.as_mut().is_some_and(|b| b.limit.allow(now))
-                    {
-                        self.stats.forwarded += 1;
-                        self.queue(broadcast, bvll(&Bvll::ForwardedNpdu { source, npdu }));
-                    }
-                    self.distribute(now, source, npdu, false, true, None);
-                }
-                deliver(source, npdu, true)
-            }
-            Bvll::DistributeBroadcastToNetwork(npdu) => {
-                let registered = self
-                    .bbmd
-                    .as_ref()
-                    .is_some_and(|b| b.fdt.contains(now, &from));
-                if !registered {
-                    self.result(from, BvlcResultCode::DistributeBroadcastToNetworkNak);
-                    return None;
-                }
-                if let Some(broadcast) = self.broadcast
-                    && self.bbmd.as_mut().is_some_and(|b| b.limit.allow(now))
-                {
-                    self.stats.forwarded += 1;
-                    self.queue(broadcast, bvll(&Bvll::ForwardedNpdu { source: from, npdu }));
-                }
-                self.distribute(now, from, npdu, true, true, Some(from));
-                deliver(from, npdu, true)
-            }
-            Bvll::RegisterForeignDevice { time_to_live } => {
-                let accepted = !self.is_broadcast_like(from)
-                    && self
-                        .bbmd
-                        .as_mut()
-                        .is_some_and(|b| b.fdt.register(now, from, time_to_live).is_ok());
-                if accepted {
-                    self.stats.registrations += 1;
-                    self.result(from, BvlcResultCode::SuccessfulCompletion);
-                } else {
-                    self.result(from, BvlcResultCode::RegisterForeignDeviceNak);
-                }
-                None
-            }
-            Bvll::DeleteFdtEntry(address) => {
-                let deleted = self
-                    .bbmd
-                    .as_mut()
-                    .is_some_and(|b| b.fdt.delete(now, &address));
-                let code = if deleted {
-                    BvlcResultCode::SuccessfulCompletion
-                } else {
-                    BvlcResultCode::DeleteFdtEntryNak
-                };
-                self.result(from, code);
-                None
-            }
+                origin: source,
+                npdu,
+            },
+            Bvll::DistributeBroadcastToNetwork(npdu) => Message::Distribute { source: from, npdu },
+            Bvll::RegisterForeignDevice { time_to_live } => Message::Register {
+                source: from,
+                time_to_live,
+            },
+            Bvll::DeleteFdtEntry(address) => Message::Delete(address),
+            Bvll::Result(code) => Message::Result {
+                source: from,
+                result: match code {
+                    BvlcResultCode::SuccessfulCompletion => ResultKind::Success,
+                    BvlcResultCode::RegisterForeignDeviceNak => ResultKind::RegisterNak,
+                    _ => ResultKind::Other,
+                },
+            },
             Bvll::ReadBdt => {
                 let broadcast_like = self.is_broadcast_like(from);
                 match &mut self.bbmd {
@@ -460,7 +368,7 @@ impl BipLink {
                     }
                     None => self.result(from, BvlcResultCode::ReadBdtNak),
                 }
-                None
+                return None;
             }
             Bvll::ReadFdt => {
                 let entries = self.fdt(now);
@@ -473,7 +381,7 @@ impl BipLink {
                     }
                     None => self.result(from, BvlcResultCode::ReadFdtNak),
                 }
-                None
+                return None;
             }
             Bvll::WriteBdt(entries) => {
                 match &mut self.bbmd {
@@ -485,26 +393,15 @@ impl BipLink {
                     }
                     _ => self.result(from, BvlcResultCode::WriteBdtNak),
                 }
-                None
+                return None;
             }
-            Bvll::Result(code) => {
-                if let Some((config, registration)) = &mut self.foreign
-                    && from == config.bbmd
-                {
-                    match code {
-                        BvlcResultCode::SuccessfulCompletion => {
-                            registration.handle_result(now, true);
-                        }
-                        BvlcResultCode::RegisterForeignDeviceNak => {
-                            registration.handle_result(now, false);
-                        }
-                        _ => {}
-                    }
-                }
-                None
-            }
-            Bvll::ReadBdtAck(_) | Bvll::ReadFdtAck(_) | Bvll::SecureBvll(_) => None,
-        }
+            Bvll::ReadBdtAck(_) | Bvll::ReadFdtAck(_) | Bvll::SecureBvll(_) => return None,
+        };
+        handler::handle(self, now, from, shared).map(|(source, npdu)| LinkDelivery {
+            source,
+            npdu: npdu.to_vec(),
+            broadcast: true,
+        })
     }
 
     /// Handles the deadlines due at `now`: foreign-device registration and renewal, purge
@@ -539,5 +436,80 @@ impl BipLink {
     /// The next datagram to send and where.
     pub fn poll_transmit(&mut self) -> Option<(SocketAddrV4, Vec<u8>)> {
         self.transmits.pop_front()
+    }
+}
+
+/// The B/IP side of the shared BBMD handling: sources are addresses, peers are reached at
+/// their broadcast distribution mask's directed broadcast.
+impl BbmdLink for BipLink {
+    type Address = SocketAddrV4;
+    type Source = SocketAddrV4;
+
+    fn tables(&mut self) -> Option<(&mut ForeignDeviceTable<SocketAddrV4>, &mut RateLimit)> {
+        self.bbmd.as_mut().map(|b| (&mut b.fdt, &mut b.limit))
+    }
+
+    fn peer_targets(&self) -> Vec<SocketAddrV4> {
+        let Some(bbmd) = &self.bbmd else {
+            return Vec::new();
+        };
+        bbmd.config
+            .bdt
+            .iter()
+            .filter(|entry| entry.address != self.local)
+            .map(forward_address)
+            .collect()
+    }
+
+    fn is_peer(&self, from: SocketAddrV4) -> bool {
+        BipLink::is_peer(self, from)
+    }
+
+    fn same_node(a: &SocketAddrV4, b: &SocketAddrV4) -> bool {
+        a == b
+    }
+
+    fn local_target(&self, from_peer: bool) -> Option<SocketAddrV4> {
+        // What a peer forwarded reaches our subnet from us only with two-hop distribution.
+        self.broadcast.filter(|_| !from_peer || self.two_hop())
+    }
+
+    fn forwarded(&self, source: SocketAddrV4, _origin: SocketAddrV4, npdu: &[u8]) -> Vec<u8> {
+        bvll(&Bvll::ForwardedNpdu { source, npdu })
+    }
+
+    fn queue(&mut self, to: SocketAddrV4, datagram: Vec<u8>) {
+        BipLink::queue(self, to, datagram);
+    }
+
+    fn count_forwarded(&mut self) {
+        self.stats.forwarded += 1;
+    }
+
+    fn reply(&mut self, to: SocketAddrV4, outcome: Outcome) {
+        let code = match outcome {
+            Outcome::Success => BvlcResultCode::SuccessfulCompletion,
+            Outcome::DistributeNak => BvlcResultCode::DistributeBroadcastToNetworkNak,
+            Outcome::RegisterNak => BvlcResultCode::RegisterForeignDeviceNak,
+            Outcome::DeleteNak => BvlcResultCode::DeleteFdtEntryNak,
+        };
+        self.result(to, code);
+    }
+
+    fn learn(&mut self, _source: SocketAddrV4, _at: SocketAddrV4) {}
+
+    fn may_register(&self, from: SocketAddrV4) -> bool {
+        !self.is_broadcast_like(from)
+    }
+
+    fn registered(&mut self, _source: SocketAddrV4, _from: SocketAddrV4) {
+        self.stats.registrations += 1;
+    }
+
+    fn registration_from(&mut self, from: SocketAddrV4) -> Option<&mut ForeignRegistration> {
+        match &mut self.foreign {
+            Some((config, registration)) if from == config.bbmd => Some(registration),
+            _ => None,
+        }
     }
 }

@@ -12,7 +12,7 @@ use std::str::FromStr;
 /// "random-48" address).
 ///
 /// ```
-/// use buildwire_bacnet::sc::Vmac;
+/// use buildwire_bacnet::link::sc::Vmac;
 ///
 /// let vmac: Vmac = "02:bb:00:00:00:01".parse().unwrap();
 /// assert_eq!(vmac.octets(), [0x02, 0xBB, 0, 0, 0, 1]);
@@ -126,7 +126,7 @@ impl FromStr for Vmac {
 /// the device so that a hub recognises a node that reconnects with a new VMAC.
 ///
 /// ```
-/// use buildwire_bacnet::sc::DeviceUuid;
+/// use buildwire_bacnet::link::sc::DeviceUuid;
 ///
 /// let uuid = DeviceUuid::random_v4([7; 16]);
 /// let text = uuid.to_string();

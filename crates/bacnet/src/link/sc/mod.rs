@@ -7,14 +7,14 @@
 //! the hub relays unicasts by destination VMAC and copies broadcasts to every other node.
 //! Nodes may also connect to each other directly after asking a peer for its WebSocket URIs
 //! with Address-Resolution. The WebSockets and TLS are the tokio driver's business
-//! (`crate::driver::sc_*`); everything here takes messages and the time in and gives
+//! (`crate::driver::sc`); everything here takes messages and the time in and gives
 //! messages, commands and deadlines out.
 //!
 //! ```
 //! use std::time::Instant;
-//! use buildwire_bacnet::sc::bvlc::{BvlcMessage, Payload};
-//! use buildwire_bacnet::sc::hub::{Hub, HubConfig, HubOutput};
-//! use buildwire_bacnet::sc::{ConnectionConfig, DeviceUuid, LocalIdentity, ScConnection, Vmac};
+//! use buildwire_bacnet::link::sc::bvlc::{BvlcMessage, Payload};
+//! use buildwire_bacnet::link::sc::hub::{Hub, HubConfig, HubOutput};
+//! use buildwire_bacnet::link::sc::{ConnectionConfig, DeviceUuid, LocalIdentity, ScConnection, Vmac};
 //!
 //! let now = Instant::now();
 //! let mut hub = Hub::new(HubConfig::new(Vmac::new([2, 0, 0, 0, 0, 1]), DeviceUuid::new([1; 16])), 0);

@@ -4,7 +4,7 @@
 //! BBMD (peers in a broadcast distribution table, foreign device table with time-to-live
 //! plus grace, Forwarded-NPDU and Forwarded-Address-Resolution both ways) or a foreign device.
 //!
-//! Loops and amplification as in [`super::ipv4`]: what a peer BBMD forwarded goes to the
+//! Loops and amplification as in [`crate::link::bip::link`]: what a peer BBMD forwarded goes to the
 //! local group and foreign devices only; a node drops messages carrying its own VMAC as
 //! source (its multicast echo); everything a BBMD sends on its own initiative draws from one
 //! token bucket; the resolution cache and the queue of NPDUs waiting for it are bounded.
@@ -13,11 +13,12 @@ use std::collections::{HashMap, VecDeque};
 use std::net::SocketAddrV6;
 use std::time::{Duration, Instant};
 
-use crate::transport::bvll6::{Bvlc6ResultCode, Bvll6, Vmac};
+use super::bvll::{Bvlc6ResultCode, Bvll6, Vmac};
 
-use super::fdt::{DEFAULT_MAX_FOREIGN_DEVICES, ForeignDevice, ForeignDeviceTable};
-use super::rate::RateLimit;
-use super::registration::ForeignRegistration;
+use crate::link::bbmd::fdt::{DEFAULT_MAX_FOREIGN_DEVICES, ForeignDevice, ForeignDeviceTable};
+use crate::link::bbmd::handler::{self, BbmdLink, Message, Outcome, ResultKind};
+use crate::link::bbmd::rate::RateLimit;
+use crate::link::bbmd::registration::ForeignRegistration;
 
 /// Most VMAC -> address entries cached.
 pub const MAX_CACHE: usize = 4096;
@@ -46,8 +47,8 @@ impl Default for Bbmd6Config {
         Self {
             bdt: Vec::new(),
             max_foreign_devices: DEFAULT_MAX_FOREIGN_DEVICES,
-            rate: super::rate::DEFAULT_RATE,
-            burst: super::rate::DEFAULT_BURST,
+            rate: crate::link::bbmd::rate::DEFAULT_RATE,
+            burst: crate::link::bbmd::rate::DEFAULT_BURST,
         }
     }
 }
@@ -365,47 +366,8 @@ impl Bip6Link {
         // A BBMD bound to the wildcard address does not know its own address; it then
         // names the unspecified address, which receivers take as "the sender".
         let local = self.local;
-        self.distribute(now, self.vmac, local, npdu, true, None);
+        handler::distribute(self, now, self.vmac, local, npdu, true, None);
         true
-    }
-
-    fn distribute(
-        &mut self,
-        now: Instant,
-        source: Vmac,
-        original: SocketAddrV6,
-        npdu: &[u8],
-        to_peers: bool,
-        except: Option<SocketAddrV6>,
-    ) {
-        let Some(bbmd) = &self.bbmd else {
-            return;
-        };
-        let mut targets: Vec<SocketAddrV6> = Vec::new();
-        if to_peers {
-            targets.extend(bbmd.config.bdt.iter().copied());
-        }
-        targets.extend(
-            bbmd.fdt
-                .addresses(now)
-                .into_iter()
-                .filter(|address| Some(*address) != except && !same_node(address, &original)),
-        );
-        if targets.is_empty() {
-            return;
-        }
-        let datagram = Bvll6::ForwardedNpdu {
-            source,
-            original,
-            npdu,
-        }
-        .to_vec();
-        for target in targets {
-            if self.bbmd.as_mut().is_some_and(|b| b.limit.allow(now)) {
-                self.stats.forwarded += 1;
-                self.queue(target, datagram.clone());
-            }
-        }
     }
 
     fn is_peer(&self, from: &SocketAddrV6) -> bool {
@@ -444,14 +406,7 @@ impl Bip6Link {
             self.stats.own_vmac += 1;
             return None;
         }
-        let deliver = |source, npdu: &[u8], broadcast| {
-            Some(Link6Delivery {
-                source,
-                npdu: npdu.to_vec(),
-                broadcast,
-            })
-        };
-        match message {
+        let shared = match message {
             Bvll6::OriginalUnicastNpdu {
                 source,
                 destination,
@@ -462,68 +417,47 @@ impl Bip6Link {
                     self.stats.not_for_us += 1;
                     return None;
                 }
-                deliver(source, npdu, false)
+                return Some(Link6Delivery {
+                    source,
+                    npdu: npdu.to_vec(),
+                    broadcast: false,
+                });
             }
-            Bvll6::OriginalBroadcastNpdu { source, npdu } => {
-                self.learn(source, from);
-                self.distribute(now, source, from, npdu, true, None);
-                deliver(source, npdu, true)
-            }
+            Bvll6::OriginalBroadcastNpdu { source, npdu } => Message::Broadcast { source, npdu },
             Bvll6::ForwardedNpdu {
                 source,
                 original,
                 npdu,
-            } => {
+            } => Message::Forwarded {
+                source,
                 // An unspecified original address means "the sender itself" (a BBMD
                 // forwarding its own broadcast).
-                let original = if original.ip().is_unspecified() {
+                origin: if original.ip().is_unspecified() {
                     from
                 } else {
                     original
-                };
-                self.learn(source, original);
-                if self.is_peer(&from) {
-                    if let Some(multicast) = self.multicast
-                        && self.bbmd.as_mut().is_some_and(|b| b.limit.allow(now))
-                    {
-                        self.stats.forwarded += 1;
-                        let datagram = Bvll6::ForwardedNpdu {
-                            source,
-                            original,
-                            npdu,
-                        }
-                        .to_vec();
-                        self.queue(multicast, datagram);
-                    }
-                    self.distribute(now, source, original, npdu, false, None);
-                }
-                deliver(source, npdu, true)
-            }
+                },
+                npdu,
+            },
             Bvll6::DistributeBroadcastToNetwork { source, npdu } => {
-                let registered = self
-                    .bbmd
-                    .as_ref()
-                    .is_some_and(|b| b.fdt.contains(now, &from));
-                if !registered {
-                    self.result(from, Bvlc6ResultCode::DistributeBroadcastToNetworkNak);
-                    return None;
-                }
-                self.learn(source, from);
-                if let Some(multicast) = self.multicast
-                    && self.bbmd.as_mut().is_some_and(|b| b.limit.allow(now))
-                {
-                    self.stats.forwarded += 1;
-                    let datagram = Bvll6::ForwardedNpdu {
-                        source,
-                        original: from,
-                        npdu,
-                    }
-                    .to_vec();
-                    self.queue(multicast, datagram);
-                }
-                self.distribute(now, source, from, npdu, true, Some(from));
-                deliver(source, npdu, true)
+                Message::Distribute { source, npdu }
             }
+            Bvll6::RegisterForeignDevice {
+                source,
+                time_to_live,
+            } => Message::Register {
+                source,
+                time_to_live,
+            },
+            Bvll6::DeleteForeignDeviceTableEntry { entry, .. } => Message::Delete(entry),
+            Bvll6::Result { source, code } => Message::Result {
+                source,
+                result: match code {
+                    Bvlc6ResultCode::SuccessfulCompletion => ResultKind::Success,
+                    Bvlc6ResultCode::RegisterForeignDeviceNak => ResultKind::RegisterNak,
+                    _ => ResultKind::Other,
+                },
+            },
             Bvll6::AddressResolution { source, target } => {
                 self.learn(source, from);
                 if target == self.vmac {
@@ -536,7 +470,7 @@ impl Bip6Link {
                 } else if self.bbmd.is_some() {
                     self.forward_resolution(now, source, target, from);
                 }
-                None
+                return None;
             }
             Bvll6::ForwardedAddressResolution {
                 source,
@@ -563,12 +497,12 @@ impl Bip6Link {
                     .to_vec();
                     self.queue(multicast, datagram);
                 }
-                None
+                return None;
             }
             Bvll6::AddressResolutionAck { source, .. }
             | Bvll6::VirtualAddressResolutionAck { source, .. } => {
                 self.learn(source, from);
-                None
+                return None;
             }
             Bvll6::VirtualAddressResolution { source } => {
                 self.learn(source, from);
@@ -578,58 +512,15 @@ impl Bip6Link {
                 }
                 .to_vec();
                 self.queue(from, datagram);
-                None
+                return None;
             }
-            Bvll6::RegisterForeignDevice {
-                source,
-                time_to_live,
-            } => {
-                let bad_source = from.ip().is_multicast() || from.ip().is_unspecified();
-                let accepted = !bad_source
-                    && self
-                        .bbmd
-                        .as_mut()
-                        .is_some_and(|b| b.fdt.register(now, from, time_to_live).is_ok());
-                if accepted {
-                    self.learn(source, from);
-                    self.result(from, Bvlc6ResultCode::SuccessfulCompletion);
-                } else {
-                    self.result(from, Bvlc6ResultCode::RegisterForeignDeviceNak);
-                }
-                None
-            }
-            Bvll6::DeleteForeignDeviceTableEntry { entry, .. } => {
-                let deleted = self
-                    .bbmd
-                    .as_mut()
-                    .is_some_and(|b| b.fdt.delete(now, &entry));
-                let code = if deleted {
-                    Bvlc6ResultCode::SuccessfulCompletion
-                } else {
-                    Bvlc6ResultCode::DeleteForeignDeviceTableEntryNak
-                };
-                self.result(from, code);
-                None
-            }
-            Bvll6::Result { source, code } => {
-                if let Some((config, registration)) = &mut self.foreign
-                    && same_node(&from, &config.bbmd)
-                {
-                    match code {
-                        Bvlc6ResultCode::SuccessfulCompletion => {
-                            registration.handle_result(now, true);
-                        }
-                        Bvlc6ResultCode::RegisterForeignDeviceNak => {
-                            registration.handle_result(now, false);
-                        }
-                        _ => {}
-                    }
-                    self.learn(source, from);
-                }
-                None
-            }
-            Bvll6::SecureBvll(_) => None,
-        }
+            Bvll6::SecureBvll(_) => return None,
+        };
+        handler::handle(self, now, from, shared).map(|(source, npdu)| Link6Delivery {
+            source,
+            npdu: npdu.to_vec(),
+            broadcast: true,
+        })
     }
 
     fn forward_resolution(&mut self, now: Instant, source: Vmac, target: Vmac, from: SocketAddrV6) {
@@ -696,4 +587,81 @@ impl Bip6Link {
 /// Same address and port (scope and flow ignored: the kernel fills them in on receipt).
 fn same_node(a: &SocketAddrV6, b: &SocketAddrV6) -> bool {
     a.ip() == b.ip() && a.port() == b.port()
+}
+
+/// The B/IPv6 side of the shared BBMD handling: sources are VMACs (learned with their
+/// address from every message), broadcasts go to the multicast group, and peers are the
+/// table's addresses.
+impl BbmdLink for Bip6Link {
+    type Address = SocketAddrV6;
+    type Source = Vmac;
+
+    fn tables(&mut self) -> Option<(&mut ForeignDeviceTable<SocketAddrV6>, &mut RateLimit)> {
+        self.bbmd.as_mut().map(|b| (&mut b.fdt, &mut b.limit))
+    }
+
+    fn peer_targets(&self) -> Vec<SocketAddrV6> {
+        self.bbmd
+            .as_ref()
+            .map(|b| b.config.bdt.clone())
+            .unwrap_or_default()
+    }
+
+    fn is_peer(&self, from: SocketAddrV6) -> bool {
+        Bip6Link::is_peer(self, &from)
+    }
+
+    fn same_node(a: &SocketAddrV6, b: &SocketAddrV6) -> bool {
+        same_node(a, b)
+    }
+
+    fn local_target(&self, _from_peer: bool) -> Option<SocketAddrV6> {
+        self.multicast
+    }
+
+    fn forwarded(&self, source: Vmac, original: SocketAddrV6, npdu: &[u8]) -> Vec<u8> {
+        Bvll6::ForwardedNpdu {
+            source,
+            original,
+            npdu,
+        }
+        .to_vec()
+    }
+
+    fn queue(&mut self, to: SocketAddrV6, datagram: Vec<u8>) {
+        Bip6Link::queue(self, to, datagram);
+    }
+
+    fn count_forwarded(&mut self) {
+        self.stats.forwarded += 1;
+    }
+
+    fn reply(&mut self, to: SocketAddrV6, outcome: Outcome) {
+        let code = match outcome {
+            Outcome::Success => Bvlc6ResultCode::SuccessfulCompletion,
+            Outcome::DistributeNak => Bvlc6ResultCode::DistributeBroadcastToNetworkNak,
+            Outcome::RegisterNak => Bvlc6ResultCode::RegisterForeignDeviceNak,
+            Outcome::DeleteNak => Bvlc6ResultCode::DeleteForeignDeviceTableEntryNak,
+        };
+        self.result(to, code);
+    }
+
+    fn learn(&mut self, source: Vmac, at: SocketAddrV6) {
+        Bip6Link::learn(self, source, at);
+    }
+
+    fn may_register(&self, from: SocketAddrV6) -> bool {
+        !(from.ip().is_multicast() || from.ip().is_unspecified())
+    }
+
+    fn registered(&mut self, source: Vmac, from: SocketAddrV6) {
+        Bip6Link::learn(self, source, from);
+    }
+
+    fn registration_from(&mut self, from: SocketAddrV6) -> Option<&mut ForeignRegistration> {
+        match &mut self.foreign {
+            Some((config, registration)) if same_node(&from, &config.bbmd) => Some(registration),
+            _ => None,
+        }
+    }
 }

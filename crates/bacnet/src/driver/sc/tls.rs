@@ -262,18 +262,28 @@ pub(crate) fn describe_tls_error(error: &std::io::Error) -> String {
     refusal.unwrap_or_else(|| error.to_string())
 }
 
+/// Why a certificate fails the checks beyond the chain.
+#[derive(Debug, thiserror::Error)]
+enum KeyUsageError {
+    #[error("it does not decode: {0}")]
+    Decode(x509_parser::nom::Err<x509_parser::error::X509Error>),
+    #[error("its key usage ({0}) lacks digitalSignature")]
+    NoDigitalSignature(String),
+    #[error("its key usage extension does not decode: {0}")]
+    Extension(x509_parser::error::X509Error),
+}
+
 /// Extra checks beyond the chain: a key usage extension must allow digital signatures
 /// (what TLS 1.3 does with the key).
-fn check_key_usage(certificate: &CertificateDer<'_>) -> Result<(), String> {
-    let (_, parsed) = x509_parser::parse_x509_certificate(certificate.as_ref())
-        .map_err(|e| format!("it does not decode: {e}"))?;
+fn check_key_usage(certificate: &CertificateDer<'_>) -> Result<(), KeyUsageError> {
+    let (_, parsed) =
+        x509_parser::parse_x509_certificate(certificate.as_ref()).map_err(KeyUsageError::Decode)?;
     match parsed.key_usage() {
-        Ok(Some(usage)) if !usage.value.digital_signature() => Err(format!(
-            "its key usage ({}) lacks digitalSignature",
-            usage.value
-        )),
+        Ok(Some(usage)) if !usage.value.digital_signature() => {
+            Err(KeyUsageError::NoDigitalSignature(usage.value.to_string()))
+        }
         Ok(_) => Ok(()),
-        Err(e) => Err(format!("its key usage extension does not decode: {e}")),
+        Err(e) => Err(KeyUsageError::Extension(e)),
     }
 }
 
@@ -297,7 +307,8 @@ impl PeerVerifier {
         role: &str,
     ) -> Result<(), Error> {
         match result {
-            Ok(()) => check_key_usage(certificate).map_err(|reason| refused(certificate, reason)),
+            Ok(()) => check_key_usage(certificate)
+                .map_err(|reason| refused(certificate, reason.to_string())),
             Err(error) => Err(refused(certificate, explain(&error, role))),
         }
     }

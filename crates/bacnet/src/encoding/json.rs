@@ -1,11 +1,19 @@
-//! The JSON forms of constructed values in device profiles: schedules, calendars,
-//! recipient lists and object references (see [`super::profile`] for the document).
+//! The one mapping of application values to JSON and back, used by device profiles
+//! (`crate::objects::profile`, a file format users write) and by the dissector and the
+//! CLI/Python read results (`crate::inspect`).
+//!
+//! Two forms share the kind names, numbers and the date and time texts below:
+//! - the profile form ([`parse_value`] / [`value_json`]): a bare number is a REAL, a bare
+//!   `true`/`false` a BOOLEAN, otherwise `{"kind": value}`;
+//! - the described form ([`application_json`] / [`element_json`]): every value as
+//!   `{"type": kind, "value": ...}` (character strings as `character-string`), which
+//!   [`parse_value`] reads back too for the kinds a profile holds.
 //!
 //! | value | JSON |
 //! |---|---|
-//! | primitive value | a number (REAL), `true`/`false`, `null`, or one of `{"real": 1.5}`, `{"double": 1.5}`, `{"unsigned": 3}`, `{"signed": -3}`, `{"enumerated": 1}`, `{"boolean": true}`, `{"string": "x"}` |
-//! | time | `"HH:MM"`, `"HH:MM:SS"` or `"HH:MM:SS.hh"` |
-//! | date | `"YYYY-MM-DD"`, any field `*` for "any": `"*-12-25"` |
+//! | primitive value | a number (REAL), `true`/`false`, `null`, or one of `{"real": 1.5}`, `{"double": 1.5}`, `{"unsigned": 3}`, `{"signed": -3}`, `{"enumerated": 1}`, `{"boolean": true}`, `{"string": "x"}` (also `{"type": "real", "value": 1.5}`, as [`application_json`] writes) |
+//! | time | `"HH:MM"`, `"HH:MM:SS"` or `"HH:MM:SS.hh"` (written with `*` for an unspecified field) |
+//! | date | `"YYYY-MM-DD"`, any field `*` for "any": `"*-12-25"`; a specified weekday follows as `" (weekday N)"`, Monday 1 |
 //! | date range | `["2025-01-01", "2025-12-31"]`; `"*-*-*"` leaves a side open |
 //! | calendar entry | `{"date": D}`, `{"range": [D, D]}` or `{"week_n_day": [month, week, weekday]}` (255 for any) |
 //! | time-values | `[["08:00", 21.0], ["18:00", null]]` |
@@ -15,19 +23,38 @@
 
 use serde_json::{Value, json};
 
-use super::profile::ProfileError;
 use crate::encoding::date_time::UNSPECIFIED;
 use crate::encoding::{
     ApplicationValue, BacnetAddress, BitString, CalendarEntry, DailySchedule, Date, DateRange,
-    Destination, DeviceObjectPropertyReference, ObjectIdentifier, Recipient, SpecialEvent,
+    Destination, DeviceObjectPropertyReference, Element, ObjectIdentifier, Recipient, SpecialEvent,
     SpecialEventPeriod, Time, TimeValue, WeekNDay,
 };
 use crate::enums::PropertyIdentifier;
 
-type Parsed<T> = Result<T, ProfileError>;
+/// A JSON value that does not describe what was expected: where, and why. (Device profiles
+/// report it as `crate::objects::profile::ProfileError`.)
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{path}: {message}")]
+pub struct JsonError {
+    /// JSON path of the bad member (`objects[3].units`), or `line L column C` for syntax.
+    pub path: String,
+    /// What is wrong with it.
+    pub message: String,
+}
 
-fn error(path: &str, message: impl Into<String>) -> ProfileError {
-    ProfileError::new(path, message)
+impl JsonError {
+    pub(crate) fn new(path: &str, message: impl Into<String>) -> Self {
+        Self {
+            path: path.to_owned(),
+            message: message.into(),
+        }
+    }
+}
+
+type Parsed<T> = Result<T, JsonError>;
+
+fn error(path: &str, message: impl Into<String>) -> JsonError {
+    JsonError::new(path, message)
 }
 
 /// A primitive value in its JSON form.
@@ -40,13 +67,18 @@ pub fn parse_value(value: &Value, path: &str) -> Parsed<ApplicationValue> {
             Some(n) if n.abs() <= f64::from(f32::MAX) => ApplicationValue::Real(n as f32),
             _ => return Err(error(path, "does not fit a REAL")),
         },
-        Value::Object(map) if map.len() == 1 => {
-            let (kind, inner) = map
-                .iter()
-                .next()
-                .ok_or_else(|| error(path, "empty value"))?;
+        Value::Object(map) if map.len() == 1 || described(map).is_some() => {
+            let (kind, inner) = match described(map) {
+                Some(pair) => pair,
+                None => map
+                    .iter()
+                    .next()
+                    .map(|(kind, inner)| (kind.as_str(), inner))
+                    .ok_or_else(|| error(path, "empty value"))?,
+            };
             let bad = || error(path, format!("bad {kind} value {inner}"));
-            match kind.as_str() {
+            match kind {
+                "null" if inner.is_null() => ApplicationValue::Null,
                 "real" => ApplicationValue::Real(
                     number(inner)
                         .filter(|n| n.abs() <= f64::from(f32::MAX))
@@ -62,7 +94,7 @@ pub fn parse_value(value: &Value, path: &str) -> Parsed<ApplicationValue> {
                         .ok_or_else(bad)?,
                 ),
                 "boolean" => ApplicationValue::Boolean(inner.as_bool().ok_or_else(bad)?),
-                "string" => {
+                "string" | "character-string" => {
                     ApplicationValue::CharacterString(inner.as_str().ok_or_else(bad)?.to_owned())
                 }
                 other => return Err(error(path, format!("unknown value kind {other:?}"))),
@@ -77,7 +109,15 @@ pub fn parse_value(value: &Value, path: &str) -> Parsed<ApplicationValue> {
     })
 }
 
-/// The JSON form of a primitive value.
+/// `{"type": kind, "value": v}`, the described form, as `(kind, v)`.
+fn described(map: &serde_json::Map<String, Value>) -> Option<(&str, &Value)> {
+    if map.len() != 2 {
+        return None;
+    }
+    Some((map.get("type")?.as_str()?, map.get("value")?))
+}
+
+/// The profile form of a primitive value.
 pub fn value_json(value: &ApplicationValue) -> Value {
     match value {
         ApplicationValue::Null => Value::Null,
@@ -90,6 +130,57 @@ pub fn value_json(value: &ApplicationValue) -> Value {
         ApplicationValue::CharacterString(text) => json!({ "string": text }),
         other => json!({ "string": format!("{other:?}") }),
     }
+}
+
+/// JSON descriptions of generic tagged data, in order.
+pub fn elements_json(elements: &[Element]) -> Value {
+    Value::Array(elements.iter().map(element_json).collect())
+}
+
+/// A JSON description of one element of generic tagged data.
+pub fn element_json(element: &Element) -> Value {
+    match element {
+        Element::Application(v) => application_json(v),
+        Element::Context { tag, data } => json!({"context": tag, "hex": hex(data)}),
+        Element::Constructed { tag, children } => {
+            json!({"context": tag, "children": elements_json(children)})
+        }
+    }
+}
+
+/// A JSON description of an application-tagged value: `{"type": ..., "value": ...}`.
+pub fn application_json(value: &ApplicationValue) -> Value {
+    let (kind, v) = match value {
+        ApplicationValue::Null => ("null", Value::Null),
+        ApplicationValue::Boolean(b) => ("boolean", json!(b)),
+        ApplicationValue::Unsigned(u) => ("unsigned", json!(u)),
+        ApplicationValue::Signed(i) => ("signed", json!(i)),
+        ApplicationValue::Real(f) => ("real", float_json(f64::from(*f))),
+        ApplicationValue::Double(f) => ("double", float_json(*f)),
+        ApplicationValue::OctetString(b) => ("octet-string", json!(hex(b))),
+        ApplicationValue::CharacterString(s) => ("character-string", json!(s)),
+        ApplicationValue::BitString(bits) => {
+            let len = bits.as_bytes().len() * 8 - usize::from(bits.unused_bits());
+            let text: String = (0..len)
+                .map(|i| if bits.get(i) { '1' } else { '0' })
+                .collect();
+            ("bit-string", json!(text))
+        }
+        ApplicationValue::Enumerated(e) => ("enumerated", json!(e)),
+        ApplicationValue::Date(d) => ("date", json!(date_text(d))),
+        ApplicationValue::Time(t) => ("time", json!(time_text(t))),
+        ApplicationValue::ObjectIdentifier(o) => ("object-identifier", json!(o.to_string())),
+    };
+    json!({"type": kind, "value": v})
+}
+
+fn float_json(f: f64) -> Value {
+    // JSON has no NaN or infinities: name them.
+    serde_json::Number::from_f64(f).map_or_else(|| json!(f.to_string()), Value::Number)
+}
+
+pub(crate) fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 fn text<'a>(value: &'a Value, path: &str) -> Parsed<&'a str> {
@@ -131,18 +222,42 @@ pub fn parse_time(value: &Value, path: &str) -> Parsed<Time> {
     Ok(time)
 }
 
-fn time_text(time: &Time) -> String {
+/// A date or time field: two digits, or `*` when unspecified.
+fn field_text(value: u8) -> String {
+    if value == UNSPECIFIED {
+        "*".to_owned()
+    } else {
+        format!("{value:02}")
+    }
+}
+
+/// `"HH:MM:SS.hh"`, `*` for an unspecified field.
+pub fn time_text(time: &Time) -> String {
+    let field = field_text;
     format!(
-        "{:02}:{:02}:{:02}.{:02}",
-        time.hour, time.minute, time.second, time.hundredths
+        "{}:{}:{}.{}",
+        field(time.hour),
+        field(time.minute),
+        field(time.second),
+        field(time.hundredths)
     )
 }
 
-/// `"YYYY-MM-DD"` with `*` for any field.
+/// `"YYYY-MM-DD"` with `*` for any field, optionally followed by `" (weekday N)"`.
 pub fn parse_date(value: &Value, path: &str) -> Parsed<Date> {
     let raw = text(value, path)?;
     let bad = || error(path, format!("{raw:?} is not YYYY-MM-DD (fields may be *)"));
-    let fields: Vec<&str> = raw.split('-').collect();
+    let (day_text, weekday) = match raw.split_once(" (weekday ") {
+        Some((date, rest)) => {
+            let weekday = rest
+                .strip_suffix(')')
+                .and_then(|n| n.parse::<u8>().ok())
+                .ok_or_else(bad)?;
+            (date, weekday)
+        }
+        None => (raw, UNSPECIFIED),
+    };
+    let fields: Vec<&str> = day_text.split('-').collect();
     let [year, month, day] = fields.as_slice() else {
         return Err(bad());
     };
@@ -161,30 +276,31 @@ pub fn parse_date(value: &Value, path: &str) -> Parsed<Date> {
             year_since_1900: UNSPECIFIED,
             month,
             day,
-            weekday: UNSPECIFIED,
+            weekday,
         }
     } else {
         if !(1900..=2154).contains(&year) {
             return Err(error(path, format!("year {year} is outside 1900..=2154")));
         }
-        Date::new(year, month, day, UNSPECIFIED)
+        Date::new(year, month, day, weekday)
     };
     date.validate().map_err(|what| error(path, what))?;
     Ok(date)
 }
 
-fn date_text(date: &Date) -> String {
-    let part = |v: u8| {
-        if v == UNSPECIFIED {
-            "*".to_owned()
-        } else {
-            format!("{v:02}")
-        }
-    };
+/// `"YYYY-MM-DD"` with `*` for an unspecified field, then `" (weekday N)"` when the weekday
+/// is specified.
+pub fn date_text(date: &Date) -> String {
+    let part = field_text;
     let year = date
         .year()
         .map_or_else(|| "*".to_owned(), |y| y.to_string());
-    format!("{year}-{}-{}", part(date.month), part(date.day))
+    let text = format!("{year}-{}-{}", part(date.month), part(date.day));
+    if date.weekday == UNSPECIFIED {
+        text
+    } else {
+        format!("{text} (weekday {})", date.weekday)
+    }
 }
 
 /// `[D, D]`.

@@ -14,9 +14,9 @@ use tokio::net::TcpListener;
 use tokio::sync::{Notify, oneshot};
 use tokio::task::JoinHandle;
 
-use super::sc_websocket::{LinkHandle, accept, start_link};
-use crate::sc::hub::{ConnectionId, Hub, HubConfig, HubEvent, HubOutput, HubStats};
-use crate::sc::{CloseReason, Subprotocol};
+use super::websocket::{LinkHandle, accept, start_link};
+use crate::link::sc::hub::{ConnectionId, Hub, HubConfig, HubEvent, HubOutput, HubStats};
+use crate::link::sc::{CloseReason, Subprotocol};
 
 /// How long a TLS handshake and WebSocket upgrade may take.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
@@ -28,7 +28,7 @@ const IDLE_WAKE: Duration = Duration::from_secs(3600);
 pub struct ScHubConfig {
     /// Local address; port 0 picks a free port.
     pub bind: SocketAddr,
-    /// TLS (see `sc_tls::server_config`); `None` serves plaintext `ws://` (only when
+    /// TLS (see `tls::server_config`); `None` serves plaintext `ws://` (only when
     /// asked for, e.g. to compare with TLS in a benchmark).
     pub tls: Option<Arc<rustls::ServerConfig>>,
     /// The hub function's identity, limits and timeouts.
@@ -157,7 +157,7 @@ impl ScHub {
     }
 
     /// The VMACs of the connected nodes.
-    pub fn nodes(&self) -> Vec<crate::sc::Vmac> {
+    pub fn nodes(&self) -> Vec<crate::link::sc::Vmac> {
         lock(&self.shared).core.nodes().collect()
     }
 

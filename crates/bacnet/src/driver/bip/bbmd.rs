@@ -2,7 +2,7 @@
 //! task only keeps the link running), and the management requests a tool sends to any
 //! BBMD: Read-BDT, Write-BDT, Read-FDT, Delete-FDT-Entry ([`read_bdt`] and friends).
 //!
-//! A device that is also a BBMD is a [`super::BacnetServer`] whose `ServerConfig::role` is
+//! A device that is also a BBMD is a [`crate::driver::BacnetServer`] whose `BacnetServerConfig::role` is
 //! [`BipRole::Bbmd`]; a router port can be one too.
 
 use std::io;
@@ -13,11 +13,12 @@ use std::time::Duration;
 use tokio::net::UdpSocket;
 use tokio::task::JoinHandle;
 
-use super::bip::{BipConfig, BipTransport, MAX_BIP_DATAGRAM};
-use super::link_clock::LinkClock;
-use super::transport::Transport;
-use crate::bbmd::{BbmdConfig, BipLinkStats, BipRole};
-use crate::transport::{BdtEntry, BvlcResultCode, Bvll, FdtEntry};
+use super::ipv4::{BipConfig, BipTransport, MAX_BIP_DATAGRAM};
+use crate::driver::error::DriverError;
+use crate::driver::link_clock::LinkClock;
+use crate::driver::transport::Transport;
+use crate::link::{BbmdConfig, BipLinkStats, BipRole};
+use crate::link::{BdtEntry, BvlcResultCode, Bvll, FdtEntry};
 
 /// A running BBMD with no device behind it.
 #[derive(Debug)]
@@ -104,10 +105,7 @@ async fn exchange<T>(
         let (n, from) = tokio::time::timeout_at(deadline, socket.recv_from(&mut buf))
             .await
             .map_err(|_| {
-                io::Error::new(
-                    io::ErrorKind::TimedOut,
-                    format!("no answer from {bbmd}; is it a BBMD, on that address and port?"),
-                )
+                io::Error::new(io::ErrorKind::TimedOut, DriverError::NoBbmdAnswer(bbmd))
             })??;
         if from != SocketAddr::V4(bbmd) {
             continue;
@@ -123,7 +121,7 @@ async fn exchange<T>(
 fn nak(code: BvlcResultCode) -> io::Error {
     io::Error::new(
         io::ErrorKind::PermissionDenied,
-        format!("the BBMD answered BVLC-Result {:#06x} (NAK)", code.to_u16()),
+        DriverError::BbmdNak(code.to_u16()),
     )
 }
 
@@ -173,9 +171,63 @@ fn result_of(answer: Bvll<'_>) -> Option<io::Result<()>> {
     }
 }
 
+/// A BDT file that cannot be used.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum BdtError {
+    /// A line whose address is not `ADDRESS:PORT` (or an IPv4 address).
+    #[error("line {line}: {text:?} is not ADDRESS:PORT")]
+    Address {
+        /// Line number, from 1.
+        line: usize,
+        /// The address as written.
+        text: String,
+    },
+    /// A dotted mask that does not parse.
+    #[error("line {line}: {text:?} is not a mask")]
+    Mask {
+        /// Line number, from 1.
+        line: usize,
+        /// The mask as written.
+        text: String,
+    },
+    /// A prefix length above 32.
+    #[error("line {line}: /{text} is not 0..=32")]
+    Prefix {
+        /// Line number, from 1.
+        line: usize,
+        /// The prefix as written.
+        text: String,
+    },
+    /// More entries than a BDT holds.
+    #[error("{count} entries; at most {max} fit")]
+    TooMany {
+        /// Entries in the file.
+        count: usize,
+        /// Most a BDT holds.
+        max: usize,
+    },
+    /// The file cannot be read.
+    #[error("cannot read {path}: {source}")]
+    Read {
+        /// The file.
+        path: String,
+        /// Why.
+        source: io::Error,
+    },
+    /// The file's content is wrong.
+    #[error("{path}: {source}")]
+    File {
+        /// The file.
+        path: String,
+        /// What is wrong.
+        source: Box<BdtError>,
+    },
+}
+
 /// Parses a BDT file: one entry per line, `ADDRESS:PORT[/MASK]` where MASK is a dotted
 /// mask or a prefix length (default /32: two-hop distribution); `#` starts a comment.
-pub fn parse_bdt(text: &str) -> Result<Vec<BdtEntry>, String> {
+pub fn parse_bdt(text: &str) -> Result<Vec<BdtEntry>, BdtError> {
     let mut entries = Vec::new();
     for (number, line) in text.lines().enumerate() {
         let line = line.split('#').next().unwrap_or("").trim();
@@ -193,37 +245,50 @@ pub fn parse_bdt(text: &str) -> Result<Vec<BdtEntry>, String> {
                     .parse::<Ipv4Addr>()
                     .map(|ip| SocketAddrV4::new(ip, 0xBAC0))
             })
-            .map_err(|_| format!("line {}: {address:?} is not ADDRESS:PORT", number + 1))?;
+            .map_err(|_| BdtError::Address {
+                line: number + 1,
+                text: address.to_owned(),
+            })?;
         let mask = match mask {
             None => Ipv4Addr::BROADCAST,
-            Some(mask) if mask.contains('.') => mask
-                .parse()
-                .map_err(|_| format!("line {}: {mask:?} is not a mask", number + 1))?,
+            Some(mask) if mask.contains('.') => mask.parse().map_err(|_| BdtError::Mask {
+                line: number + 1,
+                text: mask.to_owned(),
+            })?,
             Some(prefix) => {
-                let bits: u32 = prefix
-                    .parse()
-                    .ok()
-                    .filter(|bits| *bits <= 32)
-                    .ok_or_else(|| format!("line {}: /{prefix} is not 0..=32", number + 1))?;
+                let bits: u32 =
+                    prefix
+                        .parse()
+                        .ok()
+                        .filter(|bits| *bits <= 32)
+                        .ok_or_else(|| BdtError::Prefix {
+                            line: number + 1,
+                            text: prefix.to_owned(),
+                        })?;
                 Ipv4Addr::from(u32::MAX.checked_shl(32 - bits).unwrap_or(0))
             }
         };
         entries.push(BdtEntry { address, mask });
     }
-    if entries.len() > crate::bbmd::ipv4::MAX_BDT_ENTRIES {
-        return Err(format!(
-            "{} entries; at most {} fit",
-            entries.len(),
-            crate::bbmd::ipv4::MAX_BDT_ENTRIES
-        ));
+    if entries.len() > crate::link::bip::link::MAX_BDT_ENTRIES {
+        return Err(BdtError::TooMany {
+            count: entries.len(),
+            max: crate::link::bip::link::MAX_BDT_ENTRIES,
+        });
     }
     Ok(entries)
 }
 
 /// Reads a BDT file (see [`parse_bdt`]) and adds `own` (two-hop) when missing.
-pub fn bdt_file(path: &str, own: SocketAddrV4) -> Result<Vec<BdtEntry>, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {path}: {e}"))?;
-    let mut entries = parse_bdt(&text).map_err(|e| format!("{path}: {e}"))?;
+pub fn bdt_file(path: &str, own: SocketAddrV4) -> Result<Vec<BdtEntry>, BdtError> {
+    let text = std::fs::read_to_string(path).map_err(|source| BdtError::Read {
+        path: path.to_owned(),
+        source,
+    })?;
+    let mut entries = parse_bdt(&text).map_err(|e| BdtError::File {
+        path: path.to_owned(),
+        source: Box::new(e),
+    })?;
     if !entries.iter().any(|entry| entry.address == own) {
         entries.insert(
             0,

@@ -15,15 +15,16 @@ use tokio::net::TcpListener;
 use tokio::sync::{Notify, mpsc, watch};
 use tokio::task::JoinHandle;
 
-use super::sc_hub::random_bytes;
-use super::sc_websocket::{LinkHandle, LinkReader, accept, connect, start_link};
-use super::transport::{Delivery, Transport};
-use crate::network::MacAddress;
-use crate::sc::node::LinkId;
-use crate::sc::{
+use super::hub::random_bytes;
+use super::websocket::{LinkHandle, LinkReader, accept, connect, start_link};
+use crate::driver::error::DriverError;
+use crate::driver::transport::{Delivery, Transport};
+use crate::link::sc::node::LinkId;
+use crate::link::sc::{
     DeviceUuid, HubConnectionStatus, NodeCommand, NodeConfig, NodeEvent, NodeStats, ScNode,
     SendError, Subprotocol, Vmac,
 };
+use crate::network::MacAddress;
 
 /// NPDUs received and not yet taken by [`Transport::receive`]; more are dropped.
 const DELIVERY_QUEUE: usize = 4096;
@@ -37,7 +38,7 @@ const IDLE_WAKE: Duration = Duration::from_secs(3600);
 pub struct ScNodeConfig {
     /// The node: identity, hubs, timeouts, reconnect delays.
     pub node: NodeConfig,
-    /// TLS towards hubs and direct peers (see `sc_tls::client_config`); `None` for
+    /// TLS towards hubs and direct peers (see `tls::client_config`); `None` for
     /// plaintext `ws://` (only when asked for).
     pub tls: Option<Arc<rustls::ClientConfig>>,
     /// Accept direct connections on this address, with this TLS configuration (`None`:
@@ -259,8 +260,8 @@ impl Drop for ScTransport {
 
 fn send_error(error: SendError) -> io::Error {
     match error {
-        SendError::NotConnected => io::Error::new(io::ErrorKind::NotConnected, error.to_string()),
-        SendError::TooLong { .. } => io::Error::new(io::ErrorKind::InvalidInput, error.to_string()),
+        SendError::NotConnected => io::Error::new(io::ErrorKind::NotConnected, error),
+        SendError::TooLong { .. } => io::Error::new(io::ErrorKind::InvalidInput, error),
     }
 }
 
@@ -423,7 +424,9 @@ async fn open_link(shared: Arc<Shared>, link: LinkId, uri: String, subprotocol: 
                 reader
             }
             Err(reason) => {
-                state.core.link_failed(Instant::now(), link, &reason);
+                state
+                    .core
+                    .link_failed(Instant::now(), link, &reason.to_string());
                 pump(&shared, &mut state);
                 return;
             }
@@ -491,10 +494,13 @@ async fn accept_direct(
 /// a device keeps its UUID across restarts (Annex AB.1.5.3).
 pub fn load_or_create_uuid(path: &Path) -> io::Result<DeviceUuid> {
     match std::fs::read_to_string(path) {
-        Ok(text) => text.trim().parse().map_err(|e| {
+        Ok(text) => text.trim().parse().map_err(|source| {
             io::Error::new(
                 io::ErrorKind::InvalidData,
-                format!("{}: {e}", path.display()),
+                DriverError::UuidFile {
+                    path: path.to_owned(),
+                    source,
+                },
             )
         }),
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
@@ -519,11 +525,11 @@ pub fn random_vmac() -> Vmac {
 /// A node identity for a run: a random VMAC and a random device UUID, with the default
 /// largest BVLC message and NPDU. For a device that keeps its UUID across restarts, set
 /// `uuid` from [`load_or_create_uuid`].
-pub fn random_identity() -> crate::sc::LocalIdentity {
-    crate::sc::LocalIdentity {
+pub fn random_identity() -> crate::link::sc::LocalIdentity {
+    crate::link::sc::LocalIdentity {
         vmac: random_vmac(),
         uuid: random_uuid(),
-        max_bvlc_length: crate::sc::DEFAULT_MAX_BVLC_LENGTH,
-        max_npdu_length: crate::sc::DEFAULT_MAX_NPDU_LENGTH,
+        max_bvlc_length: crate::link::sc::DEFAULT_MAX_BVLC_LENGTH,
+        max_npdu_length: crate::link::sc::DEFAULT_MAX_NPDU_LENGTH,
     }
 }

@@ -1,0 +1,11 @@
+//! BACnet/IP and BACnet/IPv6 on tokio UDP sockets: [`BipTransport`] (`ipv4`),
+//! [`Bip6Transport`] (`ipv6`) and the standalone BBMD with the BBMD management requests
+//! (`bbmd`).
+
+pub mod bbmd;
+mod ipv4;
+mod ipv6;
+
+pub use bbmd::BacnetBbmd;
+pub use ipv4::{BipConfig, BipTransport, MAX_BIP_DATAGRAM, MAX_BIP_NPDU, Received};
+pub use ipv6::{Bip6Config, Bip6Transport};
