@@ -300,6 +300,15 @@ impl AddressSpace {
         self.nodes.reserve(additional);
     }
 
+    /// Releases the spare capacity of the node table and of every node's reference list
+    /// (after a bulk load).
+    pub fn shrink_to_fit(&mut self) {
+        self.nodes.shrink_to_fit();
+        for node in self.nodes.values_mut() {
+            node.references.shrink_to_fit();
+        }
+    }
+
     /// Number of nodes.
     pub fn len(&self) -> usize {
         self.nodes.len()
