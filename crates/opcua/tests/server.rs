@@ -790,8 +790,13 @@ mod server_tests {
             [
                 "ServerArray",
                 "NamespaceArray",
+                "ServiceLevel",
+                "Auditing",
                 "ServerStatus",
-                "ServerCapabilities"
+                "ServerCapabilities",
+                "ServerDiagnostics",
+                "VendorServerInfo",
+                "ServerRedundancy"
             ]
         );
         // Field contents for the Server object reference.
@@ -833,7 +838,8 @@ mod server_tests {
         client.connect();
         client.anonymous_session();
         // Inverse HasComponent from ServerStatus leads to Server; Organizes (no subtypes) from
-        // Root gives the three folders; HasProperty only from Server gives the two arrays.
+        // Root gives the three folders; HasProperty only from Server gives its four mandatory
+        // properties (ServerType, OPC 10000-5 §6.3.1).
         let cases = [
             (
                 ids::SERVER_SERVER_STATUS,
@@ -857,7 +863,7 @@ mod server_tests {
                 ids::HAS_PROPERTY,
                 false,
                 0,
-                vec!["ServerArray", "NamespaceArray"],
+                vec!["ServerArray", "NamespaceArray", "ServiceLevel", "Auditing"],
             ),
             (
                 ids::SERVER,
@@ -865,7 +871,12 @@ mod server_tests {
                 ids::AGGREGATES,
                 true,
                 node_class_mask::OBJECT,
-                vec!["ServerCapabilities"],
+                vec![
+                    "ServerCapabilities",
+                    "ServerDiagnostics",
+                    "VendorServerInfo",
+                    "ServerRedundancy",
+                ],
             ),
         ];
         for (

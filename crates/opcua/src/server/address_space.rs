@@ -8,8 +8,8 @@
 use std::collections::HashMap;
 
 use crate::encoding::{
-    BinaryEncodable, DateTime, ExtensionObject, ExtensionObjectBody, LocalizedText, NodeId,
-    QualifiedName, UaString, Variant, VariantType,
+    BinaryEncodable, DateTime, ExtensionObject, ExtensionObjectBody, Identifier, LocalizedText,
+    NodeId, QualifiedName, UaString, Variant, VariantType,
 };
 use crate::services::NodeClass;
 use crate::services::well_known_nodes as ids;
@@ -38,6 +38,22 @@ pub fn plain_text(text: &str) -> LocalizedText {
     LocalizedText {
         locale: UaString::NULL,
         text: UaString::from(text),
+    }
+}
+
+/// The identifier of a NodeId as plain text, without namespace or `i=` / `s=` prefix (a Guid
+/// in its usual form, a ByteString in hex).
+pub fn identifier_text(node_id: &NodeId) -> String {
+    match &node_id.identifier {
+        Identifier::Numeric(value) => value.to_string(),
+        Identifier::String(value) => value.to_string(),
+        Identifier::Guid(value) => value.to_string(),
+        Identifier::Opaque(value) => value
+            .as_bytes()
+            .unwrap_or_default()
+            .iter()
+            .map(|byte| format!("{byte:02x}"))
+            .collect(),
     }
 }
 
@@ -152,6 +168,10 @@ pub enum NodeAttributes {
     VariableType {
         /// Whether instances may not be created.
         is_abstract: bool,
+        /// The DataType of its instances' values.
+        data_type: NodeId,
+        /// The ValueRank of its instances' values.
+        value_rank: i32,
     },
     /// A ReferenceType.
     ReferenceType {
@@ -273,6 +293,20 @@ impl AddressSpace {
         }
         self.namespaces.push(uri.into());
         u16::try_from(self.namespaces.len() - 1).unwrap_or(u16::MAX)
+    }
+
+    /// Makes room for `additional` more nodes.
+    pub fn reserve(&mut self, additional: usize) {
+        self.nodes.reserve(additional);
+    }
+
+    /// Releases the spare capacity of the node table and of every node's reference list
+    /// (after a bulk load).
+    pub fn shrink_to_fit(&mut self) {
+        self.nodes.shrink_to_fit();
+        for node in self.nodes.values_mut() {
+            node.references.shrink_to_fit();
+        }
     }
 
     /// Number of nodes.
@@ -466,8 +500,9 @@ impl AddressSpace {
     }
 
     /// Adds a Method component of `parent` with InputArguments / OutputArguments properties
-    /// (NodeIds: string ids `<method>.InputArguments` in the method's namespace when the
-    /// method id is numeric or string) and its implementation.
+    /// and its implementation. The properties have string ids in the method's namespace made
+    /// of the method's identifier without namespace or prefix: `ns=1;s=Pump.Start` gives
+    /// `ns=1;s=Pump.Start.InputArguments`, `ns=1;i=6000` gives `ns=1;s=6000.InputArguments`.
     pub fn add_method(
         &mut self,
         parent: &NodeId,
@@ -501,9 +536,10 @@ impl AddressSpace {
             None,
         )?;
         let namespace = node_id.namespace;
+        let stem = identifier_text(&node_id);
         let argument_type = NodeId::numeric(0, 296);
         if has_inputs {
-            let id = NodeId::string(namespace, &format!("{node_id}.InputArguments"));
+            let id = NodeId::string(namespace, &format!("{stem}.InputArguments"));
             self.add_property(
                 &node_id,
                 id,
@@ -513,7 +549,7 @@ impl AddressSpace {
             )?;
         }
         if has_outputs {
-            let id = NodeId::string(namespace, &format!("{node_id}.OutputArguments"));
+            let id = NodeId::string(namespace, &format!("{stem}.OutputArguments"));
             self.add_property(
                 &node_id,
                 id,

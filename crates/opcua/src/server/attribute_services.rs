@@ -45,16 +45,7 @@ fn server_status(server: &Server, now: DateTime) -> ExtensionObject {
     server.config.start_time.encode(&mut body);
     now.encode(&mut body);
     SERVER_STATE_RUNNING.encode(&mut body);
-    for text in [
-        &info.product_uri,
-        &info.manufacturer_name,
-        &info.product_name,
-        &info.software_version,
-        &info.build_number,
-    ] {
-        UaString::from(text.as_str()).encode(&mut body);
-    }
-    info.build_date.encode(&mut body);
+    super::namespace_zero::encode_build_info(info, &mut body);
     0u32.encode(&mut body); // SecondsTillShutdown
     LocalizedText::default().encode(&mut body); // ShutdownReason
     ExtensionObject {
@@ -118,6 +109,17 @@ fn apply_index_range(value: Variant, range: &UaString) -> Result<Variant, Status
     }
 }
 
+/// ArrayDimensions for a ValueRank: one unknown (0) length per dimension of an array of fixed
+/// rank, null otherwise (OPC 10000-3 §5.6.2).
+fn array_dimensions(value_rank: i32) -> Variant {
+    match usize::try_from(value_rank) {
+        Ok(rank) if rank > 0 => {
+            Variant::array(VariantType::UInt32, vec![Variant::UInt32(0); rank]).unwrap_or_default()
+        }
+        _ => Variant::Empty,
+    }
+}
+
 /// The value of a non-Value attribute, Bad_AttributeIdInvalid when the class lacks it.
 fn attribute_value(node: &Node, attribute: AttributeId) -> Result<Variant, StatusCode> {
     let invalid = Err(StatusCode::BAD_ATTRIBUTE_ID_INVALID);
@@ -134,7 +136,7 @@ fn attribute_value(node: &Node, attribute: AttributeId) -> Result<Variant, Statu
         (
             AttributeId::IsAbstract,
             NodeAttributes::ObjectType { is_abstract }
-            | NodeAttributes::VariableType { is_abstract }
+            | NodeAttributes::VariableType { is_abstract, .. }
             | NodeAttributes::DataType { is_abstract }
             | NodeAttributes::ReferenceType { is_abstract, .. },
         ) => Variant::Boolean(*is_abstract),
@@ -156,6 +158,17 @@ fn attribute_value(node: &Node, attribute: AttributeId) -> Result<Variant, Statu
         (AttributeId::ValueRank, NodeAttributes::Variable(variable)) => {
             Variant::Int32(variable.value_rank)
         }
+        (AttributeId::DataType, NodeAttributes::VariableType { data_type, .. }) => {
+            Variant::from(data_type.clone())
+        }
+        (AttributeId::ValueRank, NodeAttributes::VariableType { value_rank, .. }) => {
+            Variant::Int32(*value_rank)
+        }
+        (
+            AttributeId::ArrayDimensions,
+            NodeAttributes::Variable(VariableAttributes { value_rank, .. })
+            | NodeAttributes::VariableType { value_rank, .. },
+        ) => array_dimensions(*value_rank),
         (AttributeId::AccessLevel | AttributeId::UserAccessLevel, NodeAttributes::Variable(v)) => {
             Variant::Byte(v.access_level)
         }
@@ -207,8 +220,12 @@ pub fn read_one(
     };
     let dynamic = node.node_id == ids::SERVER_SERVER_STATUS_CURRENT_TIME
         || node.node_id == ids::SERVER_SERVER_STATUS;
+    // A value never written since it was added (DateTime::MIN) has been there since the server
+    // started: its source timestamp is the start time, never 1601.
     let source = if dynamic {
         wall_now
+    } else if variable.source_timestamp == DateTime::MIN {
+        server.config.start_time
     } else {
         variable.source_timestamp
     };
@@ -220,7 +237,8 @@ pub fn read_one(
     };
     DataValue {
         value: Some(value),
-        source_timestamp: with_source.then_some(source),
+        // No source timestamp rather than one in 1601 (a server configured without start time).
+        source_timestamp: (with_source && source != DateTime::MIN).then_some(source),
         server_timestamp: with_server.then_some(wall_now),
         ..DataValue::default()
     }

@@ -80,6 +80,15 @@ pub struct BuildInfo {
     pub build_date: DateTime,
 }
 
+/// The build's date: `SOURCE_DATE_EPOCH` at build time, else when the crate was built (see
+/// `build.rs`), in seconds since the Unix epoch.
+fn build_date() -> DateTime {
+    let seconds = env!("BUILDWIRE_OPCUA_BUILD_EPOCH")
+        .parse::<i64>()
+        .unwrap_or_default();
+    DateTime::from_unix_millis(seconds.saturating_mul(1000))
+}
+
 impl Default for BuildInfo {
     fn default() -> Self {
         Self {
@@ -88,7 +97,7 @@ impl Default for BuildInfo {
             product_name: "buildwire OPC UA server".into(),
             software_version: env!("CARGO_PKG_VERSION").into(),
             build_number: "0".into(),
-            build_date: DateTime::MIN,
+            build_date: build_date(),
         }
     }
 }
