@@ -659,9 +659,7 @@ async fn who_is_through_two_bbmds_finds_the_device_on_the_other_subnet() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_foreign_device_registers_finds_the_device_and_shows_in_read_fdt() {
     let net = TwoSubnets::start().await;
-    let client = BacnetClient::start(foreign_config(net.bbmd_a.local_addr(), 60))
-        .await
-        .unwrap();
+    let client = start_foreign(net.bbmd_a.local_addr(), 60).await;
     let fdt = read_fdt(net.bbmd_a.local_addr(), Duration::from_secs(2))
         .await
         .unwrap();
@@ -703,6 +701,19 @@ fn foreign_config(bbmd: SocketAddrV4, time_to_live: u16) -> ClientConfig {
     config
 }
 
+/// A foreign-device client of `bbmd`, registered. The port comes from a probe socket that
+/// is closed again, so another test may take it in between: bind again on "address in use".
+async fn start_foreign(bbmd: SocketAddrV4, time_to_live: u16) -> BacnetClient {
+    for _ in 0..20 {
+        match BacnetClient::start(foreign_config(bbmd, time_to_live)).await {
+            Ok(client) => return client,
+            Err(e) if e.kind() == std::io::ErrorKind::AddrInUse => continue,
+            Err(e) => panic!("foreign device client: {e}"),
+        }
+    }
+    panic!("no free port for a foreign device client in 20 tries")
+}
+
 /// Through the real sockets, with BBMD A's clock moved forward instead of waited for: a
 /// registration with TTL 60 is still served 89 s later (the 30 s grace), and is gone from
 /// Read-FDT, and from broadcast distribution, at 91 s.
@@ -711,7 +722,7 @@ async fn a_registration_expires_after_its_ttl_plus_the_grace_period() {
     let clock = LinkClock::adjustable();
     let net = TwoSubnets::start_with_clock(clock.clone()).await;
     let bbmd = net.bbmd_a.local_addr();
-    let client = BacnetClient::start(foreign_config(bbmd, 60)).await.unwrap();
+    let client = start_foreign(bbmd, 60).await;
     let wait = Duration::from_secs(2);
     let fdt = read_fdt(bbmd, wait).await.unwrap();
     assert_eq!(fdt.len(), 1);
@@ -740,7 +751,7 @@ async fn a_registration_expires_after_its_ttl_plus_the_grace_period() {
     assert!(found.is_empty(), "{found:?}");
 
     // A new registration is taken again, with the full TTL and grace.
-    let again = BacnetClient::start(foreign_config(bbmd, 10)).await.unwrap();
+    let again = start_foreign(bbmd, 10).await;
     let fdt = read_fdt(bbmd, wait).await.unwrap();
     assert_eq!(fdt.len(), 1, "{fdt:?}");
     assert_eq!(

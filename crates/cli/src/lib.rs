@@ -13,7 +13,8 @@ use clap::Parser;
 pub use commands::Cli;
 
 /// Runs the command line with `args` (the first element is the program name) and returns the
-/// process exit status: 0 on success, 1 on a failed command, 2 on a usage error.
+/// process exit status: 0 on success, 1 on a failed command, 2 on a usage error, 130 for a
+/// command stopped by Ctrl-C.
 pub fn run(args: Vec<String>) -> i32 {
     let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
@@ -26,6 +27,8 @@ pub fn run(args: Vec<String>) -> i32 {
     };
     match commands::execute(cli) {
         Ok(()) => 0,
+        // Stopped by Ctrl-C: the shell's status for an interrupted command.
+        Err(e) if e.is::<commands::common::signals::Interrupted>() => 130,
         Err(e) => {
             eprintln!("error: {e:#}");
             1

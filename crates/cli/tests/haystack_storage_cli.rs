@@ -3,7 +3,9 @@
 //! - two server processes on one store: a watch opened on one sees a `pointWrite` made
 //!   through the other and can be polled through either, and reads agree at once;
 //! - a load of `hisWrite`s during which the server is killed with SIGKILL and the
-//!   database crashes and restarts: every acknowledged sample is there afterwards.
+//!   database crashes and restarts: every acknowledged sample is there afterwards;
+//! - the same load on the memory backend with a snapshot file, stopped with SIGTERM as a
+//!   service manager stops it: exit status 0 and every acknowledged sample in the snapshot.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 #[path = "../../haystack/tests/storage_support/mod.rs"]
@@ -233,7 +235,13 @@ async fn nothing_acknowledged_is_lost(backend: &str, crash_db: impl Fn(), restar
         "the load ran: {}",
         acknowledged.len()
     );
-    let c = client(&new_url).await;
+    assert_none_lost(&new_url, &acknowledged, backend).await;
+}
+
+/// Reads point `p`'s history from the server at `url` and checks that every acknowledged
+/// minute is there.
+async fn assert_none_lost(url: &str, acknowledged: &[u32], label: &str) {
+    let c = client(url).await;
     let grid = c
         .his_read(&Ref::new("p"), "2026-01-15,2026-01-17")
         .await
@@ -256,7 +264,7 @@ async fn nothing_acknowledged_is_lost(backend: &str, crash_db: impl Fn(), restar
         lost.first()
     );
     eprintln!(
-        "{backend}: {} samples acknowledged, {} stored, none lost",
+        "{label}: {} samples acknowledged, {} stored, none lost",
         acknowledged.len(),
         stored.len()
     );
@@ -314,6 +322,49 @@ async fn postgres_kill_9_mid_load_loses_nothing_acknowledged() {
     let pg = TempPostgres::start();
     let url = pg.create_database("crash");
     nothing_acknowledged_is_lost(&url, || pg.kill(), || pg.start_server()).await;
+}
+
+/// SIGTERM, as systemd, container runtimes and orchestrators stop a service, mid-load: the
+/// server finishes, saves its snapshot and exits 0; a new server started from the snapshot
+/// alone has every acknowledged sample (issue 26: before, SIGTERM lost every write since the
+/// last periodic save).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_mid_load_saves_every_acknowledged_write_in_the_snapshot() {
+    let file = site_file();
+    let snapshot = std::env::temp_dir().join(format!(
+        "buildwire-sigterm-snapshot-{}.json",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_file(&snapshot);
+    let snapshot_arg = snapshot.display().to_string();
+    let periodic = ["--snapshot", &snapshot_arg, "--snapshot-seconds", "300"];
+    let (mut server, url) = serve_with("memory", Some(&file), &periodic);
+    let url = Arc::new(std::sync::Mutex::new(url));
+    let stop = Arc::new(AtomicBool::new(false));
+    let task = tokio::spawn(writer(url.clone(), stop.clone()));
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    let pid = libc::pid_t::try_from(server.0.id()).unwrap();
+    // SAFETY: sends a signal to the child process this test started.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0);
+    let status = tokio::task::spawn_blocking(move || server.0.wait())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        status.code(),
+        Some(0),
+        "SIGTERM is a clean stop: {status:?}"
+    );
+    stop.store(true, Ordering::Release);
+    let acknowledged = task.await.unwrap();
+    assert!(
+        acknowledged.len() >= 100,
+        "the load ran: {}",
+        acknowledged.len()
+    );
+    let (_restarted, new_url) = serve_with("memory", None, &["--snapshot", &snapshot_arg]);
+    assert_none_lost(&new_url, &acknowledged, "memory + snapshot").await;
+    let _ = std::fs::remove_file(&snapshot);
 }
 
 #[test]

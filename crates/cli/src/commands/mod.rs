@@ -2,7 +2,7 @@
 
 mod bacnet;
 mod bench;
-mod common;
+pub(crate) mod common;
 mod haystack;
 mod opcua;
 

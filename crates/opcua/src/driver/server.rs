@@ -191,6 +191,16 @@ impl OpcuaServer {
         f(&mut lock(&self.server))
     }
 
+    /// Announces the shutdown to clients for `notice` (ServerStatus.State Shutdown,
+    /// SecondsTillShutdown counting down, ShutdownReason `reason`: OPC 10000-5 §12.6), goes
+    /// on serving meanwhile so that their subscriptions deliver it, then stops accepting and
+    /// closes every connection.
+    pub async fn shutdown_announced(self, notice: Duration, reason: &str) {
+        self.with_server(|server| server.announce_shutdown(Instant::now(), notice, reason));
+        tokio::time::sleep(notice).await;
+        self.shutdown().await;
+    }
+
     /// Stops accepting and closes every connection.
     pub async fn shutdown(self) {
         let _ = self.shutdown.send(true);

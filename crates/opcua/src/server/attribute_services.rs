@@ -7,6 +7,7 @@ use std::time::Instant;
 use super::address_space::{ACCESS_LEVEL_CURRENT_WRITE, Node, NodeAttributes, VariableAttributes};
 use super::namespace_zero::SERVER_STATE_RUNNING;
 use super::server_state::Server;
+use super::server_state::{SECONDS_TILL_SHUTDOWN, SERVER_STATE_SHUTDOWN};
 use crate::encoding::{
     BinaryEncodable, DataValue, DateTime, ExtensionObject, ExtensionObjectBody, LocalizedText,
     NodeId, UaString, Variant, VariantType,
@@ -44,10 +45,20 @@ fn server_status(server: &Server, now: DateTime) -> ExtensionObject {
     let mut body = Vec::new();
     server.config.start_time.encode(&mut body);
     now.encode(&mut body);
-    SERVER_STATE_RUNNING.encode(&mut body);
-    super::namespace_zero::encode_build_info(info, &mut body);
-    0u32.encode(&mut body); // SecondsTillShutdown
-    LocalizedText::default().encode(&mut body); // ShutdownReason
+    match server.announced_shutdown() {
+        Some(shutdown) => {
+            SERVER_STATE_SHUTDOWN.encode(&mut body);
+            super::namespace_zero::encode_build_info(info, &mut body);
+            shutdown.seconds_left(now).encode(&mut body);
+            LocalizedText::new("en", &shutdown.reason).encode(&mut body);
+        }
+        None => {
+            SERVER_STATE_RUNNING.encode(&mut body);
+            super::namespace_zero::encode_build_info(info, &mut body);
+            0u32.encode(&mut body); // SecondsTillShutdown
+            LocalizedText::default().encode(&mut body); // ShutdownReason
+        }
+    }
     ExtensionObject {
         type_id: NodeId::numeric(0, SERVER_STATUS_BINARY_ENCODING_ID),
         body: ExtensionObjectBody::Binary(body),
@@ -65,6 +76,10 @@ fn current_value(
         Variant::DateTime(now)
     } else if node.node_id == ids::SERVER_SERVER_STATUS {
         Variant::ExtensionObject(Box::new(server_status(server, now)))
+    } else if node.node_id == NodeId::numeric(0, SECONDS_TILL_SHUTDOWN)
+        && let Some(shutdown) = server.announced_shutdown()
+    {
+        Variant::UInt32(shutdown.seconds_left(now))
     } else {
         variable.value.clone()
     }

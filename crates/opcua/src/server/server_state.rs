@@ -4,7 +4,7 @@
 //! task (or behind its own mutex) and passes `&mut Server` into each
 //! [`ServerConnection`](super::ServerConnection) call.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use super::address_space::{AddNodeError, AddressSpace};
 use super::bench_methods::ThroughputBuffer;
@@ -12,11 +12,39 @@ use super::config::ServerConfig;
 use super::namespace_zero;
 use super::session::SessionTable;
 use super::subscriptions::{SubscriptionEngine, TickScope};
-use crate::encoding::{DateTime, NodeId, Variant};
+use crate::encoding::{DateTime, LocalizedText, NodeId, Variant};
 use crate::services::well_known_nodes as ids;
+
+/// Server_ServerStatus_SecondsTillShutdown and Server_ServerStatus_ShutdownReason.
+pub(crate) const SECONDS_TILL_SHUTDOWN: u32 = 2992;
+pub(crate) const SHUTDOWN_REASON: u32 = 2993;
 
 /// Ticks (100 ns) per millisecond.
 const TICKS_PER_MILLISECOND: i64 = 10_000;
+
+/// `ServerState.Shutdown` (OPC 10000-5 §12.6): the server is shutting down.
+pub const SERVER_STATE_SHUTDOWN: i32 = 4;
+
+/// A shutdown announced to clients: when it happens (wall clock) and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AnnouncedShutdown {
+    /// When the connections close.
+    pub at: DateTime,
+    /// Why, as ShutdownReason says it.
+    pub reason: String,
+}
+
+impl AnnouncedShutdown {
+    /// Whole seconds from `now` until the shutdown (0 once it is due).
+    pub fn seconds_left(&self, now: DateTime) -> u32 {
+        let ticks = self.at.ticks().saturating_sub(now.ticks()).max(0);
+        // Round up: a shutdown 0.4 s away is still coming.
+        u32::try_from((ticks + TICKS_PER_SECOND - 1) / TICKS_PER_SECOND).unwrap_or(u32::MAX)
+    }
+}
+
+/// Ticks (100 ns) per second.
+const TICKS_PER_SECOND: i64 = 10_000_000;
 
 /// The shared server state.
 #[derive(Debug)]
@@ -32,6 +60,8 @@ pub struct Server {
     pub throughput: ThroughputBuffer,
     /// Subscriptions and monitored items of all sessions.
     pub subscriptions: SubscriptionEngine,
+    /// The shutdown announced with [`Server::announce_shutdown`], if any.
+    shutdown: Option<AnnouncedShutdown>,
     epoch: Instant,
     next_channel_id: u32,
     next_session_number: u32,
@@ -51,6 +81,7 @@ impl Server {
             sessions: SessionTable::default(),
             throughput: ThroughputBuffer::default(),
             subscriptions: SubscriptionEngine::default(),
+            shutdown: None,
             epoch: now,
             next_channel_id: 1,
             next_session_number: 1,
@@ -80,6 +111,48 @@ impl Server {
         let _ = self
             .address_space
             .set_value(&ids::SERVER_NAMESPACE_ARRAY, value, at);
+    }
+
+    /// Announces that the server stops `after` from `now`, as OPC 10000-5 §12.6 has it:
+    /// ServerStatus.State becomes Shutdown, SecondsTillShutdown counts down to the moment
+    /// and ShutdownReason says why, so clients that read or monitor them see it coming.
+    /// The driver closes the connections when the time is up.
+    pub fn announce_shutdown(&mut self, now: Instant, after: Duration, reason: &str) {
+        let wall = self.wall_clock(now);
+        let millis = i64::try_from(after.as_millis()).unwrap_or(i64::MAX);
+        let at = DateTime(
+            wall.ticks()
+                .saturating_add(millis.saturating_mul(TICKS_PER_MILLISECOND)),
+        );
+        let shutdown = AnnouncedShutdown {
+            at,
+            reason: reason.to_owned(),
+        };
+        let values = [
+            (
+                ids::SERVER_SERVER_STATUS_STATE,
+                Variant::Int32(SERVER_STATE_SHUTDOWN),
+            ),
+            (
+                NodeId::numeric(0, SECONDS_TILL_SHUTDOWN),
+                Variant::UInt32(shutdown.seconds_left(wall)),
+            ),
+            (
+                NodeId::numeric(0, SHUTDOWN_REASON),
+                Variant::LocalizedText(Box::new(LocalizedText::new("en", reason))),
+            ),
+        ];
+        for (node, value) in values {
+            // The nodes are part of namespace 0; a server built without them has nothing
+            // to show, which is no reason not to stop.
+            let _ = self.address_space.set_value(&node, value, wall);
+        }
+        self.shutdown = Some(shutdown);
+    }
+
+    /// The shutdown announced, if any.
+    pub fn announced_shutdown(&self) -> Option<&AnnouncedShutdown> {
+        self.shutdown.as_ref()
     }
 
     /// The wall-clock time at `now`: `config.start_time` plus the time since creation.

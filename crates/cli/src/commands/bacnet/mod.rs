@@ -25,6 +25,7 @@ use clap::{Args, Subcommand};
 use serde_json::{Value, json};
 
 use crate::commands::common::result::CommandResult;
+use crate::commands::common::signals::{StopSignals, stopped, wait_for_stop};
 use crate::hex_input::read_hex_argument;
 
 #[derive(Debug, Subcommand)]
@@ -563,6 +564,7 @@ fn serve(args: ServeArgs) -> CommandResult {
     }
     config.role = network::serve_bip_role(&args.link, bind)?;
     runtime()?.block_on(async move {
+        let signals = StopSignals::listen()?;
         let server = BacnetServer::start(config)
             .await
             .map_err(|e| format!("cannot bind {bind}: {e} (is another BACnet device on it?)"))?;
@@ -570,8 +572,9 @@ fn serve(args: ServeArgs) -> CommandResult {
             "serving {device} with {objects} objects on {} (Ctrl-C stops)",
             server.local_addr()
         );
-        std::future::pending::<()>().await;
-        Ok(())
+        let signal = wait_for_stop(signals, "answering the requests in flight").await;
+        server.shutdown().await;
+        stopped(signal)
     })
 }
 

@@ -21,7 +21,9 @@ use buildwire_bench::bacnet::profiles::stress_profile;
 use clap::{Args, Subcommand, ValueEnum};
 use serde_json::{Value, json};
 
+use crate::commands::common::report_timer::ReportTimer;
 use crate::commands::common::result::CommandResult;
+use crate::commands::common::signals::{StopSignals, stopped, wait_for_stop};
 
 type BoxError = Box<dyn std::error::Error>;
 
@@ -363,6 +365,7 @@ pub fn serve_bip6(
         ..Bip6Config::new(bind, vmac)
     };
     runtime()?.block_on(async move {
+        let signals = StopSignals::listen()?;
         let transport = Bip6Transport::bind(&transport_config)
             .await
             .map_err(|e| format!("cannot bind [{}]:{}: {e}", bind.ip(), bind.port()))?;
@@ -374,8 +377,9 @@ pub fn serve_bip6(
             local.port(),
             server.local_addr()
         );
-        std::future::pending::<()>().await;
-        Ok(())
+        let signal = wait_for_stop(signals, "answering the requests in flight").await;
+        server.shutdown().await;
+        stopped(signal)
     })
 }
 
@@ -435,6 +439,7 @@ fn router(args: RouterArgs) -> CommandResult {
         }
     };
     runtime()?.block_on(async move {
+        let signals = StopSignals::listen()?;
         let router = BacnetRouter::start_from_text(
             &args.ports,
             &args.routes,
@@ -452,11 +457,17 @@ fn router(args: RouterArgs) -> CommandResult {
             }
             println!("routing (Ctrl-C stops)");
         }
-        if args.report == 0 {
-            std::future::pending::<()>().await;
-        }
+        let stop = wait_for_stop(signals, "routing ends");
+        tokio::pin!(stop);
+        let mut reports = ReportTimer::every(args.report);
         loop {
-            tokio::time::sleep(Duration::from_secs(args.report)).await;
+            tokio::select! {
+                signal = &mut stop => {
+                    router.shutdown().await;
+                    return stopped(signal);
+                }
+                () = reports.tick() => {}
+            }
             let report = routes_json(&router);
             if args.json {
                 println!("{}", json!({"event": "report", "router": report}));
@@ -505,6 +516,7 @@ fn bbmd(args: BbmdArgs) -> CommandResult {
     };
     let broadcast = args.broadcast.or_else(|| default_broadcast(bind));
     runtime()?.block_on(async move {
+        let signals = StopSignals::listen()?;
         let running = BacnetBbmd::start(&BipConfig { bind, broadcast }, config)
             .await
             .map_err(|e| format!("cannot bind {bind}: {e}"))?;
@@ -513,11 +525,17 @@ fn bbmd(args: BbmdArgs) -> CommandResult {
         } else {
             println!("BBMD on {} with {} BDT entries (Ctrl-C stops)", running.local_addr(), running.bdt().len());
         }
-        if args.report == 0 {
-            std::future::pending::<()>().await;
-        }
+        let stop = wait_for_stop(signals, "forwarding ends");
+        tokio::pin!(stop);
+        let mut reports = ReportTimer::every(args.report);
         loop {
-            tokio::time::sleep(Duration::from_secs(args.report)).await;
+            tokio::select! {
+                signal = &mut stop => {
+                    running.shutdown();
+                    return stopped(signal);
+                }
+                () = reports.tick() => {}
+            }
             let stats = running.stats();
             let report = json!({"bdt": bdt_json(&running.bdt()), "fdt": fdt_json(&running.fdt()),
                 "forwarded": stats.forwarded, "registrations": stats.registrations,

@@ -17,7 +17,12 @@ use buildwire_bacnet::link::sc::{DeviceUuid, HubConfig, LocalIdentity};
 use clap::Args;
 use serde_json::json;
 
+/// How long the hub waits for its nodes to take the close when it stops.
+const HUB_CLOSE_GRACE: Duration = Duration::from_secs(2);
+
+use crate::commands::common::report_timer::ReportTimer;
 use crate::commands::common::result::CommandResult;
+use crate::commands::common::signals::{StopSignals, stopped, wait_for_stop};
 
 /// `sc-certs`.
 #[derive(Debug, Args)]
@@ -154,17 +159,24 @@ pub fn sc_hub(args: &ScHubArgs) -> CommandResult {
         hub: HubConfig::new(random_vmac(), uuid_of(None)?),
     };
     runtime()?.block_on(async move {
+        let signals = StopSignals::listen()?;
         let hub = ScHub::start(config).await?;
         println!(
             "BACnet/SC hub on {}{} (Ctrl-C stops)",
             hub.uri(),
             if plain { " without TLS" } else { "" }
         );
+        let stop = wait_for_stop(signals, "disconnecting the nodes");
+        tokio::pin!(stop);
+        let mut reports = ReportTimer::every(args.report);
         loop {
-            if args.report == 0 {
-                std::future::pending::<()>().await;
+            tokio::select! {
+                signal = &mut stop => {
+                    hub.shutdown(HUB_CLOSE_GRACE).await;
+                    return stopped(signal);
+                }
+                () = reports.tick() => {}
             }
-            tokio::time::sleep(Duration::from_secs(args.report)).await;
             let stats = hub.stats();
             println!(
                 "{}",
@@ -200,6 +212,7 @@ pub fn serve_sc(args: &ScNodeArgs, config: BacnetServerConfig) -> CommandResult 
     let device = config.database.device_identifier();
     let objects = config.database.len();
     runtime()?.block_on(async move {
+        let signals = StopSignals::listen()?;
         let transport = ScTransport::start(node_config)
             .await
             .map_err(|e| format!("cannot connect to the hub {hub}: {e}"))?;
@@ -208,8 +221,10 @@ pub fn serve_sc(args: &ScNodeArgs, config: BacnetServerConfig) -> CommandResult 
             "serving {device} with {objects} objects on BACnet/SC hub {hub} vmac {} (Ctrl-C stops)",
             server.local_addr()
         );
-        std::future::pending::<()>().await;
-        Ok(())
+        let signal =
+            wait_for_stop(signals, "answering the requests in flight, leaving the hub").await;
+        server.shutdown().await;
+        stopped(signal)
     })
 }
 

@@ -3,5 +3,6 @@
 
 pub mod output;
 pub mod program;
+pub mod report_timer;
 pub mod result;
 pub mod signals;

@@ -10,6 +10,7 @@ use buildwire_haystack::server::{HaystackServer, HaystackServerConfig, TlsConfig
 use clap::Args;
 
 use crate::commands::common::result::CommandResult;
+use crate::commands::common::signals::{StopSignals, stopped, wait_for_stop};
 
 #[derive(Debug, Args)]
 pub struct ServeArgs {
@@ -105,6 +106,7 @@ pub fn serve(args: ServeArgs) -> CommandResult {
             let backend = buildwire_haystack::backends::open(&args.backend).await?;
             config = config.backend(backend);
         }
+        let signals = StopSignals::listen()?;
         let server = HaystackServer::start(config).await?;
         let login = if server.auth_enabled() {
             "SCRAM login"
@@ -118,12 +120,9 @@ pub fn serve(args: ServeArgs) -> CommandResult {
             login,
             server.ws_url()
         );
-        tokio::signal::ctrl_c()
-            .await
-            .map_err(|e| format!("cannot wait for Ctrl-C: {e}"))?;
-        eprintln!("stopping: finishing requests (and saving the snapshot, if any)");
+        let signal = wait_for_stop(signals, "finishing requests, saving the snapshot if any").await;
         server.stop().await?;
-        Ok(())
+        stopped(signal)
     })
 }
 

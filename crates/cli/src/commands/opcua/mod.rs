@@ -24,6 +24,10 @@ use clap::{Args, Subcommand, ValueEnum};
 use serde_json::{Value, json};
 
 use crate::commands::common::result::CommandResult;
+use crate::commands::common::signals::{StopSignals, stopped, wait_for_stop};
+
+/// Longest `--shutdown-notice`: well inside the bound every shutdown has.
+const MAX_SHUTDOWN_NOTICE: Duration = Duration::from_secs(20);
 use crate::hex_input::read_hex_argument;
 use client_args::{ClientArgs, client_config, connect, parse_node, split_user};
 use security::{CertsArgs, ServeSecurityArgs, certs};
@@ -130,6 +134,10 @@ pub struct ServeArgs {
     /// Milliseconds between two changes of the simulated points.
     #[arg(long, value_name = "MS", default_value_t = 1000)]
     simulate_interval: u64,
+    /// Seconds the server announces its shutdown on SIGTERM or Ctrl-C (ServerStatus State
+    /// Shutdown, SecondsTillShutdown counting down) before it closes the sessions.
+    #[arg(long, value_name = "SECONDS", default_value_t = 1.0)]
+    shutdown_notice: f64,
     #[command(flatten)]
     security: ServeSecurityArgs,
 }
@@ -278,6 +286,16 @@ fn serve(args: ServeArgs) -> CommandResult {
         return Err("--simulate-interval must be at least 1 ms".into());
     }
     let simulate_interval = Duration::from_millis(args.simulate_interval);
+    let shutdown_notice = Duration::try_from_secs_f64(args.shutdown_notice)
+        .ok()
+        .filter(|notice| *notice <= MAX_SHUTDOWN_NOTICE)
+        .ok_or_else(|| {
+            format!(
+                "--shutdown-notice {}: give 0 to {} seconds",
+                args.shutdown_notice,
+                MAX_SHUTDOWN_NOTICE.as_secs()
+            )
+        })?;
     let users = args
         .users
         .iter()
@@ -299,6 +317,7 @@ fn serve(args: ServeArgs) -> CommandResult {
             .build()?,
     };
     runtime.block_on(async move {
+        let signals = StopSignals::listen()?;
         let config = ServerConfig {
             endpoint_url: String::new(),
             users,
@@ -370,12 +389,22 @@ fn serve(args: ServeArgs) -> CommandResult {
         });
         let _ = out.flush();
         drop(out);
-        // Runs until the process is interrupted (Ctrl-C ends it with the default handler).
-        if simulate > 0 {
-            run_simulation(&server, simulate, simulate_interval).await;
-        }
-        std::future::pending::<()>().await;
-        Ok::<(), Box<dyn std::error::Error>>(())
+        // Serves (and simulates) until SIGINT or SIGTERM; then clients are told for
+        // --shutdown-notice (ServerStatus State, SecondsTillShutdown) before they are closed.
+        let stop = wait_for_stop(signals, "telling clients, then closing their sessions");
+        tokio::pin!(stop);
+        let signal = if simulate > 0 {
+            tokio::select! {
+                signal = &mut stop => signal,
+                () = run_simulation(&server, simulate, simulate_interval) => (&mut stop).await,
+            }
+        } else {
+            stop.await
+        };
+        server
+            .shutdown_announced(shutdown_notice, "the server was asked to stop")
+            .await;
+        stopped(signal)
     })
 }
 
