@@ -56,7 +56,7 @@ test: venv system-deps
 	@scripts/run-checks.sh \
 	  "cargo fmt::$(CARGO) fmt --all -- --check" \
 	  "cargo clippy::$(CARGO) clippy --workspace --all-targets -- -D warnings" \
-	  "cargo test::$(CARGO) test --workspace --exclude buildwire-python" \
+	  "cargo test::$(CARGO) test --workspace --exclude buildwire-python --no-fail-fast" \
 	  "haystack server suites on redis::BUILDWIRE_TEST_BACKEND=redis $(CARGO) test -p buildwire-haystack $(HAYSTACK_SERVER_SUITES)" \
 	  "haystack server suites on postgres::BUILDWIRE_TEST_BACKEND=postgres $(CARGO) test -p buildwire-haystack $(HAYSTACK_SERVER_SUITES)" \
 	  "python build (maturin)::VIRTUAL_ENV=$(VENV) $(VENV)/bin/maturin develop -q" \
