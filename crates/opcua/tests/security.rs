@@ -21,7 +21,7 @@ mod security_tests {
     use buildwire_opcua::server::{
         Server, ServerConfig, ServerConnection, ServerSecurity, UserAccount, bench_methods,
     };
-    use buildwire_opcua::services::AttributeId;
+    use buildwire_opcua::services::{AttributeId, UserTokenType};
     use buildwire_opcua::{DateTime, NodeId, QualifiedName, StatusCode, Variant};
 
     const MODES: [MessageSecurityMode; 2] = [
@@ -219,6 +219,58 @@ mod security_tests {
                 "{error}"
             );
         }
+        // The refused user certificate is in rejected/, like an application certificate,
+        // ready for `buildwire opcua certs trust`.
+        let rejected = server_pki.certificates(CertificateList::Rejected).unwrap();
+        assert_eq!(rejected, std::slice::from_ref(&unknown_user.certificate));
+        server.shutdown().await;
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[tokio::test]
+    async fn user_name_over_a_none_channel_is_encrypted_for_the_token_policy() {
+        let dir = temp_dir("none-username");
+        let server_pki = Pki::open(dir.join("server")).unwrap();
+        let server = start(server_config(&server_pki, TrustList::trust_all())).await;
+        // Every endpoint offers UserName with a security policy: the None endpoint names
+        // Basic256Sha256 and carries the certificate to encrypt with.
+        let endpoints = OpcuaClient::discover_endpoints(server.endpoint_url())
+            .await
+            .unwrap();
+        for endpoint in &endpoints {
+            let user_name = endpoint
+                .user_identity_tokens
+                .iter()
+                .find(|p| p.token_type == UserTokenType::UserName)
+                .unwrap();
+            let expected = if endpoint.security_mode == MessageSecurityMode::None {
+                SecurityPolicy::Basic256Sha256.uri()
+            } else {
+                endpoint.security_policy_uri.as_str().unwrap()
+            };
+            assert_eq!(user_name.security_policy_uri.as_str(), Some(expected));
+            assert!(!endpoint.server_certificate.is_null());
+        }
+        // Our client over a None channel follows the token policy: the password goes
+        // encrypted (the server refuses a clear one), a wrong one is Bad_UserAccessDenied.
+        let mut config = ClientConfig::new(server.endpoint_url());
+        config.identity = ClientIdentity::UserName {
+            user_name: "alice".into(),
+            password: "secret".into(),
+        };
+        let mut session = OpcuaClient::connect_with(config.clone()).await.unwrap();
+        let read = session
+            .read(&[setpoint()], AttributeId::Value)
+            .await
+            .unwrap();
+        assert!(read[0].value.is_some());
+        session.close().await.unwrap();
+        config.identity = ClientIdentity::UserName {
+            user_name: "alice".into(),
+            password: "guess".into(),
+        };
+        let error = OpcuaClient::connect_with(config).await.unwrap_err();
+        assert_eq!(error.status_code(), StatusCode::BAD_USER_ACCESS_DENIED);
         server.shutdown().await;
         std::fs::remove_dir_all(&dir).unwrap();
     }
@@ -246,7 +298,14 @@ mod security_tests {
             StatusCode::BAD_CERTIFICATE_UNTRUSTED,
             "{error}"
         );
-        assert!(error.to_string().contains("certs trust"), "{error}");
+        // The unauthenticated peer gets the status only: the thumbprint and the
+        // `certs trust` hint are for the server's log.
+        let text = error.to_string();
+        assert!(!text.contains("certs trust"), "{error}");
+        assert!(
+            !text.contains(&client.certificate.thumbprint_hex()),
+            "{error}"
+        );
         let rejected = server_pki.certificates(CertificateList::Rejected).unwrap();
         assert_eq!(rejected, std::slice::from_ref(&client.certificate));
         server.shutdown().await;

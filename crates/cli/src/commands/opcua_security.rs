@@ -169,12 +169,22 @@ pub struct ServeSecurityArgs {
     /// Trust every client certificate (tests and demos only).
     #[arg(long)]
     pub auto_trust: bool,
+    /// Accept --user passwords sent in CLEAR over a SecurityPolicy None channel, readable by
+    /// anyone on the network. Without it, a server with users encrypts them with its
+    /// certificate (created in --pki on first run) on every endpoint.
+    #[arg(long)]
+    pub allow_cleartext_passwords: bool,
 }
 
 impl ServeSecurityArgs {
     /// The server's security configuration and its application URI (from the certificate).
-    pub fn server_security(&self) -> Result<(ServerSecurity, Option<String>), BoxError> {
-        if self.policies.is_empty() {
+    /// With `users`, the certificate is needed even for SecurityPolicy None alone: the None
+    /// endpoint's UserName policy encrypts passwords with it.
+    pub fn server_security(
+        &self,
+        users: bool,
+    ) -> Result<(ServerSecurity, Option<String>), BoxError> {
+        if self.policies.is_empty() && !users {
             return Ok((ServerSecurity::default(), None));
         }
         let policies = &self.policies;
@@ -187,6 +197,9 @@ impl ServeSecurityArgs {
             ],
         };
         let mut endpoints = Vec::new();
+        if policies.is_empty() {
+            endpoints.push((SecurityPolicy::None, MessageSecurityMode::None));
+        }
         for policy in policies {
             if policy.is_secured() {
                 endpoints.extend(modes.iter().map(|mode| (*policy, *mode)));

@@ -23,6 +23,7 @@ use tokio::task::JoinHandle;
 
 use crate::encoding::DateTime;
 use crate::server::address_space::AddNodeError;
+use crate::server::security::Refusal;
 use crate::server::{Server, ServerConfig, ServerConnection};
 use crate::transport::TransmitBuffer;
 use crate::types::StatusCode;
@@ -287,7 +288,9 @@ async fn run_connection(
                 Ok(_) => {
                     let mut server = lock(server);
                     connection.handle_received(&mut server, Instant::now());
-                    store_rejected(&server, connection.take_rejected_certificates());
+                    let mut refusals = connection.take_refusals();
+                    refusals.extend(server.take_refusals());
+                    report_refusals(&server, refusals);
                 }
             },
             () = sleep_until(deadline) => {
@@ -298,13 +301,16 @@ async fn run_connection(
     }
 }
 
-/// Writes refused client certificates to the PKI's `rejected/` folder (when one is set), so
-/// an operator can trust them with `buildwire opcua certs trust`.
-fn store_rejected(server: &Server, certificates: Vec<Vec<u8>>) {
-    if let Some(pki) = &server.config.security.pki {
-        for der in certificates {
+/// Logs refused certificates (application or user) to the server's standard error, the log
+/// of `buildwire opcua serve`, and writes the untrusted ones to the PKI's `rejected/` folder
+/// (when one is set), so an operator can trust them with `buildwire opcua certs trust`. The
+/// peer got only the status code: thumbprints and hints are for the operator.
+fn report_refusals(server: &Server, refusals: Vec<Refusal>) {
+    for refusal in refusals {
+        eprintln!("opcua server: {}", refusal.detail);
+        if let (Some(pki), Some(der)) = (&server.config.security.pki, &refusal.certificate) {
             // A certificate that cannot be stored was still refused; nothing else to do.
-            let _ = pki.reject_certificate(&der);
+            let _ = pki.reject_certificate(der);
         }
     }
 }
