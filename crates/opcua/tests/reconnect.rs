@@ -573,6 +573,61 @@ mod reconnect_tests {
     }
 
     #[tokio::test]
+    async fn samples_taken_while_no_channel_is_attached_all_arrive() {
+        let server = start_on("127.0.0.1:0", 1.0, OperationLimits::default()).await;
+        let relay = Relay::start(server.local_addr()).await;
+        let mut client =
+            ReconnectingClient::connect(ClientConfig::new(&relay.endpoint()), policy())
+                .await
+                .unwrap();
+        let settings = SubscriptionSettings {
+            publishing_interval_ms: 50.0,
+            ..SubscriptionSettings::default()
+        };
+        let subscription = client.create_subscription(settings).await.unwrap();
+        let mut spec = MonitoredItemSpec::value(counter());
+        spec.sampling_interval_ms = 25.0;
+        spec.queue_size = 100;
+        let created = client
+            .create_monitored_items(subscription, &[spec])
+            .await
+            .unwrap();
+        let handle = created[0].0;
+        wait_for_value(&mut client, handle, 1.0).await;
+
+        assert_eq!(relay.cut(), 1);
+        // No channel now (the client reconnects only when called): the server samples on.
+        // Each value holds for four sampling intervals and is not written through a
+        // service, so only sampling can see it.
+        for value in 2..=9 {
+            set_counter(&server, f64::from(value));
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        let mut seen = Vec::new();
+        let wait = async {
+            while seen.last() != Some(&9.0) {
+                if let SubscriptionEvent::DataChange {
+                    client_handle,
+                    value,
+                    ..
+                } = client.next_notification().await.unwrap()
+                    && client_handle == handle
+                    && let Some(Variant::Double(value)) = value.value
+                {
+                    seen.push(value);
+                }
+            }
+        };
+        tokio::time::timeout(Duration::from_secs(10), wait)
+            .await
+            .unwrap_or_else(|_| panic!("not every sample arrived: {seen:?}"));
+        assert_eq!(seen, [2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0]);
+        assert_eq!(sessions_created(&server), 1, "the session was re-activated");
+        client.close().await.unwrap();
+        server.shutdown().await;
+    }
+
+    #[tokio::test]
     async fn subscriptions_are_recreated_after_a_server_restart() {
         let (server, bind, mut client, mut events) = server_and_client(1.0).await;
         let (_, handle) = subscribe_counter(&mut client).await;

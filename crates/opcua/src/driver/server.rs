@@ -18,7 +18,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::watch;
+use tokio::sync::{Notify, watch};
 use tokio::task::JoinHandle;
 
 use crate::encoding::DateTime;
@@ -161,10 +161,16 @@ impl OpcuaServer {
         }
         let server = Arc::new(Mutex::new(server));
         let (shutdown, watcher) = watch::channel(false);
-        tokio::spawn(sweep_sessions(Arc::clone(&server), watcher.clone()));
+        let released = Arc::new(Notify::new());
+        tokio::spawn(sweep_sessions(
+            Arc::clone(&server),
+            Arc::clone(&released),
+            watcher.clone(),
+        ));
         let accept_task = tokio::spawn(accept_loop(
             listener,
             Arc::clone(&server),
+            released,
             watcher,
             max_connections,
         ));
@@ -199,11 +205,25 @@ impl OpcuaServer {
     }
 }
 
-async fn sweep_sessions(server: SharedServer, mut shutdown: watch::Receiver<bool>) {
-    let mut interval = tokio::time::interval(SESSION_SWEEP_INTERVAL);
+/// Expires sessions and drives the subscriptions of sessions without a channel: they go on
+/// sampling at their own intervals, so the task wakes at the server's next deadline (at
+/// least every [`SESSION_SWEEP_INTERVAL`]) and whenever a connection is released (its
+/// subscriptions just became orphans with deadlines of their own).
+async fn sweep_sessions(
+    server: SharedServer,
+    released: Arc<Notify>,
+    mut shutdown: watch::Receiver<bool>,
+) {
     loop {
+        let sweep = Instant::now() + SESSION_SWEEP_INTERVAL;
+        let deadline = lock(&server)
+            .poll_timeout()
+            .map_or(sweep, |next| next.min(sweep));
         tokio::select! {
-            _ = interval.tick() => lock(&server).handle_timeout(Instant::now()),
+            () = tokio::time::sleep_until(deadline.into()) => {
+                lock(&server).handle_timeout(Instant::now());
+            }
+            () = released.notified() => {}
             _ = shutdown.changed() => return,
         }
     }
@@ -212,6 +232,7 @@ async fn sweep_sessions(server: SharedServer, mut shutdown: watch::Receiver<bool
 async fn accept_loop(
     listener: TcpListener,
     server: SharedServer,
+    released: Arc<Notify>,
     mut shutdown: watch::Receiver<bool>,
     max_connections: usize,
 ) {
@@ -229,6 +250,7 @@ async fn accept_loop(
                 connections.push(tokio::spawn(serve_connection(
                     socket,
                     Arc::clone(&server),
+                    Arc::clone(&released),
                     shutdown.clone(),
                 )));
             }
@@ -256,12 +278,15 @@ async fn refuse_connection(mut socket: TcpStream, max_connections: usize) {
 async fn serve_connection(
     socket: TcpStream,
     server: SharedServer,
+    released: Arc<Notify>,
     shutdown: watch::Receiver<bool>,
 ) {
     let mut connection = ServerConnection::new(&lock(&server));
     run_connection(socket, &server, &mut connection, shutdown).await;
-    // Publish requests waiting on this channel go; its subscriptions stay for the session.
+    // Publish requests waiting on this channel go; its subscriptions stay for the session
+    // and the housekeeping task drives them (sampling included) until it comes back.
     connection.release(&mut lock(&server));
+    released.notify_one();
 }
 
 async fn run_connection(
