@@ -68,6 +68,12 @@ mod security_tests {
         }
     }
 
+    /// `rejected/` holds exactly the certificate of `refused`.
+    fn assert_rejected(pki: &Pki, refused: &LocalIdentity) {
+        let rejected = pki.certificates(CertificateList::Rejected).unwrap();
+        assert_eq!(rejected, std::slice::from_ref(&refused.certificate));
+    }
+
     async fn start(config: ServerConfig) -> OpcuaServer {
         OpcuaServer::start(
             OpcuaServerConfig::new("127.0.0.1:0", config)
@@ -221,8 +227,7 @@ mod security_tests {
         }
         // The refused user certificate is in rejected/, like an application certificate,
         // ready for `buildwire opcua certs trust`.
-        let rejected = server_pki.certificates(CertificateList::Rejected).unwrap();
-        assert_eq!(rejected, std::slice::from_ref(&unknown_user.certificate));
+        assert_rejected(&server_pki, &unknown_user);
         server.shutdown().await;
         std::fs::remove_dir_all(&dir).unwrap();
     }
@@ -230,8 +235,9 @@ mod security_tests {
     #[tokio::test]
     async fn user_name_over_a_none_channel_is_encrypted_for_the_token_policy() {
         let dir = temp_dir("none-username");
-        let server_pki = Pki::open(dir.join("server")).unwrap();
-        let server = start(server_config(&server_pki, TrustList::trust_all())).await;
+        // Trusting every client: this test is about the password, not the channel.
+        let pki = Pki::open(dir.join("server")).unwrap();
+        let server = start(server_config(&pki, TrustList::trust_all())).await;
         // Every endpoint offers UserName with a security policy: the None endpoint names
         // Basic256Sha256 and carries the certificate to encrypt with.
         let endpoints = OpcuaClient::discover_endpoints(server.endpoint_url())
@@ -306,8 +312,7 @@ mod security_tests {
             !text.contains(&client.certificate.thumbprint_hex()),
             "{error}"
         );
-        let rejected = server_pki.certificates(CertificateList::Rejected).unwrap();
-        assert_eq!(rejected, std::slice::from_ref(&client.certificate));
+        assert_rejected(&server_pki, &client);
         server.shutdown().await;
         std::fs::remove_dir_all(&dir).unwrap();
     }
