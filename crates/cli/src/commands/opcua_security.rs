@@ -110,6 +110,10 @@ pub struct ClientSecurityArgs {
     /// The private key of --user-cert (PKCS#8 DER, as `certs create` writes it).
     #[arg(long, value_name = "FILE", requires = "user_cert")]
     pub user_key: Option<PathBuf>,
+    /// Send the --password in CLEAR when neither the server's UserName token policy nor
+    /// the channel encrypts it (otherwise such a login fails before the password leaves).
+    #[arg(long)]
+    pub allow_cleartext_password: bool,
 }
 
 impl ClientSecurityArgs {
@@ -117,6 +121,7 @@ impl ClientSecurityArgs {
     /// server for its certificate and checks it against trusted/; an unknown one is stored in
     /// rejected/ and refused with the command that trusts it.
     pub async fn apply(&self, config: &mut ClientConfig) -> Result<(), BoxError> {
+        config.allow_cleartext_password = self.allow_cleartext_password;
         if !self.policy.is_secured() {
             if self.mode.is_some() || self.user_cert.is_some() {
                 return Err(
