@@ -177,3 +177,29 @@ pub fn open_server_opn(
     let plain = security.unsecure_asymmetric(&frame_bytes(frame), header_end)?;
     Ok((plain_frame(plain)?, Some(security)))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::security::PrivateKey;
+
+    #[test]
+    fn the_log_line_of_a_refused_certificate_says_how_to_trust_it() {
+        let key = PrivateKey::generate().unwrap();
+        let certificate =
+            Certificate::create_self_signed(&key, "urn:c", "client", &[], 1_800_000_000, 30)
+                .unwrap();
+        let thumbprint = certificate.thumbprint_hex();
+        let untrusted =
+            refused_certificate_detail("user", &certificate, StatusCode::BAD_CERTIFICATE_UNTRUSTED);
+        assert!(untrusted.starts_with(&format!("user certificate {thumbprint}")));
+        assert!(untrusted.contains(&format!("buildwire opcua certs trust {thumbprint}")));
+        let expired = refused_certificate_detail(
+            "client application",
+            &certificate,
+            StatusCode::BAD_CERTIFICATE_TIME_INVALID,
+        );
+        assert!(expired.contains("BadCertificateTimeInvalid"), "{expired}");
+        assert!(expired.contains("certs create"), "{expired}");
+    }
+}
