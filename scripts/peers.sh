@@ -5,6 +5,7 @@
 #   py311: BACpypes3, asyncua, rusty-bacnet      (Python 3.11)
 #   py313: bac-py[secure], haystack-py[server]   (Python 3.13, through pyenv)
 #   node:  haystack-core                         (npm)
+#   node-opcua: node-opcua                       (npm, OPC UA interop tests)
 # Prints nothing but errors when everything is already there.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -15,6 +16,7 @@ mkdir -p "$peers"
 PY311_PACKAGES=(bacpypes3==0.0.110 asyncua==2.1.0 rusty-bacnet==0.14.0)
 PY313_PACKAGES=("bac-py[secure]==1.5.7" "haystack-py[server]==0.1.10")
 NODE_PACKAGES=(haystack-core@3.0.13)
+NODE_OPCUA_PACKAGES=(node-opcua@2.186.4)
 
 find_python() {  # find_python 3.13 -> path of an interpreter of that version
     local want="$1" candidate
@@ -43,14 +45,16 @@ install_venv() {  # install_venv NAME PYTHON_VERSION PACKAGES...
     echo "$*" > "$stamp"
 }
 
-install_node() {
-    local dir="$peers/node" stamp="$peers/node/.installed"
-    if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "${NODE_PACKAGES[*]}" ]; then return 0; fi
+install_node() {  # install_node NAME PACKAGES...: an npm folder .peers/NAME
+    local name="$1"
+    shift
+    local dir="$peers/$name" stamp="$peers/$name/.installed"
+    if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$*" ]; then return 0; fi
     command -v npm >/dev/null || { echo "npm is not installed: apt-get install nodejs npm" >&2; return 1; }
-    echo "installing peers (node): ${NODE_PACKAGES[*]}"
+    echo "installing peers ($name): $*"
     rm -rf "$dir" && mkdir -p "$dir"
-    (cd "$dir" && npm init -y >/dev/null && npm install --silent --no-audit --no-fund "${NODE_PACKAGES[@]}")
-    echo "${NODE_PACKAGES[*]}" > "$stamp"
+    (cd "$dir" && npm init -y >/dev/null && npm install --silent --no-audit --no-fund "$@")
+    echo "$*" > "$stamp"
 }
 
 groups=("$@")
@@ -59,10 +63,12 @@ for group in "${groups[@]}"; do
     case "$group" in
         py311) install_venv py311 3.11 "${PY311_PACKAGES[@]}" ;;
         py313) install_venv py313 3.13 "${PY313_PACKAGES[@]}" ;;
-        node) install_node ;;
+        node) install_node node "${NODE_PACKAGES[@]}" ;;
+        node-opcua) install_node node-opcua "${NODE_OPCUA_PACKAGES[@]}" ;;
         all) install_venv py311 3.11 "${PY311_PACKAGES[@]}"
              install_venv py313 3.13 "${PY313_PACKAGES[@]}"
-             install_node ;;
-        *) echo "unknown peer group '$group': use py311, py313, node or all" >&2; exit 2 ;;
+             install_node node "${NODE_PACKAGES[@]}"
+             install_node node-opcua "${NODE_OPCUA_PACKAGES[@]}" ;;
+        *) echo "unknown peer group '$group': use py311, py313, node, node-opcua or all" >&2; exit 2 ;;
     esac
 done

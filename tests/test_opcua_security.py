@@ -151,26 +151,38 @@ def test_asyncua_client_against_our_secured_server(
     assert "BadUserAccessDenied" in json.loads(done.stdout)["error"]
 
 
+def start_asyncua_secure_server(
+    buildwire_cmd: list[str], python: Path, folder: Path, *options: str
+) -> tuple[subprocess.Popen[str], str]:
+    """tests/peers/asyncua_secure_server.py with a new certificate in `folder` and `options`
+    (``--user NAME:PASSWORD``); returns the process and its endpoint."""
+    created = create_certificate(buildwire_cmd, folder, "urn:test:asyncua")
+    port = free_tcp_port()
+    process, _ = start(
+        [
+            str(python),
+            str(SECURE_SERVER),
+            str(port),
+            created["certificate_file"],
+            created["key_file"],
+            "urn:test:asyncua",
+            *options,
+        ]
+    )
+    return process, f"opc.tcp://127.0.0.1:{port}/"
+
+
 @pytest.fixture
 def asyncua_secure_server(
     buildwire_cmd: list[str],
     peer_python: Path,  # noqa: F811
     tmp_path: Path,
 ) -> Iterator[str]:
-    created = create_certificate(buildwire_cmd, tmp_path / "asyncua-server", "urn:test:asyncua")
-    port = free_tcp_port()
-    process, _ = start(
-        [
-            str(peer_python),
-            str(SECURE_SERVER),
-            str(port),
-            created["certificate_file"],
-            created["key_file"],
-            "urn:test:asyncua",
-        ]
+    process, endpoint = start_asyncua_secure_server(
+        buildwire_cmd, peer_python, tmp_path / "asyncua-server"
     )
     try:
-        yield f"opc.tcp://127.0.0.1:{port}/"
+        yield endpoint
     finally:
         stop(process)
 

@@ -170,6 +170,7 @@ async def opcua_connect(
     user_cert: str | None = None,
     user_key: str | None = None,
     reconnect_timeout: float = 30.0,
+    allow_cleartext_password: bool = False,
 ) -> OpcuaClientHandle: ...
 async def opcua_serve(
     bind: str,

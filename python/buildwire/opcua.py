@@ -42,6 +42,7 @@ Wire tools:
 
 from __future__ import annotations
 
+import asyncio
 import datetime as _dt
 import json
 from collections.abc import AsyncIterator
@@ -52,7 +53,141 @@ from buildwire import _native
 from buildwire._lifecycle import AsyncClient, AsyncService, Opening, Subscribing
 from buildwire._time import parse_datetime
 
-__all__ = ["Client", "DataChange", "Server", "Subscription", "dissect", "status_name"]
+__all__ = [
+    "BadCommunicationError",
+    "BadNodeIdError",
+    "BadSecurityError",
+    "BadTimeoutError",
+    "BadUserAccessError",
+    "Client",
+    "DataChange",
+    "Server",
+    "StatusError",
+    "Subscription",
+    "dissect",
+    "status_name",
+]
+
+
+class StatusError(RuntimeError):
+    """An OPC UA operation failed with a StatusCode.
+
+    ``code`` is the 32-bit value and ``name`` its name (``"BadNodeIdUnknown"``, or
+    ``"0x80AB0000"`` for a code without a name).
+
+    Every :class:`Client` method raises it (or the subclass of its family) instead of a
+    bare :class:`RuntimeError`; it is still a :class:`RuntimeError`, so existing
+    ``except RuntimeError`` code keeps working.
+
+    Example::
+
+        try:
+            await client.read("ns=1;s=Missing")
+        except opcua.BadNodeIdError as error:
+            print(error.name, hex(error.code))
+    """
+
+    def __init__(self, code: int, message: str | None = None) -> None:
+        self.code = code
+        self.name = status_name(code) or f"0x{code:08X}"
+        super().__init__(message or self.name)
+
+
+class BadNodeIdError(StatusError):
+    """The node does not exist or its NodeId is malformed (BadNodeIdUnknown, BadNodeIdInvalid)."""
+
+
+class BadSecurityError(StatusError):
+    """Security refused the operation.
+
+    Certificates, security policy and mode, signatures, nonces: BadCertificate*,
+    BadSecurity*, BadSecurityModeInsufficient, ...
+    """
+
+
+class BadUserAccessError(BadSecurityError):
+    """The user was refused.
+
+    A wrong password or an unknown user, a rejected identity token, or no right to the
+    node: BadUserAccessDenied, BadIdentityToken*, BadNotReadable, ...
+    """
+
+
+class BadCommunicationError(StatusError):
+    """The connection, channel or session is gone or could not be made.
+
+    BadCommunicationError, BadConnectionClosed, BadNotConnected, BadSecureChannelClosed,
+    BadSessionClosed, ...
+    """
+
+
+class BadTimeoutError(StatusError, asyncio.TimeoutError):
+    """No answer in time (BadTimeout, BadRequestTimeout).
+
+    Also an :class:`asyncio.TimeoutError`, so ``except asyncio.TimeoutError`` catches it.
+    """
+
+
+_FAMILIES: dict[str, type[StatusError]] = {
+    "BadNodeIdUnknown": BadNodeIdError,
+    "BadNodeIdInvalid": BadNodeIdError,
+    "BadNodeIdRejected": BadNodeIdError,
+    "BadNodeIdExists": BadNodeIdError,
+    "BadUserAccessDenied": BadUserAccessError,
+    "BadIdentityTokenInvalid": BadUserAccessError,
+    "BadIdentityTokenRejected": BadUserAccessError,
+    "BadUserSignatureInvalid": BadUserAccessError,
+    "BadNotReadable": BadUserAccessError,
+    "BadNotWritable": BadUserAccessError,
+    "BadSecurityChecksFailed": BadSecurityError,
+    "BadSecurityModeInsufficient": BadSecurityError,
+    "BadSecurityModeRejected": BadSecurityError,
+    "BadSecurityPolicyRejected": BadSecurityError,
+    "BadApplicationSignatureInvalid": BadSecurityError,
+    "BadNonceInvalid": BadSecurityError,
+    "BadCommunicationError": BadCommunicationError,
+    "BadConnectionClosed": BadCommunicationError,
+    "BadConnectionRejected": BadCommunicationError,
+    "BadDisconnect": BadCommunicationError,
+    "BadNotConnected": BadCommunicationError,
+    "BadServerNotConnected": BadCommunicationError,
+    "BadServerHalted": BadCommunicationError,
+    "BadShutdown": BadCommunicationError,
+    "BadMaxConnectionsReached": BadCommunicationError,
+    "BadSecureChannelClosed": BadCommunicationError,
+    "BadSecureChannelIdInvalid": BadCommunicationError,
+    "BadSessionClosed": BadCommunicationError,
+    "BadSessionIdInvalid": BadCommunicationError,
+    "BadSessionNotActivated": BadCommunicationError,
+    "BadTooManySessions": BadCommunicationError,
+    "BadTimeout": BadTimeoutError,
+    "BadRequestTimeout": BadTimeoutError,
+}
+
+
+def _family(name: str) -> type[StatusError]:
+    family = _FAMILIES.get(name)
+    if family is not None:
+        return family
+    if name.startswith("BadCertificate"):
+        return BadSecurityError
+    if name.startswith("BadTcp"):
+        return BadCommunicationError
+    return StatusError
+
+
+def _status_error(code: int, message: str | None = None) -> StatusError:
+    """Make the exception for ``code``, of its family's class (called by the native module)."""
+    name = status_name(code) or ""
+    return _family(name)(code, message)
+
+
+def _bad_rows(node_ids: tuple[str, ...] | list[str], rows: list[dict[str, Any]]) -> None:
+    """Raise the error of the first bad status among per-node results, naming them all."""
+    bad = [(n, r) for n, r in zip(node_ids, rows) if r["status"].startswith("Bad")]
+    if bad:
+        message = "; ".join(f"{n}: {r['status']}" for n, r in bad)
+        raise _status_error(int(bad[0][1]["code"]), message)
 
 
 def dissect(stream: bytes) -> dict[str, Any]:
@@ -103,7 +238,10 @@ class Client(AsyncClient):
     """An asyncio OPC UA client session. Create it with :meth:`connect`.
 
     NodeIds are text: ``"i=2258"``, ``"ns=1;i=5000"``, ``"ns=2;s=Name"``. Bad status codes
-    raise :class:`RuntimeError` naming the code.
+    raise :class:`StatusError` (a :class:`RuntimeError`) or the subclass of their family:
+    :class:`BadNodeIdError`, :class:`BadUserAccessError`, :class:`BadSecurityError`,
+    :class:`BadCommunicationError`, :class:`BadTimeoutError` (also an
+    :class:`asyncio.TimeoutError`).
     """
 
     def __init__(self, handle: Any) -> None:
@@ -123,6 +261,7 @@ class Client(AsyncClient):
         user_cert: str | None = None,
         user_key: str | None = None,
         reconnect_timeout: float = 30.0,
+        allow_cleartext_password: bool = False,
     ) -> Opening[Client]:
         """Connect to ``opc.tcp://host:port`` and activate a session (anonymous by default).
 
@@ -135,6 +274,13 @@ class Client(AsyncClient):
         ``pki/rejected`` and refused) unless ``trust_server=True``. The password is encrypted
         with the server's certificate. ``user_cert``/``user_key`` (DER files) log in with an
         X.509 user certificate instead.
+
+        The password follows the server's UserName token policy: when it names a security
+        policy the password is encrypted with the server's certificate, even over a
+        SecurityPolicy None channel. A password that would cross the network in clear
+        (neither the token policy nor the channel encrypts it) is not sent: the connection
+        fails with :class:`BadSecurityError` (BadSecurityModeInsufficient) unless
+        ``allow_cleartext_password=True``.
 
         The client reconnects by itself when the connection is lost: the session is
         re-activated on a new channel (or, after a server restart, created again) and
@@ -165,6 +311,7 @@ class Client(AsyncClient):
                 user_cert,
                 user_key,
                 reconnect_timeout,
+                allow_cleartext_password,
             )
         )
 
@@ -185,11 +332,7 @@ class Client(AsyncClient):
         (``BrowseName`` and ``browse_name`` work too).
         """
         rows = json.loads(await self._handle.read(list(node_ids), attribute))
-        bad = [
-            f"{n}: {r['status']}" for n, r in zip(node_ids, rows) if r["status"].startswith("Bad")
-        ]
-        if bad:
-            raise RuntimeError("; ".join(bad))
+        _bad_rows(node_ids, rows)
         return [r["value"] for r in rows]
 
     async def write(self, node_id: str, value: Any, type_name: str = "double") -> None:
@@ -220,7 +363,7 @@ class Client(AsyncClient):
         ``queue`` values are kept per item between two publishes. ``deadband`` is
         ``("abs", X)`` (in the value's units) or ``("pct", X)`` (percent of the node's
         EURange). The subscription is made on entering the ``async with`` block (or when
-        awaited); nodes the server refuses raise :class:`RuntimeError` naming them there.
+        awaited); nodes the server refuses raise :class:`StatusError` naming them there.
 
         Example::
 
@@ -275,12 +418,11 @@ class Subscription(Subscribing):
         rows = json.loads(
             await self._handle.monitor(subscription, node_ids, sampling_ms, queue, deadband)
         )
-        refused = [
-            f"{r['node']}: {r['status']}" for r in rows if not r["status"].startswith("Good")
-        ]
+        refused = [r for r in rows if not r["status"].startswith("Good")]
         if refused:
             await self._handle.delete_subscriptions([subscription])
-            raise RuntimeError("not monitored: " + "; ".join(refused))
+            message = "; ".join(f"{r['node']}: {r['status']}" for r in refused)
+            raise _status_error(int(refused[0]["code"]), "not monitored: " + message)
         self._id = subscription
         return self
 

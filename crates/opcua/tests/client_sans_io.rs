@@ -36,6 +36,8 @@ mod client_sans_io_tests {
                 user_name: "alice".into(),
                 password: "secret".into(),
             }],
+            // No certificate here: UserName in clear, which both sides must ask for by name.
+            allow_cleartext_passwords: true,
             ..ServerConfig::default()
         }
     }
@@ -318,6 +320,22 @@ mod client_sans_io_tests {
             user_name: "alice".into(),
             password: "secret".into(),
         };
+        // Without asking for it, the client does not send the password in clear: it fails
+        // before ActivateSession leaves.
+        let mut pair = Pair::new(config.clone());
+        pair.pump();
+        assert!(
+            matches!(
+                pair.events.as_slice(),
+                [ClientEvent::Closed {
+                    status: StatusCode::BAD_SECURITY_MODE_INSUFFICIENT,
+                    ..
+                }]
+            ),
+            "{:?}",
+            pair.events
+        );
+        config.allow_cleartext_password = true;
         Pair::connected(config.clone());
         config.identity = ClientIdentity::UserName {
             user_name: "alice".into(),

@@ -27,6 +27,8 @@ mod client_tcp_tests {
                 user_name: "alice".into(),
                 password: "secret".into(),
             }],
+            // No certificate: passwords in clear, asked for by name on both sides.
+            allow_cleartext_passwords: true,
             ..ServerConfig::default()
         };
         OpcuaServer::start(
@@ -196,18 +198,28 @@ mod client_tcp_tests {
             user_name: "alice".into(),
             password: "secret".into(),
         };
-        let client = OpcuaClient::connect(server.endpoint_url(), alice)
-            .await
-            .unwrap();
+        let mut config = ClientConfig::new(server.endpoint_url());
+        config.identity = alice.clone();
+        config.allow_cleartext_password = true;
+        let client = OpcuaClient::connect_with(config).await.unwrap();
         client.close().await.unwrap();
         let mallory = ClientIdentity::UserName {
             user_name: "alice".into(),
             password: "guess".into(),
         };
-        let error = OpcuaClient::connect(server.endpoint_url(), mallory)
+        let mut config = ClientConfig::new(server.endpoint_url());
+        config.identity = mallory;
+        config.allow_cleartext_password = true;
+        let error = OpcuaClient::connect_with(config).await.unwrap_err();
+        assert_eq!(error.status_code(), StatusCode::BAD_USER_ACCESS_DENIED);
+        // Not asked for: the password is not sent in clear.
+        let error = OpcuaClient::connect(server.endpoint_url(), alice)
             .await
             .unwrap_err();
-        assert_eq!(error.status_code(), StatusCode::BAD_USER_ACCESS_DENIED);
+        assert_eq!(
+            error.status_code(),
+            StatusCode::BAD_SECURITY_MODE_INSUFFICIENT
+        );
         server.shutdown().await;
     }
 

@@ -175,14 +175,20 @@ mod reconnect_tests {
         }
     }
 
+    /// A server whose counter holds `value`, a relay in front of it and a client through
+    /// the relay.
+    async fn through_relay(value: f64) -> (OpcuaServer, Relay, ReconnectingClient) {
+        let server = start_on("127.0.0.1:0", value, OperationLimits::default()).await;
+        let relay = Relay::start(server.local_addr()).await;
+        let client = ReconnectingClient::connect(ClientConfig::new(&relay.endpoint()), policy())
+            .await
+            .unwrap();
+        (server, relay, client)
+    }
+
     #[tokio::test]
     async fn a_cut_connection_reactivates_the_same_session() {
-        let server = start_on("127.0.0.1:0", 1.5, OperationLimits::default()).await;
-        let relay = Relay::start(server.local_addr()).await;
-        let mut client =
-            ReconnectingClient::connect(ClientConfig::new(&relay.endpoint()), policy())
-                .await
-                .unwrap();
+        let (server, relay, mut client) = through_relay(1.5).await;
         let mut events = client.subscribe_events();
         let session = client.session_id().cloned().unwrap();
         assert_eq!(read_counter(&mut client).await.unwrap(), 1.5);
@@ -330,12 +336,7 @@ mod reconnect_tests {
 
     #[tokio::test]
     async fn hooks_run_after_each_reconnect_before_calls_go_on() {
-        let server = start_on("127.0.0.1:0", 1.0, OperationLimits::default()).await;
-        let relay = Relay::start(server.local_addr()).await;
-        let mut client =
-            ReconnectingClient::connect(ClientConfig::new(&relay.endpoint()), policy())
-                .await
-                .unwrap();
+        let (server, relay, mut client) = through_relay(1.0).await;
         let seen = Arc::new(Mutex::new(Vec::new()));
         client.add_hook(Box::new(RereadHook {
             seen: Arc::clone(&seen),
@@ -508,6 +509,14 @@ mod reconnect_tests {
     }
 
     async fn subscribe_counter(client: &mut ReconnectingClient) -> (u32, u32) {
+        subscribe_counter_queued(client, 1).await
+    }
+
+    /// Publishing every 50 ms, sampling every 25 ms, `queue_size` values per item.
+    async fn subscribe_counter_queued(
+        client: &mut ReconnectingClient,
+        queue_size: u32,
+    ) -> (u32, u32) {
         let settings = SubscriptionSettings {
             publishing_interval_ms: 50.0,
             ..SubscriptionSettings::default()
@@ -515,6 +524,7 @@ mod reconnect_tests {
         let subscription = client.create_subscription(settings).await.unwrap();
         let mut spec = MonitoredItemSpec::value(counter());
         spec.sampling_interval_ms = 25.0;
+        spec.queue_size = queue_size;
         let created = client
             .create_monitored_items(subscription, &[spec])
             .await
@@ -533,12 +543,7 @@ mod reconnect_tests {
 
     #[tokio::test]
     async fn subscriptions_survive_a_cut_connection_in_the_same_session() {
-        let server = start_on("127.0.0.1:0", 1.0, OperationLimits::default()).await;
-        let relay = Relay::start(server.local_addr()).await;
-        let mut client =
-            ReconnectingClient::connect(ClientConfig::new(&relay.endpoint()), policy())
-                .await
-                .unwrap();
+        let (server, relay, mut client) = through_relay(1.0).await;
         let mut events = client.subscribe_events();
         let (subscription, handle) = subscribe_counter(&mut client).await;
         wait_for_value(&mut client, handle, 1.0).await;
@@ -568,6 +573,44 @@ mod reconnect_tests {
         );
         set_counter(&server, 3.0);
         wait_for_value(&mut client, handle, 3.0).await;
+        client.close().await.unwrap();
+        server.shutdown().await;
+    }
+
+    #[tokio::test]
+    async fn samples_taken_while_no_channel_is_attached_all_arrive() {
+        let (server, relay, mut client) = through_relay(1.0).await;
+        let (_, handle) = subscribe_counter_queued(&mut client, 100).await;
+        wait_for_value(&mut client, handle, 1.0).await;
+
+        assert_eq!(relay.cut(), 1);
+        // No channel now (the client reconnects only when called): the server samples on.
+        // Each value holds for four sampling intervals and is not written through a
+        // service, so only sampling can see it.
+        for value in 2..=9 {
+            set_counter(&server, f64::from(value));
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        let mut seen = Vec::new();
+        let wait = async {
+            while seen.last() != Some(&9.0) {
+                if let SubscriptionEvent::DataChange {
+                    client_handle,
+                    value,
+                    ..
+                } = client.next_notification().await.unwrap()
+                    && client_handle == handle
+                    && let Some(Variant::Double(value)) = value.value
+                {
+                    seen.push(value);
+                }
+            }
+        };
+        tokio::time::timeout(Duration::from_secs(10), wait)
+            .await
+            .unwrap_or_else(|_| panic!("not every sample arrived: {seen:?}"));
+        assert_eq!(seen, [2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0]);
+        assert_eq!(sessions_created(&server), 1, "the session was re-activated");
         client.close().await.unwrap();
         server.shutdown().await;
     }

@@ -27,6 +27,7 @@ mod resume_sans_io_tests {
                 user_name: "alice".into(),
                 password: "secret".into(),
             }],
+            allow_cleartext_passwords: true,
             ..ServerConfig::default()
         };
         Server::new(config, Instant::now()).unwrap()
@@ -34,6 +35,7 @@ mod resume_sans_io_tests {
 
     fn alice(password: &str) -> ClientConfig {
         let mut config = ClientConfig::new("opc.tcp://localhost:4840/");
+        config.allow_cleartext_password = true;
         config.identity = ClientIdentity::UserName {
             user_name: "alice".into(),
             password: password.into(),

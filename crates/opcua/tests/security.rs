@@ -21,7 +21,7 @@ mod security_tests {
     use buildwire_opcua::server::{
         Server, ServerConfig, ServerConnection, ServerSecurity, UserAccount, bench_methods,
     };
-    use buildwire_opcua::services::AttributeId;
+    use buildwire_opcua::services::{AttributeId, UserTokenType};
     use buildwire_opcua::{DateTime, NodeId, QualifiedName, StatusCode, Variant};
 
     const MODES: [MessageSecurityMode; 2] = [
@@ -66,6 +66,12 @@ mod security_tests {
             },
             ..ServerConfig::default()
         }
+    }
+
+    /// `rejected/` holds exactly the certificate of `refused`.
+    fn assert_rejected(pki: &Pki, refused: &LocalIdentity) {
+        let rejected = pki.certificates(CertificateList::Rejected).unwrap();
+        assert_eq!(rejected, std::slice::from_ref(&refused.certificate));
     }
 
     async fn start(config: ServerConfig) -> OpcuaServer {
@@ -219,6 +225,58 @@ mod security_tests {
                 "{error}"
             );
         }
+        // The refused user certificate is in rejected/, like an application certificate,
+        // ready for `buildwire opcua certs trust`.
+        assert_rejected(&server_pki, &unknown_user);
+        server.shutdown().await;
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[tokio::test]
+    async fn user_name_over_a_none_channel_is_encrypted_for_the_token_policy() {
+        let dir = temp_dir("none-username");
+        // Trusting every client: this test is about the password, not the channel.
+        let pki = Pki::open(dir.join("server")).unwrap();
+        let server = start(server_config(&pki, TrustList::trust_all())).await;
+        // Every endpoint offers UserName with a security policy: the None endpoint names
+        // Basic256Sha256 and carries the certificate to encrypt with.
+        let endpoints = OpcuaClient::discover_endpoints(server.endpoint_url())
+            .await
+            .unwrap();
+        for endpoint in &endpoints {
+            let user_name = endpoint
+                .user_identity_tokens
+                .iter()
+                .find(|p| p.token_type == UserTokenType::UserName)
+                .unwrap();
+            let expected = if endpoint.security_mode == MessageSecurityMode::None {
+                SecurityPolicy::Basic256Sha256.uri()
+            } else {
+                endpoint.security_policy_uri.as_str().unwrap()
+            };
+            assert_eq!(user_name.security_policy_uri.as_str(), Some(expected));
+            assert!(!endpoint.server_certificate.is_null());
+        }
+        // Our client over a None channel follows the token policy: the password goes
+        // encrypted (the server refuses a clear one), a wrong one is Bad_UserAccessDenied.
+        let mut config = ClientConfig::new(server.endpoint_url());
+        config.identity = ClientIdentity::UserName {
+            user_name: "alice".into(),
+            password: "secret".into(),
+        };
+        let mut session = OpcuaClient::connect_with(config.clone()).await.unwrap();
+        let read = session
+            .read(&[setpoint()], AttributeId::Value)
+            .await
+            .unwrap();
+        assert!(read[0].value.is_some());
+        session.close().await.unwrap();
+        config.identity = ClientIdentity::UserName {
+            user_name: "alice".into(),
+            password: "guess".into(),
+        };
+        let error = OpcuaClient::connect_with(config).await.unwrap_err();
+        assert_eq!(error.status_code(), StatusCode::BAD_USER_ACCESS_DENIED);
         server.shutdown().await;
         std::fs::remove_dir_all(&dir).unwrap();
     }
@@ -246,9 +304,21 @@ mod security_tests {
             StatusCode::BAD_CERTIFICATE_UNTRUSTED,
             "{error}"
         );
-        assert!(error.to_string().contains("certs trust"), "{error}");
-        let rejected = server_pki.certificates(CertificateList::Rejected).unwrap();
-        assert_eq!(rejected, std::slice::from_ref(&client.certificate));
+        // The unauthenticated peer gets the status only: the thumbprint and the
+        // `certs trust` hint are for the server's log. Our client adds its own hint, from
+        // its own certificate, after the server's reason.
+        let text = error.to_string();
+        let (from_server, ours) = text
+            .split_once("; the server does not trust our certificate")
+            .unwrap_or_else(|| panic!("no hint of our own: {error}"));
+        let thumbprint = client.certificate.thumbprint_hex();
+        assert!(!from_server.contains("certs trust"), "{error}");
+        assert!(!from_server.contains(&thumbprint), "{error}");
+        assert!(
+            ours.contains(&format!("buildwire opcua certs trust {thumbprint}")),
+            "{error}"
+        );
+        assert_rejected(&server_pki, &client);
         server.shutdown().await;
         std::fs::remove_dir_all(&dir).unwrap();
     }

@@ -39,6 +39,8 @@ mod server_tests {
                 user_name: "alice".into(),
                 password: "secret".into(),
             }],
+            // The raw tokens below carry passwords in clear (no certificate here).
+            allow_cleartext_passwords: true,
             start_time: START,
             max_sessions: 3,
             max_sessions_per_connection: 2,
@@ -551,6 +553,29 @@ mod server_tests {
         assert_eq!(
             response.servers[0].application_type,
             ApplicationType::Server
+        );
+    }
+
+    #[test]
+    fn no_cleartext_user_name_without_the_option() {
+        // No certificate and no `allow_cleartext_passwords`: the None endpoint offers no
+        // UserName policy, and a password sent in clear anyway is refused.
+        let mut client = Client::with_server(ServerConfig {
+            allow_cleartext_passwords: false,
+            ..config()
+        });
+        client.connect();
+        let created = client.create_session();
+        let kinds: Vec<_> = created.server_endpoints[0]
+            .user_identity_tokens
+            .iter()
+            .map(|p| p.token_type)
+            .collect();
+        assert_eq!(kinds, [UserTokenType::Anonymous]);
+        let response = client.activate(user("alice", "secret"));
+        assert_eq!(
+            fault_status(&response),
+            StatusCode::BAD_IDENTITY_TOKEN_REJECTED
         );
     }
 

@@ -10,12 +10,13 @@ use buildwire_opcua::client::subscriptions::{
 };
 use buildwire_opcua::client::value_text::{data_value_json, parse_value, value_to_json};
 use buildwire_opcua::driver::{
-    OpcuaServer, OpcuaServerConfig, ReconnectPolicy, ReconnectingClient,
+    ClientError, OpcuaServer, OpcuaServerConfig, ReconnectPolicy, ReconnectingClient,
 };
 use buildwire_opcua::encoding::NodeId;
 use buildwire_opcua::server::{ServerConfig, bench_methods};
 use buildwire_opcua::services::AttributeId;
 use buildwire_opcua::services::{DataChangeFilter, DataChangeTrigger, deadband_type};
+use buildwire_opcua::types::StatusCode;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3_async_runtimes::tokio::future_into_py;
@@ -29,6 +30,33 @@ fn node(text: &str) -> PyResult<NodeId> {
 
 fn failed(e: impl std::fmt::Display) -> PyErr {
     PyRuntimeError::new_err(e.to_string())
+}
+
+/// An OPC UA failure as `buildwire.opcua.StatusError`, or the subclass of its family
+/// (chosen in Python by `_status_error`); a plain RuntimeError only if that module cannot be
+/// imported.
+fn status_failed(status: StatusCode, message: impl std::fmt::Display) -> PyErr {
+    let message = message.to_string();
+    Python::attach(|py| {
+        let made = py
+            .import("buildwire.opcua")
+            .and_then(|module| module.getattr("_status_error"))
+            .and_then(|make| make.call1((status.bits(), message.as_str())));
+        match made {
+            Ok(error) => PyErr::from_value(error),
+            Err(_) => PyRuntimeError::new_err(message),
+        }
+    })
+}
+
+/// A client failure with its StatusCode (I/O errors are Bad_CommunicationError).
+fn client_failed(e: ClientError) -> PyErr {
+    status_failed(e.status_code(), &e)
+}
+
+/// The client was closed by `close()`.
+fn closed() -> PyErr {
+    status_failed(StatusCode::BAD_CONNECTION_CLOSED, CLOSED)
 }
 
 /// A method output as JSON; unlike the display form, ByteStrings come whole (as hex).
@@ -63,7 +91,7 @@ const CHANGE_POLL: std::time::Duration = std::time::Duration::from_millis(100);
 /// Connects to `endpoint` (`opc.tcp://host:port`) and activates a session; with `security`
 /// (a policy name) over a secured channel using the certificates in `pki`.
 #[pyfunction]
-#[pyo3(signature = (endpoint, user=None, password=None, security=None, mode=None, pki=None, trust_server=false, user_cert=None, user_key=None, reconnect_timeout=30.0))]
+#[pyo3(signature = (endpoint, user=None, password=None, security=None, mode=None, pki=None, trust_server=false, user_cert=None, user_key=None, reconnect_timeout=30.0, allow_cleartext_password=false))]
 #[allow(clippy::too_many_arguments)]
 pub fn opcua_connect(
     py: Python<'_>,
@@ -77,6 +105,7 @@ pub fn opcua_connect(
     user_cert: Option<std::path::PathBuf>,
     user_key: Option<std::path::PathBuf>,
     reconnect_timeout: f64,
+    allow_cleartext_password: bool,
 ) -> PyResult<Bound<'_, PyAny>> {
     let reconnect_timeout = std::time::Duration::try_from_secs_f64(reconnect_timeout)
         .map_err(|_| PyValueError::new_err("reconnect_timeout must be a number of seconds >= 0"))?;
@@ -111,11 +140,13 @@ pub fn opcua_connect(
         ));
     }
     if let (Some(cert), Some(key)) = (&user_cert, &user_key) {
-        identity = buildwire_opcua::driver::security::x509_identity(cert, key).map_err(failed)?;
+        identity =
+            buildwire_opcua::driver::security::x509_identity(cert, key).map_err(client_failed)?;
     }
     future_into_py(py, async move {
         let mut config = buildwire_opcua::client::ClientConfig::new(&endpoint);
         config.identity = identity;
+        config.allow_cleartext_password = allow_cleartext_password;
         if let (true, Some(pki)) = (policy.is_secured(), &pki) {
             let hosts = ["localhost".to_owned(), "127.0.0.1".to_owned()];
             let options = buildwire_opcua::driver::security::SecureClientOptions {
@@ -128,7 +159,7 @@ pub fn opcua_connect(
             };
             buildwire_opcua::driver::security::secure_client_config(&mut config, &options)
                 .await
-                .map_err(failed)?;
+                .map_err(client_failed)?;
         }
         let policy = ReconnectPolicy {
             reconnect_timeout,
@@ -136,7 +167,7 @@ pub fn opcua_connect(
         };
         let client = ReconnectingClient::connect(config, policy)
             .await
-            .map_err(failed)?;
+            .map_err(client_failed)?;
         Ok(OpcuaClientHandle {
             inner: Arc::new(Mutex::new(Some(client))),
             nodes: Arc::default(),
@@ -153,8 +184,8 @@ impl OpcuaClientHandle {
         let inner = Arc::clone(&self.inner);
         future_into_py(py, async move {
             let mut guard = inner.lock().await;
-            let client = guard.as_mut().ok_or_else(|| failed(CLOSED))?;
-            let refs = client.browse(&node).await.map_err(failed)?;
+            let client = guard.as_mut().ok_or_else(closed)?;
+            let refs = client.browse(&node).await.map_err(client_failed)?;
             let rows: Vec<_> = refs
                 .iter()
                 .map(|r| {
@@ -192,13 +223,17 @@ impl OpcuaClientHandle {
         let inner = Arc::clone(&self.inner);
         future_into_py(py, async move {
             let mut guard = inner.lock().await;
-            let client = guard.as_mut().ok_or_else(|| failed(CLOSED))?;
-            let values = client.read(&nodes, attribute).await.map_err(failed)?;
+            let client = guard.as_mut().ok_or_else(closed)?;
+            let values = client
+                .read(&nodes, attribute)
+                .await
+                .map_err(client_failed)?;
             let rows: Vec<_> = values
                 .iter()
                 .map(|dv| {
                     json!({"value": dv.value.as_ref().map_or(serde_json::Value::Null, value_to_json),
-                           "status": dv.status.unwrap_or_default().to_string()})
+                           "status": dv.status.unwrap_or_default().to_string(),
+                           "code": dv.status.unwrap_or_default().bits()})
                 })
                 .collect();
             Ok(serde_json::Value::Array(rows).to_string())
@@ -219,8 +254,8 @@ impl OpcuaClientHandle {
         let inner = Arc::clone(&self.inner);
         future_into_py(py, async move {
             let mut guard = inner.lock().await;
-            let client = guard.as_mut().ok_or_else(|| failed(CLOSED))?;
-            client.write(&node, variant).await.map_err(failed)
+            let client = guard.as_mut().ok_or_else(closed)?;
+            client.write(&node, variant).await.map_err(client_failed)
         })
     }
 
@@ -241,8 +276,11 @@ impl OpcuaClientHandle {
         let inner = Arc::clone(&self.inner);
         future_into_py(py, async move {
             let mut guard = inner.lock().await;
-            let client = guard.as_mut().ok_or_else(|| failed(CLOSED))?;
-            let outputs = client.call(&object, &method, args).await.map_err(failed)?;
+            let client = guard.as_mut().ok_or_else(closed)?;
+            let outputs = client
+                .call(&object, &method, args)
+                .await
+                .map_err(client_failed)?;
             Ok(serde_json::Value::Array(outputs.iter().map(output_json).collect()).to_string())
         })
     }
@@ -261,12 +299,15 @@ impl OpcuaClientHandle {
         let inner = Arc::clone(&self.inner);
         future_into_py(py, async move {
             let mut guard = inner.lock().await;
-            let client = guard.as_mut().ok_or_else(|| failed(CLOSED))?;
+            let client = guard.as_mut().ok_or_else(closed)?;
             let settings = SubscriptionSettings {
                 publishing_interval_ms: interval_ms,
                 ..SubscriptionSettings::default()
             };
-            client.create_subscription(settings).await.map_err(failed)
+            client
+                .create_subscription(settings)
+                .await
+                .map_err(client_failed)
         })
     }
 
@@ -319,11 +360,11 @@ impl OpcuaClientHandle {
         let (inner, names) = (Arc::clone(&self.inner), Arc::clone(&self.nodes));
         future_into_py(py, async move {
             let mut guard = inner.lock().await;
-            let client = guard.as_mut().ok_or_else(|| failed(CLOSED))?;
+            let client = guard.as_mut().ok_or_else(closed)?;
             let created = client
                 .create_monitored_items(subscription_id, &specs)
                 .await
-                .map_err(failed)?;
+                .map_err(client_failed)?;
             let mut rows = Vec::new();
             let mut names = names.lock().map_err(|_| failed("poisoned"))?;
             for ((handle, result), text) in created.iter().zip(&node_ids) {
@@ -331,7 +372,8 @@ impl OpcuaClientHandle {
                     names.insert(*handle, text.clone());
                 }
                 rows.push(json!({"node": text, "handle": handle,
-                                 "status": result.status_code.to_string()}));
+                                 "status": result.status_code.to_string(),
+                                 "code": result.status_code.bits()}));
             }
             Ok(serde_json::Value::Array(rows).to_string())
         })
@@ -356,12 +398,12 @@ impl OpcuaClientHandle {
                 let slice = CHANGE_POLL.min(deadline - now);
                 let event = {
                     let mut guard = inner.lock().await;
-                    let client = guard.as_mut().ok_or_else(|| failed(CLOSED))?;
+                    let client = guard.as_mut().ok_or_else(closed)?;
                     // Not a timeout around next_notification: that would cut a reconnect
                     // attempt off every slice, and the client would never come back.
                     let event = client.next_notification_within(slice).await;
                     reconnects.store(client.reconnects(), Ordering::Relaxed);
-                    event.map_err(failed)?
+                    event.map_err(client_failed)?
                 };
                 match event {
                     Some(SubscriptionEvent::DataChange {
@@ -382,9 +424,12 @@ impl OpcuaClientHandle {
                         return Ok(Some(row.to_string()));
                     }
                     Some(SubscriptionEvent::StatusChange { status, .. }) if status.is_bad() => {
-                        return Err(failed(format!(
-                            "the server ended the subscription ({status}); subscribe again"
-                        )));
+                        return Err(status_failed(
+                            status,
+                            format!(
+                                "the server ended the subscription ({status}); subscribe again"
+                            ),
+                        ));
                     }
                     _ => tokio::task::yield_now().await,
                 }
@@ -401,12 +446,12 @@ impl OpcuaClientHandle {
         let inner = Arc::clone(&self.inner);
         future_into_py(py, async move {
             let mut guard = inner.lock().await;
-            let client = guard.as_mut().ok_or_else(|| failed(CLOSED))?;
+            let client = guard.as_mut().ok_or_else(closed)?;
             client
                 .delete_subscriptions(&subscription_ids)
                 .await
                 .map(|_| ())
-                .map_err(failed)
+                .map_err(client_failed)
         })
     }
 
@@ -416,7 +461,7 @@ impl OpcuaClientHandle {
         let inner = Arc::clone(&self.inner);
         future_into_py(py, async move {
             let guard = inner.lock().await;
-            let client = guard.as_ref().ok_or_else(|| failed(CLOSED))?;
+            let client = guard.as_ref().ok_or_else(closed)?;
             let ids = client.subscription_ids();
             Ok(json!({"subscriptions": ids, "reconnects": client.reconnects()}).to_string())
         })
@@ -440,7 +485,7 @@ impl OpcuaClientHandle {
         let inner = Arc::clone(&self.inner);
         future_into_py(py, async move {
             match inner.lock().await.take() {
-                Some(client) => client.close().await.map_err(failed),
+                Some(client) => client.close().await.map_err(client_failed),
                 None => Ok(()),
             }
         })

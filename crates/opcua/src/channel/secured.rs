@@ -27,6 +27,9 @@ pub struct Rejection {
     pub reason: String,
     /// The untrusted certificate, if that was the reason.
     pub rejected_certificate: Option<Vec<u8>>,
+    /// What the local log gets beyond `reason` (the peer's certificate thumbprint and what
+    /// to do about it); `reason` alone goes on the wire.
+    pub detail: Option<String>,
 }
 
 impl Rejection {
@@ -36,6 +39,7 @@ impl Rejection {
             status,
             reason: reason.into(),
             rejected_certificate: None,
+            detail: None,
         }
     }
 }

@@ -54,6 +54,10 @@ pub struct ClientConfig {
     /// Open the channel only, without a session: for GetEndpoints and FindServers (the
     /// connection becomes active once the channel is open).
     pub discovery_only: bool,
+    /// Send a UserName password in clear when neither the server's UserName token policy
+    /// nor the channel encrypts it (default: false, and such a login fails with
+    /// Bad_SecurityModeInsufficient before the password leaves).
+    pub allow_cleartext_password: bool,
 }
 
 impl ClientConfig {
@@ -83,6 +87,7 @@ impl ClientConfig {
             application_uri: "urn:buildwire:opcua:client".into(),
             security: super::security::ClientSecurity::default(),
             discovery_only: false,
+            allow_cleartext_password: false,
         }
     }
 }

@@ -9,7 +9,9 @@ use crate::security::identity::{
     encrypt_user_password, sign_certificate_and_nonce, verify_certificate_and_nonce,
 };
 use crate::security::{Certificate, LocalIdentity, MessageSecurityMode, SecurityPolicy};
-use crate::services::{EndpointDescription, SignatureData, UserIdentityToken, UserTokenType};
+use crate::services::{
+    EndpointDescription, SignatureData, UserIdentityToken, UserTokenPolicy, UserTokenType,
+};
 use crate::types::StatusCode;
 
 /// How a client secures its channel.
@@ -133,40 +135,91 @@ fn token_policy(
     }
 }
 
-/// Encrypts the password of a UserName token in place when the user token policy (or, when
-/// it names none, the channel) has a security policy other than None.
+/// The endpoint and UserTokenPolicy a UserName token with `policy_id` answers: on a secured
+/// channel the endpoint of the channel's policy and mode, on a None channel the None
+/// endpoint that lists the policy.
+fn user_name_policy<'a>(
+    security: &ClientSecurity,
+    endpoints: &'a [EndpointDescription],
+    policy_id: &UaString,
+) -> Option<(&'a EndpointDescription, &'a UserTokenPolicy)> {
+    let candidates: Vec<&EndpointDescription> = if security.is_secured() {
+        security.matching_endpoint(endpoints).into_iter().collect()
+    } else {
+        endpoints
+            .iter()
+            .filter(|endpoint| {
+                endpoint.security_mode == MessageSecurityMode::None
+                    || endpoint.security_policy_uri.as_str() == Some(SecurityPolicy::None.uri())
+            })
+            .collect()
+    };
+    candidates.into_iter().find_map(|endpoint| {
+        endpoint
+            .user_identity_tokens
+            .iter()
+            .find(|policy| {
+                policy.token_type == UserTokenType::UserName && &policy.policy_id == policy_id
+            })
+            .map(|policy| (endpoint, policy))
+    })
+}
+
+/// Protects the password of a UserName token in place (OPC 10000-4 §7.41.2.3, `legacy`
+/// secret). The security policy is the user token policy's, and the channel's only when the
+/// token policy names none: over a None channel a server that names Basic256Sha256 in its
+/// UserName policy gets the password encrypted with its certificate, as it expects.
+///
+/// A password that would cross in clear (no security policy for the token, and a channel
+/// that does not encrypt) is refused with Bad_SecurityModeInsufficient unless
+/// `allow_cleartext` is set: the caller asks for it by name
+/// ([`ClientConfig::allow_cleartext_password`](super::ClientConfig::allow_cleartext_password)).
+///
+/// The certificate encrypted for is the one the caller checked for the channel when there is
+/// one, else the one in the endpoint description (over a None channel nothing authenticates
+/// it: it keeps the password from passive listeners, not from a peer in the middle).
 pub fn secure_user_token(
     security: &ClientSecurity,
     endpoints: &[EndpointDescription],
     server_nonce: &[u8],
     token: &mut UserIdentityToken,
+    allow_cleartext: bool,
 ) -> Result<(), StatusCode> {
     let UserIdentityToken::UserName(user) = token else {
         return Ok(());
     };
-    let token_policy_uri = security
-        .matching_endpoint(endpoints)
-        .and_then(|endpoint| {
-            endpoint
-                .user_identity_tokens
-                .iter()
-                .find(|policy| policy.token_type == UserTokenType::UserName)
-        })
-        .and_then(|policy| policy.security_policy_uri.as_str().map(str::to_owned))
+    let listed = user_name_policy(security, endpoints, &user.policy_id);
+    let token_policy_uri = listed
+        .and_then(|(_, policy)| policy.security_policy_uri.as_str())
         .filter(|uri| !uri.is_empty());
     let policy = match token_policy_uri {
         Some(uri) => {
-            SecurityPolicy::from_uri(&uri).ok_or(StatusCode::BAD_SECURITY_POLICY_REJECTED)?
+            SecurityPolicy::from_uri(uri).ok_or(StatusCode::BAD_SECURITY_POLICY_REJECTED)?
         }
         None => security.policy,
     };
     if !policy.is_secured() {
-        return Ok(());
+        let channel_encrypts =
+            security.is_secured() && security.mode == MessageSecurityMode::SignAndEncrypt;
+        return if channel_encrypts || allow_cleartext {
+            Ok(())
+        } else {
+            Err(StatusCode::BAD_SECURITY_MODE_INSUFFICIENT)
+        };
     }
-    let server = security
-        .server_certificate
-        .as_ref()
-        .ok_or(StatusCode::BAD_CERTIFICATE_INVALID)?;
+    let listed_certificate;
+    let server = match &security.server_certificate {
+        Some(certificate) => certificate,
+        None => {
+            let der = listed
+                .and_then(|(endpoint, _)| endpoint.server_certificate.as_bytes())
+                .ok_or(StatusCode::BAD_CERTIFICATE_INVALID)?;
+            // A chain is fine: the leading certificate is the server's.
+            listed_certificate =
+                Certificate::from_der(der).map_err(|_| StatusCode::BAD_CERTIFICATE_INVALID)?;
+            &listed_certificate
+        }
+    };
     let password = user.password.as_bytes().unwrap_or_default().to_vec();
     let (secret, algorithm) = encrypt_user_password(policy, server, server_nonce, &password)
         .map_err(|error| error.status_code())?;

@@ -191,9 +191,19 @@ impl OpcuaClient {
         let mut activated = false;
         while !activated {
             if let Some((status, reason)) = &client.closed {
+                // A server tells an unauthenticated peer only the status; what to do about
+                // an untrusted certificate is ours to say, from our own certificate.
+                let hint = match client.connection.config().security.identity.as_ref() {
+                    Some(ours) if *status == StatusCode::BAD_CERTIFICATE_UNTRUSTED => format!(
+                        "; the server does not trust our certificate {0}: its operator must \
+                         trust it (on a buildwire server: `buildwire opcua certs trust {0}`)",
+                        ours.certificate.thumbprint_hex()
+                    ),
+                    _ => String::new(),
+                };
                 return Err(ClientError::status(
                     *status,
-                    format!("connecting: {reason}"),
+                    format!("connecting: {reason}{hint}"),
                 ));
             }
             activated = client.step().await?;

@@ -18,11 +18,12 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::watch;
+use tokio::sync::{Notify, watch};
 use tokio::task::JoinHandle;
 
 use crate::encoding::DateTime;
 use crate::server::address_space::AddNodeError;
+use crate::server::security::Refusal;
 use crate::server::{Server, ServerConfig, ServerConnection};
 use crate::transport::TransmitBuffer;
 use crate::types::StatusCode;
@@ -160,10 +161,16 @@ impl OpcuaServer {
         }
         let server = Arc::new(Mutex::new(server));
         let (shutdown, watcher) = watch::channel(false);
-        tokio::spawn(sweep_sessions(Arc::clone(&server), watcher.clone()));
+        let released = Arc::new(Notify::new());
+        tokio::spawn(sweep_sessions(
+            Arc::clone(&server),
+            Arc::clone(&released),
+            watcher.clone(),
+        ));
         let accept_task = tokio::spawn(accept_loop(
             listener,
             Arc::clone(&server),
+            released,
             watcher,
             max_connections,
         ));
@@ -208,11 +215,25 @@ impl OpcuaServer {
     }
 }
 
-async fn sweep_sessions(server: SharedServer, mut shutdown: watch::Receiver<bool>) {
-    let mut interval = tokio::time::interval(SESSION_SWEEP_INTERVAL);
+/// Expires sessions and drives the subscriptions of sessions without a channel: they go on
+/// sampling at their own intervals, so the task wakes at the server's next deadline (at
+/// least every [`SESSION_SWEEP_INTERVAL`]) and whenever a connection is released (its
+/// subscriptions just became orphans with deadlines of their own).
+async fn sweep_sessions(
+    server: SharedServer,
+    released: Arc<Notify>,
+    mut shutdown: watch::Receiver<bool>,
+) {
     loop {
+        let sweep = Instant::now() + SESSION_SWEEP_INTERVAL;
+        let deadline = lock(&server)
+            .poll_timeout()
+            .map_or(sweep, |next| next.min(sweep));
         tokio::select! {
-            _ = interval.tick() => lock(&server).handle_timeout(Instant::now()),
+            () = tokio::time::sleep_until(deadline.into()) => {
+                lock(&server).handle_timeout(Instant::now());
+            }
+            () = released.notified() => {}
             _ = shutdown.changed() => return,
         }
     }
@@ -221,6 +242,7 @@ async fn sweep_sessions(server: SharedServer, mut shutdown: watch::Receiver<bool
 async fn accept_loop(
     listener: TcpListener,
     server: SharedServer,
+    released: Arc<Notify>,
     mut shutdown: watch::Receiver<bool>,
     max_connections: usize,
 ) {
@@ -238,6 +260,7 @@ async fn accept_loop(
                 connections.push(tokio::spawn(serve_connection(
                     socket,
                     Arc::clone(&server),
+                    Arc::clone(&released),
                     shutdown.clone(),
                 )));
             }
@@ -265,12 +288,15 @@ async fn refuse_connection(mut socket: TcpStream, max_connections: usize) {
 async fn serve_connection(
     socket: TcpStream,
     server: SharedServer,
+    released: Arc<Notify>,
     shutdown: watch::Receiver<bool>,
 ) {
     let mut connection = ServerConnection::new(&lock(&server));
     run_connection(socket, &server, &mut connection, shutdown).await;
-    // Publish requests waiting on this channel go; its subscriptions stay for the session.
+    // Publish requests waiting on this channel go; its subscriptions stay for the session
+    // and the housekeeping task drives them (sampling included) until it comes back.
     connection.release(&mut lock(&server));
+    released.notify_one();
 }
 
 async fn run_connection(
@@ -297,7 +323,9 @@ async fn run_connection(
                 Ok(_) => {
                     let mut server = lock(server);
                     connection.handle_received(&mut server, Instant::now());
-                    store_rejected(&server, connection.take_rejected_certificates());
+                    let mut refusals = connection.take_refusals();
+                    refusals.extend(server.take_refusals());
+                    report_refusals(&server, refusals);
                 }
             },
             () = sleep_until(deadline) => {
@@ -308,13 +336,16 @@ async fn run_connection(
     }
 }
 
-/// Writes refused client certificates to the PKI's `rejected/` folder (when one is set), so
-/// an operator can trust them with `buildwire opcua certs trust`.
-fn store_rejected(server: &Server, certificates: Vec<Vec<u8>>) {
-    if let Some(pki) = &server.config.security.pki {
-        for der in certificates {
+/// Logs refused certificates (application or user) to the server's standard error, the log
+/// of `buildwire opcua serve`, and writes the untrusted ones to the PKI's `rejected/` folder
+/// (when one is set), so an operator can trust them with `buildwire opcua certs trust`. The
+/// peer got only the status code: thumbprints and hints are for the operator.
+fn report_refusals(server: &Server, refusals: Vec<Refusal>) {
+    for refusal in refusals {
+        eprintln!("opcua server: {}", refusal.detail);
+        if let (Some(pki), Some(der)) = (&server.config.security.pki, &refusal.certificate) {
             // A certificate that cannot be stored was still refused; nothing else to do.
-            let _ = pki.reject_certificate(&der);
+            let _ = pki.reject_certificate(der);
         }
     }
 }

@@ -58,19 +58,30 @@ pub fn decrypt_user_password(
     let plain = server_key
         .decrypt(algorithms.asymmetric_encryption, secret)
         .map_err(|_| StatusCode::BAD_IDENTITY_TOKEN_INVALID)?;
-    let length_bytes = plain
-        .get(..4)
+    parse_legacy_secret(&plain, server_nonce)
+}
+
+/// The password inside a decrypted `legacy` secret: `length ‖ password ‖ serverNonce`,
+/// optionally followed by padding. OPC 10000-4 §7.41.2.3: "if a Client adds padding then all
+/// bytes shall be zero; a Server shall check for padding added by Clients and ensure that all
+/// padding bytes are zeros". Clients of open62541 zero-pad the plaintext to a whole RSA
+/// block, so the secret may be longer than `4 + length`: trailing bytes are accepted when
+/// every one is zero and refused (Bad_IdentityTokenInvalid) otherwise. A wrong password is
+/// not this function's business: it decrypts fine and is refused later with
+/// Bad_UserAccessDenied.
+pub fn parse_legacy_secret(plain: &[u8], server_nonce: &[u8]) -> Result<Vec<u8>, StatusCode> {
+    let (length_bytes, rest) = plain
+        .split_first_chunk::<4>()
         .ok_or(StatusCode::BAD_IDENTITY_TOKEN_INVALID)?;
-    let length = u32::from_le_bytes([
-        length_bytes[0],
-        length_bytes[1],
-        length_bytes[2],
-        length_bytes[3],
-    ]) as usize;
-    if length > MAX_SECRET_LENGTH || plain.len() != 4 + length || length < server_nonce.len() {
+    let length = u32::from_le_bytes(*length_bytes) as usize;
+    if length > MAX_SECRET_LENGTH || rest.len() < length || length < server_nonce.len() {
         return Err(StatusCode::BAD_IDENTITY_TOKEN_INVALID);
     }
-    let (password, nonce) = plain[4..].split_at(length - server_nonce.len());
+    let (content, padding) = rest.split_at(length);
+    if padding.iter().any(|&byte| byte != 0) {
+        return Err(StatusCode::BAD_IDENTITY_TOKEN_INVALID);
+    }
+    let (password, nonce) = content.split_at(length - server_nonce.len());
     if nonce != server_nonce {
         return Err(StatusCode::BAD_NONCE_INVALID);
     }
@@ -126,6 +137,97 @@ pub fn verify_certificate_and_nonce(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `length ‖ password ‖ nonce` as a client builds it, before any padding.
+    fn legacy_plain(password: &[u8], nonce: &[u8]) -> Vec<u8> {
+        let mut plain = ((password.len() + nonce.len()) as u32)
+            .to_le_bytes()
+            .to_vec();
+        plain.extend_from_slice(password);
+        plain.extend_from_slice(nonce);
+        plain
+    }
+
+    #[test]
+    fn zero_padded_secret_is_accepted_and_other_padding_refused() {
+        let nonce = [0xA5u8; 32];
+        // The exact bytes an open62541 client encrypts for "hunter2" under Basic256Sha256
+        // with a 2048-bit key: 4 + 7 + 32 = 43 bytes, zero-padded to one OAEP-SHA1 block
+        // of 214 bytes.
+        let mut padded = vec![0x27, 0x00, 0x00, 0x00];
+        padded.extend_from_slice(b"hunter2");
+        padded.extend_from_slice(&nonce);
+        padded.resize(214, 0);
+        assert_eq!(
+            padded[..11],
+            [0x27, 0, 0, 0, b'h', b'u', b'n', b't', b'e', b'r', b'2']
+        );
+        assert_eq!(parse_legacy_secret(&padded, &nonce).unwrap(), b"hunter2");
+        // Unpadded, as asyncua and our client send it.
+        assert_eq!(
+            parse_legacy_secret(&legacy_plain(b"hunter2", &nonce), &nonce).unwrap(),
+            b"hunter2"
+        );
+        // One non-zero padding byte anywhere: refused.
+        for at in [43, 100, 213] {
+            let mut bad = padded.clone();
+            bad[at] = 0x01;
+            assert_eq!(
+                parse_legacy_secret(&bad, &nonce),
+                Err(StatusCode::BAD_IDENTITY_TOKEN_INVALID)
+            );
+        }
+        // A length past the end, or shorter than the nonce: refused.
+        let mut long = padded.clone();
+        long[..4].copy_from_slice(&300u32.to_le_bytes());
+        assert_eq!(
+            parse_legacy_secret(&long, &nonce),
+            Err(StatusCode::BAD_IDENTITY_TOKEN_INVALID)
+        );
+        let mut short = padded.clone();
+        short[..4].copy_from_slice(&31u32.to_le_bytes());
+        assert_eq!(
+            parse_legacy_secret(&short, &nonce),
+            Err(StatusCode::BAD_IDENTITY_TOKEN_INVALID)
+        );
+        assert_eq!(
+            parse_legacy_secret(&[0x27, 0, 0], &nonce),
+            Err(StatusCode::BAD_IDENTITY_TOKEN_INVALID)
+        );
+        // The wrong nonce inside a well-formed secret.
+        assert_eq!(
+            parse_legacy_secret(&padded, &[0x5Au8; 32]),
+            Err(StatusCode::BAD_NONCE_INVALID)
+        );
+    }
+
+    #[test]
+    fn zero_padded_secret_decrypts_under_every_policy() {
+        let key = PrivateKey::generate().unwrap();
+        let certificate =
+            Certificate::create_self_signed(&key, "urn:s", "s", &[], 1_800_000_000, 30).unwrap();
+        let nonce = [7u8; 32];
+        for policy in SecurityPolicy::SECURED {
+            let algorithm = policy.algorithms().unwrap().asymmetric_encryption;
+            let block = certificate.public_key().plain_block_size(algorithm);
+            let mut plain = legacy_plain(b"hunter2", &nonce);
+            plain.resize(block, 0);
+            let secret = certificate.public_key().encrypt(algorithm, &plain).unwrap();
+            assert_eq!(
+                decrypt_user_password(policy, &key, Some(algorithm.uri()), &nonce, &secret)
+                    .unwrap(),
+                b"hunter2",
+                "{policy}"
+            );
+            plain[block - 1] = 0xFF;
+            let secret = certificate.public_key().encrypt(algorithm, &plain).unwrap();
+            assert_eq!(
+                decrypt_user_password(policy, &key, Some(algorithm.uri()), &nonce, &secret),
+                Err(StatusCode::BAD_IDENTITY_TOKEN_INVALID),
+                "{policy}"
+            );
+        }
+    }
 
     #[test]
     fn password_secret_round_trip_and_nonce_check() {

@@ -117,6 +117,14 @@ pub struct ServerConfig {
     pub users: Vec<UserAccount>,
     /// Whether the Anonymous identity token is offered.
     pub allow_anonymous: bool,
+    /// Accept UserName passwords sent in clear on a SecurityPolicy None channel. Off by
+    /// default: with a certificate the None endpoint's UserName policy names
+    /// Basic256Sha256 and a clear password is refused (Bad_IdentityTokenRejected); without a
+    /// certificate the None endpoint offers no UserName policy at all. With this option a
+    /// server without certificate offers UserName with an empty securityPolicyUri (the
+    /// password crosses the network readable), and one with a certificate also accepts
+    /// clear passwords from clients that ignore the policy.
+    pub allow_cleartext_passwords: bool,
     /// Our side of the Hello / Acknowledge negotiation.
     pub connection_limits: ConnectionLimits,
     /// Operation limits.
@@ -146,6 +154,7 @@ impl Default for ServerConfig {
             build_info: BuildInfo::default(),
             users: Vec::new(),
             allow_anonymous: true,
+            allow_cleartext_passwords: false,
             connection_limits: ConnectionLimits {
                 receive_buffer_size: DEFAULT_BUFFER_SIZE,
                 send_buffer_size: DEFAULT_SEND_BUFFER_SIZE,

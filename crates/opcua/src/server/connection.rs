@@ -20,7 +20,7 @@ use std::time::Instant;
 use bytes::BytesMut;
 
 use super::dispatch::{ServiceContext, dispatch, fault, read_request_header};
-use super::security::{open_server_opn, unix_seconds};
+use super::security::{Refusal, open_server_opn, unix_seconds};
 use super::server_state::Server;
 use super::subscriptions::TickScope;
 pub use crate::channel::CloseReason;
@@ -48,8 +48,8 @@ pub struct ServerConnection {
     endpoint: ChannelEndpoint,
     /// The channel id and its tokens, once a channel is open.
     tokens: Option<ChannelTokens>,
-    /// Client certificates refused as untrusted, for the driver to store in `rejected/`.
-    rejected_certificates: Vec<Vec<u8>>,
+    /// Client certificates refused, for the driver's log and `rejected/`.
+    refusals: Vec<Refusal>,
     /// A SecurityPolicy None channel on a server without a None endpoint: discovery only.
     discovery_only: bool,
     /// When this channel's subscriptions need a tick (see `handle_timeout_with`).
@@ -67,7 +67,7 @@ impl ServerConnection {
                 DecodingLimits::default(),
             ),
             tokens: None,
-            rejected_certificates: Vec::new(),
+            refusals: Vec::new(),
             discovery_only: false,
             subscription_deadline: None,
         }
@@ -78,10 +78,10 @@ impl ServerConnection {
         self.endpoint.security()
     }
 
-    /// Client certificates refused as untrusted since the last call (DER), for the driver to
-    /// store in the PKI's `rejected/` folder.
-    pub fn take_rejected_certificates(&mut self) -> Vec<Vec<u8>> {
-        std::mem::take(&mut self.rejected_certificates)
+    /// Client certificates refused since the last call, for the driver to log and (the
+    /// untrusted ones) store in the PKI's `rejected/` folder.
+    pub fn take_refusals(&mut self) -> Vec<Refusal> {
+        std::mem::take(&mut self.refusals)
     }
 
     /// True once the connection is closed (drain [`poll_transmit`](Self::poll_transmit) first).
@@ -248,8 +248,12 @@ impl ServerConnection {
         let frame = match self.open_secured(server, now, frame) {
             Ok(frame) => frame,
             Err(rejection) => {
-                self.rejected_certificates
-                    .extend(rejection.rejected_certificate);
+                if let Some(detail) = rejection.detail {
+                    self.refusals.push(Refusal {
+                        detail,
+                        certificate: rejection.rejected_certificate,
+                    });
+                }
                 return self.fail(rejection.status, &rejection.reason);
             }
         };

@@ -1,8 +1,9 @@
 //! GetEndpoints and FindServers (OPC 10000-4 §5.4), answered from the server's configuration:
-//! one endpoint with SecurityPolicy None and the Anonymous and UserName token policies.
+//! one endpoint per configured policy × mode, with the user token policies each offers.
 
 use super::server_state::Server;
 use crate::encoding::{ByteString, LocalizedText, UaString};
+use crate::security::SecurityPolicy;
 use crate::services::{
     ApplicationDescription, ApplicationType, EndpointDescription, FindServersRequest,
     FindServersResponse, GetEndpointsRequest, GetEndpointsResponse, MessageSecurityMode,
@@ -34,29 +35,74 @@ pub fn application_description(server: &Server) -> ApplicationDescription {
     }
 }
 
-/// The user token policies offered: anonymous (when allowed) and user name.
-pub fn user_token_policies(server: &Server) -> Vec<UserTokenPolicy> {
-    let policy = |id: &str, token_type| UserTokenPolicy {
+/// The security policy that encrypts UserName passwords on the SecurityPolicy None endpoint
+/// when the server has a certificate. Basic256Sha256 rather than the strongest policy the
+/// server offers: it is the one every client stack implements for user tokens (open62541,
+/// node-opcua, asyncua, the .NET stack), and the secret is a single RSA-OAEP block either way.
+pub const NONE_ENDPOINT_USER_TOKEN_POLICY: SecurityPolicy = SecurityPolicy::Basic256Sha256;
+
+/// The user token policies of an endpoint of security `policy`: anonymous (when allowed),
+/// UserName and, on a secured endpoint, X.509.
+///
+/// The UserName policy names the security policy that encrypts the password: the
+/// endpoint's on a secured endpoint; on the None endpoint [`NONE_ENDPOINT_USER_TOKEN_POLICY`]
+/// when the server has a certificate. A None endpoint of a server without certificate lists
+/// UserName (with an empty securityPolicyUri: the password in clear) only with
+/// `allow_cleartext_passwords`; otherwise it offers no UserName at all. Clients of
+/// open62541 drop a UserName policy that would send the password in clear, and then find
+/// no endpoint: naming a policy is what lets them log in over a None channel.
+pub fn user_token_policies(server: &Server, policy: SecurityPolicy) -> Vec<UserTokenPolicy> {
+    let token = |id: &str, token_type, security: Option<SecurityPolicy>| UserTokenPolicy {
         policy_id: UaString::from(id),
         token_type,
         issued_token_type: UaString::NULL,
         issuer_endpoint_url: UaString::NULL,
-        security_policy_uri: UaString::NULL,
+        security_policy_uri: security.map_or(UaString::NULL, |p| UaString::from(p.uri())),
     };
     let mut policies = Vec::new();
     if server.config.allow_anonymous {
-        policies.push(policy(ANONYMOUS_POLICY_ID, UserTokenType::Anonymous));
+        policies.push(token(ANONYMOUS_POLICY_ID, UserTokenType::Anonymous, None));
     }
-    policies.push(policy(USER_NAME_POLICY_ID, UserTokenType::UserName));
+    if let Some(security) = user_name_security(server, policy) {
+        policies.push(token(
+            USER_NAME_POLICY_ID,
+            UserTokenType::UserName,
+            security,
+        ));
+    }
+    if policy.is_secured() {
+        policies.push(token(
+            X509_POLICY_ID,
+            UserTokenType::Certificate,
+            Some(policy),
+        ));
+    }
     policies
+}
+
+/// Whether an endpoint of security `policy` offers UserName, and with which security policy
+/// for the password: `Some(Some(p))` encrypted under `p`, `Some(None)` in clear, `None` not
+/// offered.
+pub fn user_name_security(
+    server: &Server,
+    policy: SecurityPolicy,
+) -> Option<Option<SecurityPolicy>> {
+    if policy.is_secured() {
+        Some(Some(policy))
+    } else if server.config.security.identity.is_some() {
+        Some(Some(NONE_ENDPOINT_USER_TOKEN_POLICY))
+    } else if server.config.allow_cleartext_passwords {
+        Some(None)
+    } else {
+        None
+    }
 }
 
 /// PolicyId of the X.509 user certificate token policy (secured endpoints).
 pub const X509_POLICY_ID: &str = "x509";
 
-/// The server's endpoints: one per configured policy × mode, with the server certificate.
-/// On a secured endpoint the UserName policy names the endpoint's security policy (the
-/// password is encrypted with it) and an X.509 user token policy is offered.
+/// The server's endpoints: one per configured policy × mode, with the server certificate
+/// and the user token policies of [`user_token_policies`].
 pub fn endpoints(server: &Server) -> Vec<EndpointDescription> {
     let security = &server.config.security;
     let certificate = security
@@ -69,29 +115,12 @@ pub fn endpoints(server: &Server) -> Vec<EndpointDescription> {
         .endpoints
         .iter()
         .map(|&(policy, mode)| {
-            let mut tokens = user_token_policies(server);
-            if policy.is_secured() {
-                for token in &mut tokens {
-                    if token.token_type == UserTokenType::UserName {
-                        token.security_policy_uri = UaString::from(policy.uri());
-                    }
-                }
-                tokens.push(UserTokenPolicy {
-                    policy_id: UaString::from(X509_POLICY_ID),
-                    token_type: UserTokenType::Certificate,
-                    issued_token_type: UaString::NULL,
-                    issuer_endpoint_url: UaString::NULL,
-                    security_policy_uri: UaString::from(policy.uri()),
-                });
-            }
+            let tokens = user_token_policies(server, policy);
             EndpointDescription {
                 endpoint_url: UaString::from(server.config.endpoint_url.as_str()),
                 server: application_description(server),
-                server_certificate: if policy.is_secured() || !certificate.is_null() {
-                    certificate.clone()
-                } else {
-                    ByteString::NULL
-                },
+                // On the None endpoint too: clients encrypt the UserName password with it.
+                server_certificate: certificate.clone(),
                 security_mode: mode,
                 security_policy_uri: UaString::from(policy.uri()),
                 user_identity_tokens: tokens,

@@ -5,7 +5,8 @@
 //!
 //! Errors follow OPC 10000-6 §6.7 and 10000-4 §5.5.2: an OPN for a policy not offered gets
 //! Bad_SecurityPolicyRejected, an unknown peer certificate Bad_CertificateUntrusted (and is
-//! reported for the `rejected/` folder), a certificate out of its validity period
+//! reported as a [`Refusal`] for the log and the `rejected/` folder; the peer gets only the
+//! status), a certificate out of its validity period
 //! Bad_CertificateTimeInvalid, a key size outside the policy's range
 //! Bad_CertificatePolicyCheckFailed, a receiver thumbprint that is not ours and every
 //! signature, padding or decryption failure Bad_SecurityChecksFailed.
@@ -53,6 +54,36 @@ impl ServerSecurity {
     pub fn offers_policy(&self, policy: SecurityPolicy) -> bool {
         self.endpoints.iter().any(|(p, _)| *p == policy)
     }
+}
+
+/// A refused peer certificate, reported for the server's log (and, when untrusted, for the
+/// PKI's `rejected/` folder). The peer itself only gets the status.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Refusal {
+    /// The log line: what was refused, its thumbprint, why, and the command that trusts it.
+    pub detail: String,
+    /// The certificate (DER) to store in `rejected/`, when it was refused as untrusted.
+    pub certificate: Option<Vec<u8>>,
+}
+
+/// The log line for a refused certificate of `role` ("client application", "user").
+pub fn refused_certificate_detail(
+    role: &str,
+    certificate: &Certificate,
+    status: StatusCode,
+) -> String {
+    let thumbprint = certificate.thumbprint_hex();
+    let hint = if status == StatusCode::BAD_CERTIFICATE_UNTRUSTED {
+        format!(
+            "stored in rejected/: trust it with `buildwire opcua certs trust {thumbprint}` and restart the server"
+        )
+    } else {
+        "check its validity period and key size, or create a new one with `buildwire opcua certs create`".to_owned()
+    };
+    format!(
+        "{role} certificate {thumbprint} ({}) refused: {status}; {hint}",
+        certificate.subject()
+    )
 }
 
 /// Ticks (100 ns) from 1601-01-01 to 1970-01-01.
@@ -120,23 +151,18 @@ pub fn open_server_opn(
         }
         None => {
             if let Err(status) = config.trust.validate(&certificate, policy, now_unix, None) {
-                let hint = if status == StatusCode::BAD_CERTIFICATE_UNTRUSTED {
-                    format!(
-                        "; the server stored it in rejected/: trust it there with `buildwire opcua certs trust {}`",
-                        certificate.thumbprint_hex()
-                    )
-                } else {
-                    "; check its validity period and key size, or create a new one with `buildwire opcua certs create`".to_owned()
-                };
+                // The unauthenticated peer gets the standard status and a generic reason;
+                // the thumbprint and what to do about it go to the server's log only.
                 return Err(Rejection {
                     status,
-                    reason: format!(
-                        "client certificate {} ({}) refused: {status}{hint}",
-                        certificate.thumbprint_hex(),
-                        certificate.subject(),
-                    ),
+                    reason: "the client certificate was refused".to_owned(),
                     rejected_certificate: (status == StatusCode::BAD_CERTIFICATE_UNTRUSTED)
                         .then(|| certificate.der().to_vec()),
+                    detail: Some(refused_certificate_detail(
+                        "client application",
+                        &certificate,
+                        status,
+                    )),
                 });
             }
             ChannelSecurity::new(
@@ -150,4 +176,30 @@ pub fn open_server_opn(
     };
     let plain = security.unsecure_asymmetric(&frame_bytes(frame), header_end)?;
     Ok((plain_frame(plain)?, Some(security)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::security::PrivateKey;
+
+    #[test]
+    fn the_log_line_of_a_refused_certificate_says_how_to_trust_it() {
+        let key = PrivateKey::generate().unwrap();
+        let certificate =
+            Certificate::create_self_signed(&key, "urn:c", "client", &[], 1_800_000_000, 30)
+                .unwrap();
+        let thumbprint = certificate.thumbprint_hex();
+        let untrusted =
+            refused_certificate_detail("user", &certificate, StatusCode::BAD_CERTIFICATE_UNTRUSTED);
+        assert!(untrusted.starts_with(&format!("user certificate {thumbprint}")));
+        assert!(untrusted.contains(&format!("buildwire opcua certs trust {thumbprint}")));
+        let expired = refused_certificate_detail(
+            "client application",
+            &certificate,
+            StatusCode::BAD_CERTIFICATE_TIME_INVALID,
+        );
+        assert!(expired.contains("BadCertificateTimeInvalid"), "{expired}");
+        assert!(expired.contains("certs create"), "{expired}");
+    }
 }

@@ -62,6 +62,8 @@ pub struct Server {
     pub subscriptions: SubscriptionEngine,
     /// The shutdown announced with [`Server::announce_shutdown`], if any.
     shutdown: Option<AnnouncedShutdown>,
+    /// User certificates refused by ActivateSession, for the driver's log and `rejected/`.
+    refusals: Vec<super::security::Refusal>,
     epoch: Instant,
     next_channel_id: u32,
     next_session_number: u32,
@@ -69,6 +71,17 @@ pub struct Server {
 }
 
 impl Server {
+    /// User certificates refused since the last call, for the driver to log and (the
+    /// untrusted ones) store in the PKI's `rejected/` folder, like application certificates.
+    pub fn take_refusals(&mut self) -> Vec<super::security::Refusal> {
+        std::mem::take(&mut self.refusals)
+    }
+
+    /// Records a refused user certificate (see [`take_refusals`](Self::take_refusals)).
+    pub(crate) fn refuse(&mut self, refusal: super::security::Refusal) {
+        self.refusals.push(refusal);
+    }
+
     /// A server with the namespace-0 nodes; `now` is the instant at which the wall clock
     /// read `config.start_time`. Namespaces and nodes of one's own (and the benchmark nodes
     /// of [`bench_methods`](super::bench_methods)) are added afterwards.
@@ -82,6 +95,7 @@ impl Server {
             throughput: ThroughputBuffer::default(),
             subscriptions: SubscriptionEngine::default(),
             shutdown: None,
+            refusals: Vec::new(),
             epoch: now,
             next_channel_id: 1,
             next_session_number: 1,

@@ -6,9 +6,10 @@ use std::time::{Duration, Instant};
 
 use super::config::SESSION_TIMEOUT_RANGE_MS;
 use super::discovery_services::{
-    ANONYMOUS_POLICY_ID, USER_NAME_POLICY_ID, X509_POLICY_ID, endpoints,
+    ANONYMOUS_POLICY_ID, NONE_ENDPOINT_USER_TOKEN_POLICY, USER_NAME_POLICY_ID, X509_POLICY_ID,
+    endpoints,
 };
-use super::security::unix_seconds;
+use super::security::{Refusal, refused_certificate_detail, unix_seconds};
 use super::server_state::Server;
 use super::session::Session;
 use crate::encoding::{ByteString, NodeId};
@@ -19,7 +20,7 @@ use crate::security::{Certificate, ChannelSecurity};
 use crate::services::{
     ActivateSessionRequest, ActivateSessionResponse, CloseSessionRequest, CloseSessionResponse,
     CreateSessionRequest, CreateSessionResponse, RequestHeader, ResponseHeader, SignatureData,
-    UserIdentityToken,
+    UserIdentityToken, UserNameIdentityToken,
 };
 use crate::types::StatusCode;
 
@@ -42,14 +43,17 @@ pub fn activated_session<'a>(
     Ok(session)
 }
 
-/// A nonce for a session: from the system's secure generator on a secured channel.
+/// A nonce for a session: from the system's secure generator on a secured channel, and on
+/// any channel of a server with a certificate (a UserName secret encrypted over a None
+/// channel ends with the nonce, which must not be guessable).
 fn session_nonce(
     server: &mut Server,
     security: Option<&ChannelSecurity>,
 ) -> Result<Vec<u8>, StatusCode> {
-    match security {
-        Some(_) => crate::security::crypto::random_bytes(NONCE_LENGTH).map_err(|e| e.status_code()),
-        None => Ok(server.random_bytes(NONCE_LENGTH)),
+    if security.is_some() || server.config.security.identity.is_some() {
+        crate::security::crypto::random_bytes(NONCE_LENGTH).map_err(|e| e.status_code())
+    } else {
+        Ok(server.random_bytes(NONCE_LENGTH))
     }
 }
 
@@ -94,6 +98,10 @@ pub fn create_session(
         )
         .map_err(|e| e.status_code())?;
         server_certificate = ByteString::from(local.certificate.der());
+    } else if let Some(identity) = &server.config.security.identity {
+        // Over a None channel too: clients (node-opcua among them) encrypt the UserName
+        // password with the certificate CreateSession returns.
+        server_certificate = ByteString::from(identity.certificate.der());
     }
     server.sessions.expire(now);
     if server.sessions.count_on_channel(channel_id) >= server.config.max_sessions_per_connection {
@@ -152,12 +160,61 @@ pub fn create_session(
     })
 }
 
-/// Checks an identity token against the endpoint's policies and the user list; returns the
-/// user name (None for anonymous).
-fn authenticate(
+/// The password of a UserName token, decrypted when it comes encrypted.
+///
+/// - On a secured channel the UserName policy names the channel's security policy, so the
+///   secret is encrypted with it (OPC 10000-4 §7.41.2.3, `legacy` format); a clear password
+///   is refused as before.
+/// - On a None channel the policy names [`NONE_ENDPOINT_USER_TOKEN_POLICY`] when the server
+///   has a certificate: the secret is encrypted under it with our key. A clear password is
+///   accepted only with `allow_cleartext_passwords`, else Bad_IdentityTokenRejected (the
+///   token is well formed, its form is not one this server accepts).
+fn user_password(
     server: &Server,
+    user: &UserNameIdentityToken,
+    security: Option<&ChannelSecurity>,
+    nonce: &[u8],
+) -> Result<Vec<u8>, StatusCode> {
+    let sent = user.password.as_bytes().unwrap_or_default();
+    let algorithm = user
+        .encryption_algorithm
+        .as_str()
+        .filter(|uri| !uri.is_empty());
+    match (security, algorithm) {
+        (Some(security), algorithm) => decrypt_user_password(
+            security.policy(),
+            &security.local().private_key,
+            algorithm,
+            nonce,
+            sent,
+        ),
+        (None, None) if server.config.allow_cleartext_passwords => Ok(sent.to_vec()),
+        (None, None) => Err(StatusCode::BAD_IDENTITY_TOKEN_REJECTED),
+        (None, Some(algorithm)) => {
+            let identity = server
+                .config
+                .security
+                .identity
+                .as_ref()
+                .ok_or(StatusCode::BAD_IDENTITY_TOKEN_INVALID)?;
+            decrypt_user_password(
+                NONE_ENDPOINT_USER_TOKEN_POLICY,
+                &identity.private_key,
+                Some(algorithm),
+                nonce,
+                sent,
+            )
+        }
+    }
+}
+
+/// Checks an identity token against the endpoint's policies and the user list; returns the
+/// user name (None for anonymous). `nonce` is the last server nonce of the session.
+fn authenticate(
+    server: &mut Server,
     token: &UserIdentityToken,
-    secured: Option<(&ChannelSecurity, &[u8])>,
+    security: Option<&ChannelSecurity>,
+    nonce: &[u8],
     request: &ActivateSessionRequest,
     now_unix: i64,
 ) -> Result<Option<String>, StatusCode> {
@@ -177,28 +234,10 @@ fn authenticate(
             if user.policy_id.as_str() != Some(USER_NAME_POLICY_ID) {
                 return Err(StatusCode::BAD_IDENTITY_TOKEN_INVALID);
             }
-            let sent = user.password.as_bytes().unwrap_or_default();
-            let decrypted;
-            let password = match (secured, user.encryption_algorithm.as_str()) {
-                // Under SecurityPolicy None the password travels in plain text.
-                (None, None) => sent,
-                (None, Some(_)) => return Err(StatusCode::BAD_IDENTITY_TOKEN_INVALID),
-                // On a secured endpoint the UserName policy names the channel's policy, so
-                // the secret is encrypted with it (OPC 10000-4 §7.41.2.3, `legacy` format).
-                (Some((security, nonce)), algorithm) => {
-                    decrypted = decrypt_user_password(
-                        security.policy(),
-                        &security.local().private_key,
-                        algorithm,
-                        nonce,
-                        sent,
-                    )?;
-                    &decrypted[..]
-                }
-            };
+            let password = user_password(server, user, security, nonce)?;
             let name = user.user_name.as_str().unwrap_or_default();
             let known = server.config.users.iter().any(|account| {
-                account.user_name == name && account.password.as_bytes() == password
+                account.user_name == name && account.password.as_bytes() == password.as_slice()
             });
             if known {
                 Ok(Some(name.to_owned()))
@@ -207,7 +246,7 @@ fn authenticate(
             }
         }
         UserIdentityToken::X509(x509) => {
-            let Some((security, nonce)) = secured else {
+            let Some(security) = security else {
                 return Err(StatusCode::BAD_IDENTITY_TOKEN_INVALID);
             };
             if x509.policy_id.as_str() != Some(X509_POLICY_ID) {
@@ -225,13 +264,24 @@ fn authenticate(
                 &request.user_token_signature,
                 StatusCode::BAD_USER_SIGNATURE_INVALID,
             )?;
-            // A user certificate is accepted when it is in the trust list.
-            server
-                .config
-                .security
-                .trust
-                .validate(&certificate, security.policy(), now_unix, None)
-                .map_err(|_| StatusCode::BAD_IDENTITY_TOKEN_REJECTED)?;
+            // A user certificate is accepted when it is in the trust list. A refused one is
+            // logged and (when untrusted) stored in rejected/ like an application
+            // certificate, so the operator can trust it the same way; the client only gets
+            // Bad_IdentityTokenRejected.
+            let validated = server.config.security.trust.validate(
+                &certificate,
+                security.policy(),
+                now_unix,
+                None,
+            );
+            if let Err(status) = validated {
+                server.refuse(Refusal {
+                    detail: refused_certificate_detail("user", &certificate, status),
+                    certificate: (status == StatusCode::BAD_CERTIFICATE_UNTRUSTED)
+                        .then(|| certificate.der().to_vec()),
+                });
+                return Err(StatusCode::BAD_IDENTITY_TOKEN_REJECTED);
+            }
             Ok(Some(certificate.subject().to_owned()))
         }
         UserIdentityToken::Issued(_) => Err(StatusCode::BAD_IDENTITY_TOKEN_INVALID),
@@ -285,8 +335,7 @@ pub fn activate_session(
         )?;
     }
     let now_unix = unix_seconds(server.wall_clock(now));
-    let secured = security.map(|security| (security, last_nonce.as_slice()));
-    let user = authenticate(server, &token, secured, request, now_unix)?;
+    let user = authenticate(server, &token, security, &last_nonce, request, now_unix)?;
     let nonce = session_nonce(server, security)?;
     let server_nonce = ByteString::from(nonce.clone());
     let session = server.sessions.rebind(auth_token, channel_id, now)?;

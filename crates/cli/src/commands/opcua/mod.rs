@@ -307,7 +307,8 @@ fn serve(args: ServeArgs) -> CommandResult {
         })
         .collect::<Result<Vec<_>, _>>()?;
     let _ = args.bench_methods;
-    let (security, application_uri) = args.security.server_security()?;
+    let (security, application_uri) = args.security.server_security(!users.is_empty())?;
+    let allow_cleartext_passwords = args.security.allow_cleartext_passwords;
     let runtime = match args.runtime {
         RuntimeKind::CurrentThread => tokio::runtime::Builder::new_current_thread()
             .enable_all()
@@ -322,6 +323,7 @@ fn serve(args: ServeArgs) -> CommandResult {
             endpoint_url: String::new(),
             users,
             allow_anonymous: !args.no_anonymous,
+            allow_cleartext_passwords,
             application_uri: application_uri
                 .unwrap_or_else(|| ServerConfig::default().application_uri),
             security,

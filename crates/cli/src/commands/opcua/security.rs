@@ -110,6 +110,10 @@ pub struct ClientSecurityArgs {
     /// The private key of --user-cert (PKCS#8 DER, as `certs create` writes it).
     #[arg(long, value_name = "FILE", requires = "user_cert")]
     pub user_key: Option<PathBuf>,
+    /// Send the --password in CLEAR when neither the server's UserName token policy nor
+    /// the channel encrypts it (otherwise such a login fails before the password leaves).
+    #[arg(long)]
+    pub allow_cleartext_password: bool,
 }
 
 impl ClientSecurityArgs {
@@ -117,6 +121,7 @@ impl ClientSecurityArgs {
     /// server for its certificate and checks it against trusted/; an unknown one is stored in
     /// rejected/ and refused with the command that trusts it.
     pub async fn apply(&self, config: &mut ClientConfig) -> Result<(), BoxError> {
+        config.allow_cleartext_password = self.allow_cleartext_password;
         if !self.policy.is_secured() {
             if self.mode.is_some() || self.user_cert.is_some() {
                 return Err(
@@ -169,12 +174,22 @@ pub struct ServeSecurityArgs {
     /// Trust every client certificate (tests and demos only).
     #[arg(long)]
     pub auto_trust: bool,
+    /// Accept --user passwords sent in CLEAR over a SecurityPolicy None channel, readable by
+    /// anyone on the network. Without it, a server with users encrypts them with its
+    /// certificate (created in --pki on first run) on every endpoint.
+    #[arg(long)]
+    pub allow_cleartext_passwords: bool,
 }
 
 impl ServeSecurityArgs {
     /// The server's security configuration and its application URI (from the certificate).
-    pub fn server_security(&self) -> Result<(ServerSecurity, Option<String>), BoxError> {
-        if self.policies.is_empty() {
+    /// With `users`, the certificate is needed even for SecurityPolicy None alone: the None
+    /// endpoint's UserName policy encrypts passwords with it.
+    pub fn server_security(
+        &self,
+        users: bool,
+    ) -> Result<(ServerSecurity, Option<String>), BoxError> {
+        if self.policies.is_empty() && !users {
             return Ok((ServerSecurity::default(), None));
         }
         let policies = &self.policies;
@@ -187,6 +202,9 @@ impl ServeSecurityArgs {
             ],
         };
         let mut endpoints = Vec::new();
+        if policies.is_empty() {
+            endpoints.push((SecurityPolicy::None, MessageSecurityMode::None));
+        }
         for policy in policies {
             if policy.is_secured() {
                 endpoints.extend(modes.iter().map(|mode| (*policy, *mode)));

@@ -65,14 +65,30 @@ impl ClientConnection {
         } else {
             self.config.identity.token(&self.server_endpoints)
         };
+        let nonce = self.session_nonces.1.clone();
+        let allow_cleartext = self.config.allow_cleartext_password;
+        if let Err(status) = secure_user_token(
+            security,
+            &self.server_endpoints,
+            &nonce,
+            &mut token,
+            allow_cleartext,
+        ) {
+            let reason = if status == StatusCode::BAD_SECURITY_MODE_INSUFFICIENT {
+                "the server's UserName policy would carry the password in clear; \
+                 allow_cleartext_password permits it"
+            } else {
+                "the password could not be encrypted for the server"
+            };
+            return self.fail(status, reason);
+        }
         let mut client_signature_data = Default::default();
         let mut user_signature = Default::default();
         if self.security().is_some() {
-            let nonce = &self.session_nonces.1;
             let endpoints = &self.server_endpoints;
-            let signed = client_signature(security, nonce).and_then(|signature| {
-                secure_user_token(security, endpoints, nonce, &mut token)?;
-                let user = user_token_signature(security, endpoints, nonce, &self.config.identity)?;
+            let signed = client_signature(security, &nonce).and_then(|signature| {
+                let user =
+                    user_token_signature(security, endpoints, &nonce, &self.config.identity)?;
                 Ok((signature, user))
             });
             match signed {

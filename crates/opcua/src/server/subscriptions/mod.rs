@@ -199,7 +199,9 @@ pub struct SubscriptionEngine {
 pub enum TickScope {
     /// Those of sessions last seen on this secure channel.
     Channel(u32),
-    /// Those of sessions with no open channel (only lifetimes run there).
+    /// Those of sessions with no open channel: they sample and count their lifetimes as
+    /// usual, and their notifications wait in the item queues for the session's next
+    /// channel.
     Orphans,
 }
 
@@ -285,7 +287,14 @@ impl SubscriptionEngine {
         self.subscriptions
             .values()
             .filter(|s| self.channel_of(&s.session_id).is_none())
-            .map(|s| s.next_publish)
+            .flat_map(|s| {
+                let samples = s
+                    .items
+                    .values()
+                    .filter(|item| item.mode != crate::services::MonitoringMode::Disabled)
+                    .map(|item| item.next_sample);
+                std::iter::once(s.next_publish).chain(samples)
+            })
             .min()
     }
 
@@ -550,20 +559,22 @@ impl Server {
             if !in_scope {
                 continue;
             }
-            if scope != TickScope::Orphans {
-                for item in subscription.items.values_mut() {
-                    if item.mode == crate::services::MonitoringMode::Disabled
-                        || now < item.next_sample
-                    {
-                        continue;
-                    }
-                    let value = sample(self, item, now);
-                    item.offer(value);
-                    let period = item.sampling_period();
-                    item.next_sample += period;
-                    if item.next_sample <= now {
-                        item.next_sample = now + period;
-                    }
+            // Sampling goes on without a channel too: a subscription samples and queues until
+            // its lifetime expires, whatever happens to the channel (its lifetime, not the
+            // channel, bounds it: OPC 10000-4 §5.13.1.1), so a client that re-activates its
+            // session on a new channel finds every sample taken meanwhile in the item
+            // queues, up to their queueSize.
+            for item in subscription.items.values_mut() {
+                if item.mode == crate::services::MonitoringMode::Disabled || now < item.next_sample
+                {
+                    continue;
+                }
+                let value = sample(self, item, now);
+                item.offer(value);
+                let period = item.sampling_period();
+                item.next_sample += period;
+                if item.next_sample <= now {
+                    item.next_sample = now + period;
                 }
             }
             // Every cycle that ended counts (a late tick runs the missed cycles, so lifetimes
