@@ -253,3 +253,36 @@ async fn every_failure_of_the_final_message_is_403() {
         assert!(info.is_none());
     }
 }
+
+/// Issue 30: about 10,000 unauthenticated HELLOs used to fill the table of logins in
+/// progress for 60 s, and every login got 503. Now one address holds at most 64 (then 429
+/// with Retry-After for that address only) and a user elsewhere logs in at once.
+#[tokio::test]
+async fn a_hello_flood_from_one_address_leaves_other_logins_alone() {
+    let server = start().await;
+    let flooder: std::net::SocketAddr = "127.0.0.2:0".parse().unwrap();
+    let hello = request("GET", "about", Some("HELLO username=c3RyYW5nZXI"));
+    let mut statuses = Vec::new();
+    for _ in 0..100 {
+        let socket = tokio::net::TcpSocket::new_v4().unwrap();
+        socket.bind(flooder).unwrap();
+        let mut stream = socket.connect(server.local_addr()).await.unwrap();
+        stream.write_all(hello.as_bytes()).await.unwrap();
+        let mut out = Vec::new();
+        stream.read_to_end(&mut out).await.unwrap();
+        let response = String::from_utf8(out).unwrap();
+        if status(&response) == "429" {
+            assert!(
+                header_exact(&response, "Retry-After").is_some(),
+                "{response}"
+            );
+        }
+        statuses.push(status(&response).to_owned());
+    }
+    assert_eq!(statuses.iter().filter(|s| *s == "401").count(), 64);
+    assert_eq!(statuses.iter().filter(|s| *s == "429").count(), 36);
+    // A user on another address (127.0.0.1) is not held up.
+    let mut http = Http::new(&server.url());
+    http.login("admin", PASSWORD).await.unwrap();
+    server.stop().await.unwrap();
+}

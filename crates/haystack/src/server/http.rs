@@ -3,6 +3,7 @@
 //! [`crate::ops::Engine::handle_http`].
 
 use std::convert::Infallible;
+use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -79,7 +80,7 @@ pub(crate) async fn accept_loop(
             accepted = listener.accept() => accepted,
             _ = stopped(&mut shutdown) => break,
         };
-        let (stream, _peer) = match accepted {
+        let (stream, peer) = match accepted {
             Ok(pair) => pair,
             Err(_) => {
                 // Out of descriptors or a connection reset before accept: back off briefly.
@@ -96,13 +97,13 @@ pub(crate) async fn accept_loop(
         tokio::spawn(async move {
             let _slot = slot;
             match tls {
-                None => serve(stream, shared).await,
+                None => serve(stream, shared, peer.ip()).await,
                 Some(acceptor) => {
                     let handshake = acceptor.accept(stream);
                     if let Ok(Ok(stream)) =
                         tokio::time::timeout(shared.timeouts.tls_handshake, handshake).await
                     {
-                        serve(stream, shared).await;
+                        serve(stream, shared, peer.ip()).await;
                     }
                 }
             }
@@ -115,8 +116,19 @@ pub(crate) async fn accept_loop(
     let _ = tokio::time::timeout(grace, slots.acquire_many(all)).await;
 }
 
-/// Serves one connection; at shutdown, finishes the request in progress and closes.
-async fn serve<S>(stream: S, shared: Arc<Shared>)
+/// The address a request came from, put in its extensions by [`serve`]: logins in progress
+/// are bounded per address ([`crate::auth::AuthServer::handle_from`]).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ClientAddress(pub IpAddr);
+
+/// The address of the client that sent `req`.
+pub(crate) fn client_address(req: &Request<Incoming>) -> Option<IpAddr> {
+    req.extensions().get::<ClientAddress>().map(|a| a.0)
+}
+
+/// Serves one connection from `peer`; at shutdown, finishes the request in progress and
+/// closes.
+async fn serve<S>(stream: S, shared: Arc<Shared>, peer: IpAddr)
 where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
@@ -124,7 +136,8 @@ where
     let grace = shared.timeouts.shutdown_grace;
     let mut shutdown = shared.shutdown.clone();
     let cases = HEADER_CASES.get_or_init(header_case_template).await.clone();
-    let service = service_fn(move |req| {
+    let service = service_fn(move |mut req: Request<Incoming>| {
+        req.extensions_mut().insert(ClientAddress(peer));
         let shared = shared.clone();
         let cases = cases.clone();
         async move {
@@ -198,8 +211,12 @@ pub(crate) enum Authorized {
 /// [`authorize`], plus what a store shared with other server processes adds: a login's
 /// session is recorded there (before the answer goes out, so the token works on the other
 /// processes at once), and a bearer token unknown here but recorded there is adopted.
-pub(crate) async fn authorize_shared(shared: &Shared, authorization: Option<&str>) -> Authorized {
-    let answer = authorize(shared, authorization);
+pub(crate) async fn authorize_shared(
+    shared: &Shared,
+    authorization: Option<&str>,
+    source: Option<IpAddr>,
+) -> Authorized {
+    let answer = authorize(shared, authorization, source);
     let backend = shared.engine.backend().clone();
     let Some(store) = backend.shared_auth() else {
         return answer;
@@ -242,7 +259,7 @@ pub(crate) async fn authorize_shared(shared: &Shared, authorization: Option<&str
                 auth.adopt_session(&token, Session { user, role }, Instant::now())
             });
             if adopted {
-                authorize(shared, authorization)
+                authorize(shared, authorization, source)
             } else {
                 Authorized::Refused(response)
             }
@@ -255,8 +272,13 @@ fn context_of(session: &Session) -> CallContext {
     CallContext::user(&session.user, session.role, now_ms())
 }
 
-/// Runs the `Authorization` header through the auth state machine.
-pub(crate) fn authorize(shared: &Shared, authorization: Option<&str>) -> Authorized {
+/// Runs the `Authorization` header of a request from `source` through the auth state
+/// machine.
+pub(crate) fn authorize(
+    shared: &Shared,
+    authorization: Option<&str>,
+    source: Option<IpAddr>,
+) -> Authorized {
     let Some(mut auth) = shared.auth() else {
         let role = shared.anonymous.unwrap_or(crate::auth::Role::Viewer);
         return Authorized::Caller(CallContext::anonymous(role, now_ms()));
@@ -266,7 +288,7 @@ pub(crate) fn authorize(shared: &Shared, authorization: Option<&str>) -> Authori
     {
         return Authorized::Caller(CallContext::anonymous(role, now_ms()));
     }
-    let answer = auth.handle(authorization, Instant::now());
+    let answer = auth.handle_from(authorization, source, Instant::now());
     drop(auth);
     match answer {
         AuthResponse::Authorized(session) => Authorized::Caller(context_of(&session)),
@@ -295,6 +317,16 @@ pub(crate) fn authorize(shared: &Shared, authorization: Option<&str>) -> Authori
                 .insert(header::RETRY_AFTER, header_value(&secs));
             Authorized::Refused(r)
         }
+        AuthResponse::TooManyLogins { retry_after } => {
+            let mut r = plain(
+                429,
+                "too many logins in progress from this address: wait and try again",
+            );
+            let secs = retry_after.as_secs().max(1).to_string();
+            r.headers_mut()
+                .insert(header::RETRY_AFTER, header_value(&secs));
+            Authorized::Refused(r)
+        }
         AuthResponse::Busy => Authorized::Refused(plain(503, "too many logins in progress")),
     }
 }
@@ -314,7 +346,8 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Response<Body> {
         return ws::upgrade(shared, req);
     }
     let authorization = header_str(&req, header::AUTHORIZATION).map(str::to_owned);
-    let (mut ctx, login) = match authorize_shared(&shared, authorization.as_deref()).await {
+    let source = client_address(&req);
+    let (mut ctx, login) = match authorize_shared(&shared, authorization.as_deref(), source).await {
         Authorized::Caller(ctx) => (ctx, None),
         Authorized::LoggedIn(ctx, info) => (ctx, Some(info)),
         Authorized::Refused(response) => return response,
