@@ -7,8 +7,8 @@ use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::Instant;
 
-use bytes::Bytes;
-use http_body_util::{BodyExt, Full, Limited};
+use bytes::{Bytes, BytesMut};
+use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use hyper::header::{self, HeaderValue};
 use hyper::http::Extensions;
@@ -24,6 +24,7 @@ use tokio_rustls::TlsAcceptor;
 use crate::auth::{AuthHeader, AuthResponse, Session};
 use crate::ops::{CallContext, HttpRequest};
 
+use super::body_budget::{BudgetExceeded, Reservation};
 use super::{Shared, now_ms, stopped, ws};
 
 /// Largest request head (request line and headers) read, in bytes.
@@ -337,6 +338,41 @@ pub(crate) fn bearer_token(authorization: Option<&str>) -> Option<String> {
     authorization.and_then(crate::auth::bearer_token)
 }
 
+/// Reads a body of at most `max` bytes, reserving each chunk from the budget first.
+async fn receive_body(
+    mut body: Incoming,
+    max: usize,
+    reservation: &mut Reservation,
+) -> Result<Bytes, Response<Body>> {
+    let mut data = BytesMut::new();
+    while let Some(frame) = body.frame().await {
+        let frame = frame.map_err(|_| plain(400, "the request body could not be read"))?;
+        let Ok(chunk) = frame.into_data() else {
+            continue; // trailers
+        };
+        if data.len() + chunk.len() > max {
+            return Err(plain(413, &format!("request body exceeds {max} bytes")));
+        }
+        let needed = data.len() + chunk.len();
+        reservation.at_least(needed).map_err(over_budget)?;
+        data.extend_from_slice(&chunk);
+    }
+    Ok(data.freeze())
+}
+
+/// The answer to a body the budgets cannot hold: 503 when the server's is spent, 429 when
+/// the user's is, each with a Retry-After.
+fn over_budget(exceeded: BudgetExceeded) -> Response<Body> {
+    let status = match exceeded {
+        BudgetExceeded::Server(_) => 503,
+        BudgetExceeded::User(_) => 429,
+    };
+    let mut r = plain(status, &exceeded.to_string());
+    r.headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+    r
+}
+
 fn header_str(req: &Request<Incoming>, name: header::HeaderName) -> Option<&str> {
     req.headers().get(name).and_then(|v| v.to_str().ok())
 }
@@ -359,15 +395,27 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Response<Body> {
     if declared.is_some_and(|n| n > max as u64) {
         return plain(413, &format!("request body exceeds {max} bytes"));
     }
+    // The body's bytes come out of the server's and the user's budgets as they arrive
+    // (a declared length at once); they go back when this request is done.
+    let budget_key = match source {
+        Some(ip) if ctx.owner.is_empty() => ip.to_string(),
+        _ => ctx.owner.clone(),
+    };
+    let mut reservation = shared.bodies.reservation(&budget_key);
+    if let Some(n) = declared
+        && let Err(e) = reservation.at_least(usize::try_from(n).unwrap_or(usize::MAX))
+    {
+        return over_budget(e);
+    }
     let (parts, body) = req.into_parts();
-    let collected =
-        tokio::time::timeout(shared.timeouts.body_read, Limited::new(body, max).collect()).await;
-    let body = match collected {
-        Ok(Ok(collected)) => collected.to_bytes(),
-        Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => {
-            return plain(413, &format!("request body exceeds {max} bytes"));
-        }
-        Ok(Err(_)) => return plain(400, "the request body could not be read"),
+    let received = tokio::time::timeout(
+        shared.timeouts.body_read,
+        receive_body(body, max, &mut reservation),
+    )
+    .await;
+    let body = match received {
+        Ok(Ok(body)) => body,
+        Ok(Err(refusal)) => return refusal,
         Err(_) => return plain(408, "the request body took too long"),
     };
     let get = |name: header::HeaderName| parts.headers.get(name).and_then(|v| v.to_str().ok());
