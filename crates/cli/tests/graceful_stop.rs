@@ -23,7 +23,9 @@ fn free_udp_port() -> u16 {
     probe.local_addr().unwrap().port()
 }
 
-/// Starts `buildwire ARGS` and waits for its first line on stdout (it is serving then).
+/// Starts `buildwire ARGS` and waits for its first line on stdout (it is serving then). The
+/// reader of stdout is dropped after that line, as `serve | head -1` does: a server must go
+/// on serving (and stop cleanly) when it prints more.
 fn start(args: &[&str]) -> (Running, String) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_buildwire"))
         .args(args)

@@ -9,6 +9,7 @@ mod server_support;
 use base64::Engine;
 use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE_NO_PAD};
 use buildwire_haystack::auth::ScramClient;
+use buildwire_haystack::server::HaystackServer;
 use server_support::*;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -252,4 +253,113 @@ async fn every_failure_of_the_final_message_is_403() {
         assert_eq!(code, 403);
         assert!(info.is_none());
     }
+}
+
+/// Issue 30: about 10,000 unauthenticated HELLOs used to fill the table of logins in
+/// progress for 60 s, and every login got 503. Now one address holds at most 64 (then 429
+/// with Retry-After for that address only) and a user elsewhere logs in at once.
+#[tokio::test]
+async fn a_hello_flood_from_one_address_leaves_other_logins_alone() {
+    let server = start().await;
+    let flooder: std::net::SocketAddr = "127.0.0.2:0".parse().unwrap();
+    let hello = request("GET", "about", Some("HELLO username=c3RyYW5nZXI"));
+    let mut statuses = Vec::new();
+    for _ in 0..100 {
+        let socket = tokio::net::TcpSocket::new_v4().unwrap();
+        socket.bind(flooder).unwrap();
+        let mut stream = socket.connect(server.local_addr()).await.unwrap();
+        stream.write_all(hello.as_bytes()).await.unwrap();
+        let mut out = Vec::new();
+        stream.read_to_end(&mut out).await.unwrap();
+        let response = String::from_utf8(out).unwrap();
+        if status(&response) == "429" {
+            assert!(
+                header_exact(&response, "Retry-After").is_some(),
+                "{response}"
+            );
+        }
+        statuses.push(status(&response).to_owned());
+    }
+    assert_eq!(statuses.iter().filter(|s| *s == "401").count(), 64);
+    assert_eq!(statuses.iter().filter(|s| *s == "429").count(), 36);
+    // A user on another address (127.0.0.1) is not held up.
+    let mut http = Http::new(&server.url());
+    http.login("admin", PASSWORD).await.unwrap();
+    server.stop().await.unwrap();
+}
+
+/// Issue 30: one user's unfinished uploads held up to 16 MiB each with no overall cap. Now
+/// a body reserves its declared length from the user's share and the server's budget:
+/// past the user's share the next upload gets 429 at once, other users go on, and the
+/// share comes back when the uploads end.
+#[tokio::test]
+async fn unfinished_uploads_take_only_their_users_share() {
+    const KIB: usize = 1024;
+    let server = HaystackServer::start(server_config().body_budget(4096 * KIB, 1024 * KIB))
+        .await
+        .unwrap();
+    let mut op = Http::new(&server.url());
+    let op_token = op.login("op", PASSWORD).await.unwrap();
+    let mut admin = Http::new(&server.url());
+    let admin_token = admin.login("admin", PASSWORD).await.unwrap();
+    let upload_head = |token: &str, length: usize| {
+        format!(
+            "POST /api/hisWrite HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: BEARER \
+             authToken={token}\r\nContent-Type: text/zinc\r\nContent-Length: {length}\r\n\r\n\
+             ver:\"3.0\"\n"
+        )
+    };
+    // Two unfinished 400 KiB uploads of op's fit its 1 MiB share...
+    let mut held = Vec::new();
+    for _ in 0..2 {
+        let mut stream = TcpStream::connect(server.local_addr()).await.unwrap();
+        stream
+            .write_all(upload_head(&op_token, 400 * KIB).as_bytes())
+            .await
+            .unwrap();
+        held.push(stream);
+    }
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    // ...a third does not: 429 before its body is sent.
+    let mut third = TcpStream::connect(server.local_addr()).await.unwrap();
+    third
+        .write_all(upload_head(&op_token, 400 * KIB).as_bytes())
+        .await
+        .unwrap();
+    let mut answer = vec![0u8; 512];
+    let n = third.read(&mut answer).await.unwrap();
+    let answer = String::from_utf8_lossy(&answer[..n]).to_string();
+    assert_eq!(status(&answer), "429", "{answer}");
+    assert!(header_exact(&answer, "Retry-After").is_some(), "{answer}");
+    // Another user is served meanwhile.
+    let about = exchange(
+        &server,
+        &request(
+            "GET",
+            "about",
+            Some(&format!("BEARER authToken={admin_token}")),
+        ),
+    )
+    .await;
+    assert_eq!(status(&about), "200", "{about}");
+    // The unfinished uploads end (the client goes away): op's share comes back.
+    drop(held);
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    let mut again = TcpStream::connect(server.local_addr()).await.unwrap();
+    again
+        .write_all(upload_head(&op_token, 400 * KIB).as_bytes())
+        .await
+        .unwrap();
+    let mut answer = vec![0u8; 512];
+    let got = tokio::time::timeout(
+        std::time::Duration::from_millis(500),
+        again.read(&mut answer),
+    )
+    .await;
+    assert!(
+        got.is_err(),
+        "the upload is taken (it waits for its body), not refused"
+    );
+    drop(again);
+    server.stop().await.unwrap();
 }

@@ -86,9 +86,13 @@ pub enum AuthResponse {
     BadRequest(String),
     /// 403: the login failed.
     Forbidden(String),
-    /// 429: too many failed logins for this user, or too many logins in progress from this
-    /// address; try again after the delay.
+    /// 429: too many failed logins for this user; try again after the delay.
     Throttled {
+        /// How long to wait.
+        retry_after: Duration,
+    },
+    /// 429: this address has too many logins in progress; try again after the delay.
+    TooManyLogins {
         /// How long to wait.
         retry_after: Duration,
     },
@@ -104,7 +108,7 @@ impl AuthResponse {
             AuthResponse::Challenge { .. } | AuthResponse::Unauthorized(_) => 401,
             AuthResponse::BadRequest(_) => 400,
             AuthResponse::Forbidden(_) => 403,
-            AuthResponse::Throttled { .. } => 429,
+            AuthResponse::Throttled { .. } | AuthResponse::TooManyLogins { .. } => 429,
             AuthResponse::Busy => 503,
         }
     }
@@ -465,7 +469,7 @@ impl AuthServer {
         let expires = now + self.config.handshake_timeout;
         match self.handshakes.insert(token, stage, source, expires, now) {
             Ok(()) => AuthResponse::Challenge { www_authenticate },
-            Err(Refusal::SourceFull) => AuthResponse::Throttled {
+            Err(Refusal::SourceFull) => AuthResponse::TooManyLogins {
                 retry_after: self.config.handshake_timeout,
             },
         }

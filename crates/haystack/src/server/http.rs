@@ -3,11 +3,12 @@
 //! [`crate::ops::Engine::handle_http`].
 
 use std::convert::Infallible;
+use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::Instant;
 
-use bytes::Bytes;
-use http_body_util::{BodyExt, Full, Limited};
+use bytes::{Bytes, BytesMut};
+use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use hyper::header::{self, HeaderValue};
 use hyper::http::Extensions;
@@ -23,6 +24,7 @@ use tokio_rustls::TlsAcceptor;
 use crate::auth::{AuthHeader, AuthResponse, Session};
 use crate::ops::{CallContext, HttpRequest};
 
+use super::body_budget::{BudgetExceeded, Reservation};
 use super::{Shared, now_ms, stopped, ws};
 
 /// Largest request head (request line and headers) read, in bytes.
@@ -79,7 +81,7 @@ pub(crate) async fn accept_loop(
             accepted = listener.accept() => accepted,
             _ = stopped(&mut shutdown) => break,
         };
-        let (stream, _peer) = match accepted {
+        let (stream, peer) = match accepted {
             Ok(pair) => pair,
             Err(_) => {
                 // Out of descriptors or a connection reset before accept: back off briefly.
@@ -96,13 +98,13 @@ pub(crate) async fn accept_loop(
         tokio::spawn(async move {
             let _slot = slot;
             match tls {
-                None => serve(stream, shared).await,
+                None => serve(stream, shared, peer.ip()).await,
                 Some(acceptor) => {
                     let handshake = acceptor.accept(stream);
                     if let Ok(Ok(stream)) =
                         tokio::time::timeout(shared.timeouts.tls_handshake, handshake).await
                     {
-                        serve(stream, shared).await;
+                        serve(stream, shared, peer.ip()).await;
                     }
                 }
             }
@@ -115,8 +117,19 @@ pub(crate) async fn accept_loop(
     let _ = tokio::time::timeout(grace, slots.acquire_many(all)).await;
 }
 
-/// Serves one connection; at shutdown, finishes the request in progress and closes.
-async fn serve<S>(stream: S, shared: Arc<Shared>)
+/// The address a request came from, put in its extensions by [`serve`]: logins in progress
+/// are bounded per address ([`crate::auth::AuthServer::handle_from`]).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ClientAddress(pub IpAddr);
+
+/// The address of the client that sent `req`.
+pub(crate) fn client_address(req: &Request<Incoming>) -> Option<IpAddr> {
+    req.extensions().get::<ClientAddress>().map(|a| a.0)
+}
+
+/// Serves one connection from `peer`; at shutdown, finishes the request in progress and
+/// closes.
+async fn serve<S>(stream: S, shared: Arc<Shared>, peer: IpAddr)
 where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
@@ -124,7 +137,8 @@ where
     let grace = shared.timeouts.shutdown_grace;
     let mut shutdown = shared.shutdown.clone();
     let cases = HEADER_CASES.get_or_init(header_case_template).await.clone();
-    let service = service_fn(move |req| {
+    let service = service_fn(move |mut req: Request<Incoming>| {
+        req.extensions_mut().insert(ClientAddress(peer));
         let shared = shared.clone();
         let cases = cases.clone();
         async move {
@@ -198,8 +212,12 @@ pub(crate) enum Authorized {
 /// [`authorize`], plus what a store shared with other server processes adds: a login's
 /// session is recorded there (before the answer goes out, so the token works on the other
 /// processes at once), and a bearer token unknown here but recorded there is adopted.
-pub(crate) async fn authorize_shared(shared: &Shared, authorization: Option<&str>) -> Authorized {
-    let answer = authorize(shared, authorization);
+pub(crate) async fn authorize_shared(
+    shared: &Shared,
+    authorization: Option<&str>,
+    source: Option<IpAddr>,
+) -> Authorized {
+    let answer = authorize(shared, authorization, source);
     let backend = shared.engine.backend().clone();
     let Some(store) = backend.shared_auth() else {
         return answer;
@@ -242,7 +260,7 @@ pub(crate) async fn authorize_shared(shared: &Shared, authorization: Option<&str
                 auth.adopt_session(&token, Session { user, role }, Instant::now())
             });
             if adopted {
-                authorize(shared, authorization)
+                authorize(shared, authorization, source)
             } else {
                 Authorized::Refused(response)
             }
@@ -255,8 +273,13 @@ fn context_of(session: &Session) -> CallContext {
     CallContext::user(&session.user, session.role, now_ms())
 }
 
-/// Runs the `Authorization` header through the auth state machine.
-pub(crate) fn authorize(shared: &Shared, authorization: Option<&str>) -> Authorized {
+/// Runs the `Authorization` header of a request from `source` through the auth state
+/// machine.
+pub(crate) fn authorize(
+    shared: &Shared,
+    authorization: Option<&str>,
+    source: Option<IpAddr>,
+) -> Authorized {
     let Some(mut auth) = shared.auth() else {
         let role = shared.anonymous.unwrap_or(crate::auth::Role::Viewer);
         return Authorized::Caller(CallContext::anonymous(role, now_ms()));
@@ -266,7 +289,7 @@ pub(crate) fn authorize(shared: &Shared, authorization: Option<&str>) -> Authori
     {
         return Authorized::Caller(CallContext::anonymous(role, now_ms()));
     }
-    let answer = auth.handle(authorization, Instant::now());
+    let answer = auth.handle_from(authorization, source, Instant::now());
     drop(auth);
     match answer {
         AuthResponse::Authorized(session) => Authorized::Caller(context_of(&session)),
@@ -295,6 +318,16 @@ pub(crate) fn authorize(shared: &Shared, authorization: Option<&str>) -> Authori
                 .insert(header::RETRY_AFTER, header_value(&secs));
             Authorized::Refused(r)
         }
+        AuthResponse::TooManyLogins { retry_after } => {
+            let mut r = plain(
+                429,
+                "too many logins in progress from this address: wait and try again",
+            );
+            let secs = retry_after.as_secs().max(1).to_string();
+            r.headers_mut()
+                .insert(header::RETRY_AFTER, header_value(&secs));
+            Authorized::Refused(r)
+        }
         AuthResponse::Busy => Authorized::Refused(plain(503, "too many logins in progress")),
     }
 }
@@ -303,6 +336,41 @@ pub(crate) fn authorize(shared: &Shared, authorization: Option<&str>) -> Authori
 /// (see [`crate::auth::bearer_token`]).
 pub(crate) fn bearer_token(authorization: Option<&str>) -> Option<String> {
     authorization.and_then(crate::auth::bearer_token)
+}
+
+/// Reads a body of at most `max` bytes, reserving each chunk from the budget first.
+async fn receive_body(
+    mut body: Incoming,
+    max: usize,
+    reservation: &mut Reservation,
+) -> Result<Bytes, Response<Body>> {
+    let mut data = BytesMut::new();
+    while let Some(frame) = body.frame().await {
+        let frame = frame.map_err(|_| plain(400, "the request body could not be read"))?;
+        let Ok(chunk) = frame.into_data() else {
+            continue; // trailers
+        };
+        if data.len() + chunk.len() > max {
+            return Err(plain(413, &format!("request body exceeds {max} bytes")));
+        }
+        let needed = data.len() + chunk.len();
+        reservation.at_least(needed).map_err(over_budget)?;
+        data.extend_from_slice(&chunk);
+    }
+    Ok(data.freeze())
+}
+
+/// The answer to a body the budgets cannot hold: 503 when the server's is spent, 429 when
+/// the user's is, each with a Retry-After.
+fn over_budget(exceeded: BudgetExceeded) -> Response<Body> {
+    let status = match exceeded {
+        BudgetExceeded::Server(_) => 503,
+        BudgetExceeded::User(_) => 429,
+    };
+    let mut r = plain(status, &exceeded.to_string());
+    r.headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+    r
 }
 
 fn header_str(req: &Request<Incoming>, name: header::HeaderName) -> Option<&str> {
@@ -314,7 +382,8 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Response<Body> {
         return ws::upgrade(shared, req);
     }
     let authorization = header_str(&req, header::AUTHORIZATION).map(str::to_owned);
-    let (mut ctx, login) = match authorize_shared(&shared, authorization.as_deref()).await {
+    let source = client_address(&req);
+    let (mut ctx, login) = match authorize_shared(&shared, authorization.as_deref(), source).await {
         Authorized::Caller(ctx) => (ctx, None),
         Authorized::LoggedIn(ctx, info) => (ctx, Some(info)),
         Authorized::Refused(response) => return response,
@@ -326,15 +395,27 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Response<Body> {
     if declared.is_some_and(|n| n > max as u64) {
         return plain(413, &format!("request body exceeds {max} bytes"));
     }
+    // The body's bytes come out of the server's and the user's budgets as they arrive
+    // (a declared length at once); they go back when this request is done.
+    let budget_key = match source {
+        Some(ip) if ctx.owner.is_empty() => ip.to_string(),
+        _ => ctx.owner.clone(),
+    };
+    let mut reservation = shared.bodies.reservation(&budget_key);
+    if let Some(n) = declared
+        && let Err(e) = reservation.at_least(usize::try_from(n).unwrap_or(usize::MAX))
+    {
+        return over_budget(e);
+    }
     let (parts, body) = req.into_parts();
-    let collected =
-        tokio::time::timeout(shared.timeouts.body_read, Limited::new(body, max).collect()).await;
-    let body = match collected {
-        Ok(Ok(collected)) => collected.to_bytes(),
-        Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => {
-            return plain(413, &format!("request body exceeds {max} bytes"));
-        }
-        Ok(Err(_)) => return plain(400, "the request body could not be read"),
+    let received = tokio::time::timeout(
+        shared.timeouts.body_read,
+        receive_body(body, max, &mut reservation),
+    )
+    .await;
+    let body = match received {
+        Ok(Ok(body)) => body,
+        Ok(Err(refusal)) => return refusal,
         Err(_) => return plain(408, "the request body took too long"),
     };
     let get = |name: header::HeaderName| parts.headers.get(name).and_then(|v| v.to_str().ok());

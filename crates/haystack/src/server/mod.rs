@@ -22,6 +22,7 @@
 //! # Ok(()) }
 //! ```
 
+mod body_budget;
 mod http;
 mod tls;
 mod users;
@@ -117,6 +118,11 @@ impl Default for Timeouts {
     }
 }
 
+/// Default of [`HaystackServerConfig::body_budget`]: 256 MiB of request bodies in all.
+pub const DEFAULT_BODY_BUDGET: usize = 256 * 1024 * 1024;
+/// Default of [`HaystackServerConfig::body_budget`]: 64 MiB per user.
+pub const DEFAULT_BODY_BUDGET_PER_USER: usize = 64 * 1024 * 1024;
+
 /// Where and how often the in-memory state is saved.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SnapshotConfig {
@@ -149,6 +155,8 @@ pub struct HaystackServerConfig {
     actions: Option<Arc<dyn ActionRegistry>>,
     timeouts: Timeouts,
     max_connections: usize,
+    /// Bytes of request bodies held while they arrive: in all, and per user.
+    body_budget: (usize, usize),
 }
 
 impl Default for HaystackServerConfig {
@@ -173,6 +181,7 @@ impl Default for HaystackServerConfig {
             actions: None,
             timeouts: Timeouts::default(),
             max_connections: 10_000,
+            body_budget: (DEFAULT_BODY_BUDGET, DEFAULT_BODY_BUDGET_PER_USER),
         }
     }
 }
@@ -320,6 +329,15 @@ impl HaystackServerConfig {
         self
     }
 
+    /// Caps the memory that request bodies take while they arrive: `total` bytes for the
+    /// whole server (default 256 MiB; past it new bodies get 503) and `per_user` for one
+    /// user's bodies in progress (default 64 MiB; past it 429). Each body is bounded by the
+    /// ops' `max_body_bytes` besides.
+    pub fn body_budget(mut self, total: usize, per_user: usize) -> Self {
+        self.body_budget = (total.max(1), per_user.max(1));
+        self
+    }
+
     /// Most connections at once; more are closed when accepted.
     pub fn max_connections(mut self, max: usize) -> Self {
         self.max_connections = max.max(1);
@@ -449,6 +467,7 @@ impl HaystackServer {
             next_connection: AtomicU64::new(1),
             shutdown: shutdown_rx.clone(),
             ws_slots: Arc::new(tokio::sync::Semaphore::new(config.max_connections)),
+            bodies: body_budget::BodyBudget::new(config.body_budget.0, config.body_budget.1),
         });
 
         let changes = tokio::spawn(pump_changes(
@@ -525,6 +544,8 @@ pub(crate) struct Shared {
     pub(crate) shutdown: watch::Receiver<bool>,
     /// WebSocket connections (their HTTP connection's slot is freed by the upgrade).
     pub(crate) ws_slots: Arc<tokio::sync::Semaphore>,
+    /// The memory request bodies take while they arrive.
+    pub(crate) bodies: Arc<body_budget::BodyBudget>,
 }
 
 impl Shared {

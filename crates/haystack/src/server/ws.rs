@@ -10,6 +10,7 @@
 //! `{"type":"capabilities", ...}` (haystack-py's v2 negotiation) is answered with version
 //! 1, no compression, no chunking: binary frames are not supported.
 
+use std::net::IpAddr;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
@@ -32,7 +33,7 @@ use crate::ops::ws::{
 };
 use crate::ops::{CallContext, Op, WireFormat};
 
-use super::http::{Authorized, Body, authorize, bearer_token, plain};
+use super::http::{Authorized, Body, authorize, bearer_token, client_address, plain};
 use super::{Shared, now_ms, stopped};
 
 /// Pending pushes per connection.
@@ -87,10 +88,11 @@ pub(crate) fn upgrade(shared: Arc<Shared>, mut req: Request<Incoming>) -> Respon
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
         .map(str::to_owned);
+    let source = client_address(&req);
     // A bearer token in the upgrade request logs the connection in; without one, the
     // client logs in with messages (or is anonymous where that is allowed).
     let login = if shared.auth.is_none() || authorization.is_some() {
-        match authorize(&shared, authorization.as_deref()) {
+        match authorize(&shared, authorization.as_deref(), source) {
             Authorized::Caller(mut ctx) | Authorized::LoggedIn(mut ctx, _) => {
                 ctx.token = bearer_token(authorization.as_deref());
                 Some(Login { ctx })
@@ -119,7 +121,7 @@ pub(crate) fn upgrade(shared: Arc<Shared>, mut req: Request<Incoming>) -> Respon
                 Some(config),
             )
             .await;
-            run(shared, socket, login).await;
+            run(shared, socket, login, source).await;
         }
     });
     let mut response = Response::new(Body::default());
@@ -152,6 +154,8 @@ struct Connection {
     shared: Arc<Shared>,
     id: u64,
     login: Option<Login>,
+    /// The client's address: its logins in progress are bounded per address.
+    source: Option<IpAddr>,
 }
 
 impl Connection {
@@ -173,7 +177,7 @@ impl Connection {
                 envelope.data.as_deref().unwrap_or("")
             )
         };
-        let answer = auth.handle(Some(&header), Instant::now());
+        let answer = auth.handle_from(Some(&header), self.source, Instant::now());
         drop(auth);
         match answer {
             AuthResponse::Challenge { www_authenticate } => {
@@ -222,6 +226,9 @@ impl Connection {
             AuthResponse::Throttled { .. } => {
                 Reply::SendAndClose(auth_err("too many failed logins: wait and try again"))
             }
+            AuthResponse::TooManyLogins { .. } => Reply::SendAndClose(auth_err(
+                "too many logins in progress from this address: wait and try again",
+            )),
             AuthResponse::Busy | AuthResponse::Authorized(_) => {
                 Reply::SendAndClose(auth_err("login failed"))
             }
@@ -330,8 +337,12 @@ impl Connection {
     }
 }
 
-async fn run<S>(shared: Arc<Shared>, mut socket: WebSocketStream<S>, login: Option<Login>)
-where
+async fn run<S>(
+    shared: Arc<Shared>,
+    mut socket: WebSocketStream<S>,
+    login: Option<Login>,
+    source: Option<IpAddr>,
+) where
     S: AsyncRead + AsyncWrite + Unpin,
 {
     let id = shared.next_connection.fetch_add(1, Ordering::Relaxed);
@@ -347,6 +358,7 @@ where
         shared: shared.clone(),
         id,
         login,
+        source,
     };
     let mut shutdown = shared.shutdown.clone();
     let login_deadline = tokio::time::Instant::now() + shared.timeouts.ws_auth;

@@ -568,7 +568,7 @@ fn serve(args: ServeArgs) -> CommandResult {
         let server = BacnetServer::start(config)
             .await
             .map_err(|e| format!("cannot bind {bind}: {e} (is another BACnet device on it?)"))?;
-        println!(
+        crate::say!(
             "serving {device} with {objects} objects on {} (Ctrl-C stops)",
             server.local_addr()
         );

@@ -371,7 +371,7 @@ pub fn serve_bip6(
             .map_err(|e| format!("cannot bind [{}]:{}: {e}", bind.ip(), bind.port()))?;
         let local = transport.local_addr();
         let server = BacnetServer::start_on(transport, config).await?;
-        println!(
+        crate::say!(
             "serving {device} with {objects} objects on [{}]:{} vmac {} (Ctrl-C stops)",
             local.ip(),
             local.port(),
@@ -450,12 +450,12 @@ fn router(args: RouterArgs) -> CommandResult {
         let ports = router.describe_ports();
         if args.json {
             let described: Vec<Value> = ports.iter().map(|port| port.to_json()).collect();
-            println!("{}", json!({"event": "started", "ports": described}));
+            crate::say!("{}", json!({"event": "started", "ports": described}));
         } else {
             for port in &ports {
-                println!("{port}");
+                crate::say!("{port}");
             }
-            println!("routing (Ctrl-C stops)");
+            crate::say!("routing (Ctrl-C stops)");
         }
         let stop = wait_for_stop(signals, "routing ends");
         tokio::pin!(stop);
@@ -470,9 +470,9 @@ fn router(args: RouterArgs) -> CommandResult {
             }
             let report = routes_json(&router);
             if args.json {
-                println!("{}", json!({"event": "report", "router": report}));
+                crate::say!("{}", json!({"event": "report", "router": report}));
             } else {
-                println!("{}", serde_json::to_string(&report)?);
+                crate::say!("{}", serde_json::to_string(&report)?);
             }
         }
     })
@@ -521,9 +521,9 @@ fn bbmd(args: BbmdArgs) -> CommandResult {
             .await
             .map_err(|e| format!("cannot bind {bind}: {e}"))?;
         if args.json {
-            println!("{}", json!({"event": "started", "address": running.local_addr().to_string(), "bdt": bdt_json(&running.bdt())}));
+            crate::say!("{}", json!({"event": "started", "address": running.local_addr().to_string(), "bdt": bdt_json(&running.bdt())}));
         } else {
-            println!("BBMD on {} with {} BDT entries (Ctrl-C stops)", running.local_addr(), running.bdt().len());
+            crate::say!("BBMD on {} with {} BDT entries (Ctrl-C stops)", running.local_addr(), running.bdt().len());
         }
         let stop = wait_for_stop(signals, "forwarding ends");
         tokio::pin!(stop);
@@ -541,9 +541,9 @@ fn bbmd(args: BbmdArgs) -> CommandResult {
                 "forwarded": stats.forwarded, "registrations": stats.registrations,
                 "naks": stats.naks, "rate_limited": stats.rate_limited});
             if args.json {
-                println!("{}", json!({"event": "report", "bbmd": report}));
+                crate::say!("{}", json!({"event": "report", "bbmd": report}));
             } else {
-                println!("{report}");
+                crate::say!("{report}");
             }
         }
     })

@@ -161,7 +161,7 @@ pub fn sc_hub(args: &ScHubArgs) -> CommandResult {
     runtime()?.block_on(async move {
         let signals = StopSignals::listen()?;
         let hub = ScHub::start(config).await?;
-        println!(
+        crate::say!(
             "BACnet/SC hub on {}{} (Ctrl-C stops)",
             hub.uri(),
             if plain { " without TLS" } else { "" }
@@ -178,7 +178,7 @@ pub fn sc_hub(args: &ScHubArgs) -> CommandResult {
                 () = reports.tick() => {}
             }
             let stats = hub.stats();
-            println!(
+            crate::say!(
                 "{}",
                 json!({
                     "nodes": stats.nodes,
@@ -217,7 +217,7 @@ pub fn serve_sc(args: &ScNodeArgs, config: BacnetServerConfig) -> CommandResult 
             .await
             .map_err(|e| format!("cannot connect to the hub {hub}: {e}"))?;
         let server = BacnetServer::start_on(transport, config).await?;
-        println!(
+        crate::say!(
             "serving {device} with {objects} objects on BACnet/SC hub {hub} vmac {} (Ctrl-C stops)",
             server.local_addr()
         );

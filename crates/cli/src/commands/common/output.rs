@@ -16,3 +16,15 @@ pub fn print_table_and_report(
     }
     Ok(())
 }
+
+/// `println!` for long-running commands: a reader of stdout that went away (`serve | head
+/// -1`, a supervisor that stopped reading) must not stop a server, so the line is written
+/// and a failed write ignored (`println!` would panic; SIGPIPE is ignored while serving,
+/// see `signals::StopSignals::listen`).
+#[macro_export]
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout(), $($arg)*);
+    }};
+}

@@ -72,7 +72,10 @@ impl StopSignals {
     /// Starts listening, inside the runtime. Call it before the command says it is serving,
     /// so that a stop sent as soon as it says so is not lost (before this, the signals end
     /// the process as usual).
+    /// It also ignores SIGPIPE from then on: a long-running command outlives the reader of
+    /// its stdout (see [`ignore_sigpipe`]).
     pub fn listen() -> std::io::Result<Self> {
+        ignore_sigpipe();
         Ok(Self {
             interrupt: signal(SignalKind::interrupt())?,
             terminate: signal(SignalKind::terminate())?,

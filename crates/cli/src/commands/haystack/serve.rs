@@ -114,7 +114,7 @@ pub fn serve(args: ServeArgs) -> CommandResult {
             "no login: every request is admin"
         };
         // The URL on the first line is what scripts and the benchmark wait for.
-        println!(
+        crate::say!(
             "listening on {} ({}; WebSocket {}; Ctrl-C stops)",
             server.url(),
             login,
