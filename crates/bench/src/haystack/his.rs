@@ -182,16 +182,10 @@ pub fn his_results_json(rows: &[BackendResult]) -> Vec<serde_json::Value> {
 
 /// The civil date `days` after 1970-01-01 (proleptic Gregorian).
 fn civil_date(days: i64) -> Result<Date, HisError> {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = (doy - (153 * mp + 2) / 5 + 1) as u8;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u8;
-    let year = (yoe + era * 400 + i64::from(month <= 2)) as i32;
-    Date::new(year, month, day).map_err(|e| HisError::Time(e.to_string()))
+    let (year, month, day) = buildwire_civil::civil_from_days(days);
+    let year = i32::try_from(year).map_err(|e| HisError::Time(e.to_string()))?;
+    // Month 1..=12 and day 1..=31: the narrowing keeps the values.
+    Date::new(year, month as u8, day as u8).map_err(|e| HisError::Time(e.to_string()))
 }
 
 /// The timestamp of sample `n` (every `interval` minutes from 2025-01-01T00:00Z).

@@ -451,15 +451,10 @@ async fn browse(args: BrowseArgs) -> CommandResult {
 }
 
 fn attribute_by_name(name: &str) -> Result<AttributeId, Box<dyn std::error::Error>> {
-    let wanted: String = name.chars().filter(|c| *c != '-' && *c != '_').collect();
-    AttributeId::ALL
-        .iter()
-        .copied()
-        .find(|attribute| attribute.name().eq_ignore_ascii_case(&wanted))
-        .ok_or_else(|| {
-            format!("unknown attribute `{name}`; try value, browse-name, display-name, data-type")
-                .into()
-        })
+    AttributeId::from_name(name).ok_or_else(|| {
+        format!("unknown attribute `{name}`; try value, browse-name, display-name, data-type")
+            .into()
+    })
 }
 
 use buildwire_opcua::client::value_text::data_value_json;
