@@ -23,6 +23,19 @@
 //! it builds without tokio (`--no-default-features`), as the fuzz targets use it. The most
 //! used types are re-exported here; the modules stay public for the rest.
 //!
+//! Features (both on by default):
+//! - `tokio`: the `driver` module.
+//! - `crypto`: RSA from aws-lc-rs and certificate creation with rcgen, i.e. the secured
+//!   policies. Without it nothing links aws-lc and only SecurityPolicy None is usable. The
+//!   security API keeps its shape, but [`security::PrivateKey`] and
+//!   [`security::PublicKey`] have no values: keys and certificates fail to load, parse or
+//!   be created with [`security::CryptoError::Unavailable`] ("this build has no crypto"); a
+//!   server therefore has no certificate and answers a secured OpenSecureChannel with
+//!   Bad_SecurityPolicyRejected, an encrypted UserName token with Bad_IdentityTokenInvalid,
+//!   and an X509 user token (which needs a secured channel) likewise. Random nonces, SHA-1
+//!   thumbprints (trust list), HMAC and AES-CBC are pure Rust (getrandom, RustCrypto) in
+//!   every build.
+//!
 //! ```
 //! use buildwire_opcua::{BinaryEncodable, DecodeErrorKind, StatusCode, Variant};
 //!

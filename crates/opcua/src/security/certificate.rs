@@ -119,44 +119,17 @@ impl Certificate {
         now_unix: i64,
         days: u32,
     ) -> Result<Self, CertificateError> {
-        use rcgen::{
-            CertificateParams, DistinguishedName, DnType, ExtendedKeyUsagePurpose, KeyUsagePurpose,
-            SanType, SerialNumber,
-        };
-        let create = |error: rcgen::Error| CertificateError::Create(error.to_string());
-        let signing = rcgen::KeyPair::try_from(key.to_pkcs8()).map_err(create)?;
-        let mut params = CertificateParams::default();
-        let mut subject = DistinguishedName::new();
-        subject.push(DnType::CommonName, name);
-        subject.push(DnType::OrganizationName, "buildwire");
-        params.distinguished_name = subject;
-        let mut sans = vec![SanType::URI(application_uri.try_into().map_err(create)?)];
-        for host in hosts {
-            match host.parse::<IpAddr>() {
-                Ok(ip) => sans.push(SanType::IpAddress(ip)),
-                Err(_) => sans.push(SanType::DnsName(host.as_str().try_into().map_err(create)?)),
-            }
-        }
-        params.subject_alt_names = sans;
-        params.key_usages = vec![
-            KeyUsagePurpose::DigitalSignature,
-            KeyUsagePurpose::ContentCommitment,
-            KeyUsagePurpose::KeyEncipherment,
-            KeyUsagePurpose::DataEncipherment,
-            KeyUsagePurpose::KeyCertSign,
-        ];
-        params.extended_key_usages = vec![
-            ExtendedKeyUsagePurpose::ServerAuth,
-            ExtendedKeyUsagePurpose::ClientAuth,
-        ];
         let serial = super::crypto::random_bytes(16)?;
-        params.serial_number = Some(SerialNumber::from_slice(&serial));
-        let (y, m, d) = civil_from_unix(now_unix - 86_400);
-        params.not_before = rcgen::date_time_ymd(y, m, d);
-        let (y, m, d) = civil_from_unix(now_unix + i64::from(days) * 86_400);
-        params.not_after = rcgen::date_time_ymd(y, m, d);
-        let certificate = params.self_signed(&signing).map_err(create)?;
-        Self::from_der(certificate.der())
+        let der = super::crypto::self_signed_der(
+            key,
+            application_uri,
+            name,
+            hosts,
+            &serial,
+            civil_from_unix(now_unix - 86_400),
+            civil_from_unix(now_unix + i64::from(days) * 86_400),
+        )?;
+        Self::from_der(&der)
     }
 
     /// The DER encoding.
@@ -307,6 +280,7 @@ mod tests {
         assert_eq!(civil_from_unix(1_798_761_600), (2027, 1, 1));
     }
 
+    #[cfg(feature = "crypto")]
     #[test]
     fn self_signed_certificate_carries_uri_hosts_and_key() {
         let key = PrivateKey::generate().unwrap();

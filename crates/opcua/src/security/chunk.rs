@@ -295,8 +295,10 @@ mod tests {
     use super::*;
     use crate::security::SecurityPolicy;
     use proptest::prelude::*;
+    #[cfg(feature = "crypto")]
     use std::sync::OnceLock;
 
+    #[cfg(feature = "crypto")]
     fn key_pairs() -> &'static (PrivateKey, PrivateKey) {
         static KEYS: OnceLock<(PrivateKey, PrivateKey)> = OnceLock::new();
         KEYS.get_or_init(|| {
@@ -370,6 +372,7 @@ mod tests {
         );
     }
 
+    #[cfg(feature = "crypto")]
     #[test]
     fn asymmetric_round_trip_for_every_policy() {
         let (client, server) = key_pairs();
@@ -449,6 +452,7 @@ mod tests {
             prop_assert!(fits.len() <= chunk_size);
         }
 
+        #[cfg(feature = "crypto")]
         #[test]
         fn garbage_never_panics(bytes in proptest::collection::vec(any::<u8>(), 0..700), encrypt: bool) {
             let algorithms = SecurityPolicy::Aes128Sha256RsaOaep.algorithms().unwrap();

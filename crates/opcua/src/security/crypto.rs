@@ -1,185 +1,22 @@
-//! The cryptographic primitives of the secured policies, all from maintained libraries:
-//! RSA (PKCS#1 v1.5 and PSS signatures, OAEP encryption), SHA-1/SHA-256 and HMAC from
-//! aws-lc-rs; AES-CBC from RustCrypto (`aes` + `cbc`, without padding: OPC UA pads itself).
-//! Also the P_SHA256 key derivation of OPC 10000-6 §6.7.5.
+//! The cryptographic primitives of the secured policies (feature `crypto`): RSA (PKCS#1 v1.5
+//! and PSS signatures, OAEP encryption) from aws-lc-rs, and self-signed certificate creation
+//! with rcgen; with the pure-Rust primitives of `primitives.rs` (HMAC, P_SHA256, AES-CBC,
+//! SHA-1, random bytes) re-exported. A build without the feature has
+//! `no_crypto.rs` here instead: the same API, whose keys cannot exist.
 
-use aes::cipher::{BlockDecryptMut, BlockEncryptMut, KeyIvInit, generic_array::GenericArray};
 use aws_lc_rs::encoding::AsDer;
+use aws_lc_rs::rand;
 use aws_lc_rs::rsa::{
     KeySize, OAEP_SHA1_MGF1SHA1, OAEP_SHA256_MGF1SHA256, OaepAlgorithm, OaepPrivateDecryptingKey,
     OaepPublicEncryptingKey, PrivateDecryptingKey, PublicEncryptingKey,
 };
 use aws_lc_rs::signature::{self, RsaKeyPair, UnparsedPublicKey};
-use aws_lc_rs::{digest, hmac, rand};
 
-use super::policy::{
-    AsymmetricEncryption, AsymmetricSignature, PolicyAlgorithms, SYMMETRIC_BLOCK_SIZE,
+use super::certificate::CertificateError;
+use super::policy::{AsymmetricEncryption, AsymmetricSignature};
+pub use super::primitives::{
+    CryptoError, SymmetricKeys, hmac_sha256, hmac_sha256_verify, p_sha256, random_bytes, sha1,
 };
-use crate::types::StatusCode;
-
-/// Why a cryptographic operation failed. Every variant maps to a StatusCode.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum CryptoError {
-    /// A key could not be parsed or generated.
-    #[error("invalid key: {0}")]
-    InvalidKey(&'static str),
-    /// A signature did not verify.
-    #[error("the signature does not verify")]
-    BadSignature,
-    /// Ciphertext could not be decrypted (wrong length, wrong key, corrupt).
-    #[error("decryption failed: {0}")]
-    Decrypt(&'static str),
-    /// Encryption failed (wrong plaintext length for the key).
-    #[error("encryption failed: {0}")]
-    Encrypt(&'static str),
-    /// The randomness source failed.
-    #[error("no random bytes")]
-    Random,
-}
-
-impl CryptoError {
-    /// The StatusCode to answer with (Bad_SecurityChecksFailed but for invalid keys).
-    pub const fn status_code(&self) -> StatusCode {
-        match self {
-            Self::InvalidKey(_) => StatusCode::BAD_CERTIFICATE_INVALID,
-            _ => StatusCode::BAD_SECURITY_CHECKS_FAILED,
-        }
-    }
-}
-
-/// `length` random bytes from the system's secure generator.
-pub fn random_bytes(length: usize) -> Result<Vec<u8>, CryptoError> {
-    let mut out = vec![0u8; length];
-    rand::fill(&mut out).map_err(|_| CryptoError::Random)?;
-    Ok(out)
-}
-
-/// SHA-1 of `data` (certificate thumbprints).
-pub fn sha1(data: &[u8]) -> [u8; 20] {
-    let mut out = [0u8; 20];
-    out.copy_from_slice(digest::digest(&digest::SHA1_FOR_LEGACY_USE_ONLY, data).as_ref());
-    out
-}
-
-/// HMAC-SHA256 of `data` under `key`.
-pub fn hmac_sha256(key: &[u8], data: &[u8]) -> [u8; 32] {
-    let key = hmac::Key::new(hmac::HMAC_SHA256, key);
-    let mut out = [0u8; 32];
-    out.copy_from_slice(hmac::sign(&key, data).as_ref());
-    out
-}
-
-/// Checks an HMAC-SHA256 `tag` in constant time.
-pub fn hmac_sha256_verify(key: &[u8], data: &[u8], tag: &[u8]) -> Result<(), CryptoError> {
-    let key = hmac::Key::new(hmac::HMAC_SHA256, key);
-    hmac::verify(&key, data, tag).map_err(|_| CryptoError::BadSignature)
-}
-
-/// P_SHA256 (RFC 5246 §5): `length` bytes from `secret` and `seed`.
-pub fn p_sha256(secret: &[u8], seed: &[u8], length: usize) -> Vec<u8> {
-    let key = hmac::Key::new(hmac::HMAC_SHA256, secret);
-    let mut out = Vec::with_capacity(length + 32);
-    // A(1) = HMAC(secret, seed); A(i) = HMAC(secret, A(i-1)).
-    let mut a = hmac::sign(&key, seed);
-    while out.len() < length {
-        let mut context = hmac::Context::with_key(&key);
-        context.update(a.as_ref());
-        context.update(seed);
-        out.extend_from_slice(context.sign().as_ref());
-        a = hmac::sign(&key, a.as_ref());
-    }
-    out.truncate(length);
-    out
-}
-
-/// The keys that secure the messages one side sends (OPC 10000-6 §6.7.5).
-#[derive(Clone, PartialEq, Eq)]
-pub struct SymmetricKeys {
-    /// HMAC-SHA256 key.
-    pub signing_key: Vec<u8>,
-    /// AES key (16 or 32 bytes).
-    pub encrypting_key: Vec<u8>,
-    /// AES-CBC initialization vector.
-    pub iv: [u8; SYMMETRIC_BLOCK_SIZE],
-}
-
-impl std::fmt::Debug for SymmetricKeys {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("SymmetricKeys(..)")
-    }
-}
-
-impl SymmetricKeys {
-    /// Derives signing key, encrypting key and IV, in this order, with P_SHA256(secret, seed).
-    /// The client's keys use the server nonce as secret and the client nonce as seed; the
-    /// server's keys the other way round.
-    pub fn derive(algorithms: &PolicyAlgorithms, secret: &[u8], seed: &[u8]) -> Self {
-        let signing = algorithms.signing_key_length;
-        let encrypting = algorithms.encrypting_key_length;
-        let bytes = p_sha256(secret, seed, signing + encrypting + SYMMETRIC_BLOCK_SIZE);
-        let mut iv = [0u8; SYMMETRIC_BLOCK_SIZE];
-        iv.copy_from_slice(&bytes[signing + encrypting..]);
-        Self {
-            signing_key: bytes[..signing].to_vec(),
-            encrypting_key: bytes[signing..signing + encrypting].to_vec(),
-            iv,
-        }
-    }
-
-    /// AES-CBC encryption in place; `data` is a whole number of blocks.
-    pub fn encrypt(&self, data: &mut [u8]) -> Result<(), CryptoError> {
-        if !data.len().is_multiple_of(SYMMETRIC_BLOCK_SIZE) {
-            return Err(CryptoError::Encrypt("not a whole number of AES blocks"));
-        }
-        macro_rules! run {
-            ($cipher:ty) => {{
-                let mut cipher =
-                    cbc::Encryptor::<$cipher>::new_from_slices(&self.encrypting_key, &self.iv)
-                        .map_err(|_| CryptoError::InvalidKey("AES key length"))?;
-                for block in data.chunks_exact_mut(SYMMETRIC_BLOCK_SIZE) {
-                    cipher.encrypt_block_mut(GenericArray::from_mut_slice(block));
-                }
-            }};
-        }
-        match self.encrypting_key.len() {
-            16 => run!(aes::Aes128),
-            _ => run!(aes::Aes256),
-        }
-        Ok(())
-    }
-
-    /// AES-CBC decryption in place; `data` is a whole number of blocks.
-    pub fn decrypt(&self, data: &mut [u8]) -> Result<(), CryptoError> {
-        if !data.len().is_multiple_of(SYMMETRIC_BLOCK_SIZE) {
-            return Err(CryptoError::Decrypt("not a whole number of AES blocks"));
-        }
-        macro_rules! run {
-            ($cipher:ty) => {{
-                let mut cipher =
-                    cbc::Decryptor::<$cipher>::new_from_slices(&self.encrypting_key, &self.iv)
-                        .map_err(|_| CryptoError::InvalidKey("AES key length"))?;
-                for block in data.chunks_exact_mut(SYMMETRIC_BLOCK_SIZE) {
-                    cipher.decrypt_block_mut(GenericArray::from_mut_slice(block));
-                }
-            }};
-        }
-        match self.encrypting_key.len() {
-            16 => run!(aes::Aes128),
-            _ => run!(aes::Aes256),
-        }
-        Ok(())
-    }
-
-    /// The HMAC-SHA256 of `data`.
-    pub fn sign(&self, data: &[u8]) -> [u8; 32] {
-        hmac_sha256(&self.signing_key, data)
-    }
-
-    /// Checks the HMAC-SHA256 `tag` of `data` in constant time.
-    pub fn verify(&self, data: &[u8], tag: &[u8]) -> Result<(), CryptoError> {
-        hmac_sha256_verify(&self.signing_key, data, tag)
-    }
-}
 
 fn oaep(algorithm: AsymmetricEncryption) -> &'static OaepAlgorithm {
     match algorithm {
@@ -368,51 +205,60 @@ impl PublicKey {
     }
 }
 
+/// The DER of a self-signed certificate for `key` (rcgen, signing through aws-lc-rs): subject
+/// CN `name`, subjectAltName with the application URI and every host (DNS name or IP address),
+/// valid from `not_before` to `not_after` (civil dates), with the key usages OPC UA asks for.
+pub(crate) fn self_signed_der(
+    key: &PrivateKey,
+    application_uri: &str,
+    name: &str,
+    hosts: &[String],
+    serial: &[u8],
+    not_before: (i32, u8, u8),
+    not_after: (i32, u8, u8),
+) -> Result<Vec<u8>, CertificateError> {
+    use rcgen::{
+        CertificateParams, DistinguishedName, DnType, ExtendedKeyUsagePurpose, KeyUsagePurpose,
+        SanType, SerialNumber,
+    };
+    let create = |error: rcgen::Error| CertificateError::Create(error.to_string());
+    let signing = rcgen::KeyPair::try_from(key.to_pkcs8()).map_err(create)?;
+    let mut params = CertificateParams::default();
+    let mut subject = DistinguishedName::new();
+    subject.push(DnType::CommonName, name);
+    subject.push(DnType::OrganizationName, "buildwire");
+    params.distinguished_name = subject;
+    let mut sans = vec![SanType::URI(application_uri.try_into().map_err(create)?)];
+    for host in hosts {
+        match host.parse::<std::net::IpAddr>() {
+            Ok(ip) => sans.push(SanType::IpAddress(ip)),
+            Err(_) => sans.push(SanType::DnsName(host.as_str().try_into().map_err(create)?)),
+        }
+    }
+    params.subject_alt_names = sans;
+    params.key_usages = vec![
+        KeyUsagePurpose::DigitalSignature,
+        KeyUsagePurpose::ContentCommitment,
+        KeyUsagePurpose::KeyEncipherment,
+        KeyUsagePurpose::DataEncipherment,
+        KeyUsagePurpose::KeyCertSign,
+    ];
+    params.extended_key_usages = vec![
+        ExtendedKeyUsagePurpose::ServerAuth,
+        ExtendedKeyUsagePurpose::ClientAuth,
+    ];
+    params.serial_number = Some(SerialNumber::from_slice(serial));
+    let (y, m, d) = not_before;
+    params.not_before = rcgen::date_time_ymd(y, m, d);
+    let (y, m, d) = not_after;
+    params.not_after = rcgen::date_time_ymd(y, m, d);
+    let certificate = params.self_signed(&signing).map_err(create)?;
+    Ok(certificate.der().to_vec())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::security::SecurityPolicy;
-
-    #[test]
-    fn p_sha256_matches_the_tls12_test_vector() {
-        // The P_SHA256 vector published for the TLS 1.2 PRF (secret, "test label" + seed).
-        let secret = hex("9bbe436ba940f017b17652849a71db35");
-        let mut seed = b"test label".to_vec();
-        seed.extend(hex("a0ba9f936cda311827a6f796ffd5198c"));
-        let out = p_sha256(&secret, &seed, 100);
-        assert_eq!(
-            out,
-            hex(
-                "e3f229ba727be17b8d122620557cd453c2aab21d07c3d495329b52d4e61edb5a6b301791e90d35c9c9a46b4e14baf9af0fa022f7077def17abfd3797c0564bab4fbc91666e9def9b97fce34f796789baa48082d122ee42c5a72e5a5110fff70187347b66"
-            )
-        );
-    }
-
-    pub(crate) fn hex(text: &str) -> Vec<u8> {
-        (0..text.len())
-            .step_by(2)
-            .map(|i| u8::from_str_radix(&text[i..i + 2], 16).unwrap())
-            .collect()
-    }
-
-    #[test]
-    fn derived_key_lengths_follow_the_policy() {
-        for policy in SecurityPolicy::SECURED {
-            let algorithms = policy.algorithms().unwrap();
-            let keys = SymmetricKeys::derive(&algorithms, &[1; 32], &[2; 32]);
-            assert_eq!(keys.signing_key.len(), 32);
-            assert_eq!(keys.encrypting_key.len(), algorithms.encrypting_key_length);
-            let mut data = b"0123456789abcdef0123456789abcdef".to_vec();
-            keys.encrypt(&mut data).unwrap();
-            assert_ne!(&data[..], b"0123456789abcdef0123456789abcdef");
-            keys.decrypt(&mut data).unwrap();
-            assert_eq!(&data[..], b"0123456789abcdef0123456789abcdef");
-            assert!(keys.encrypt(&mut [0u8; 15]).is_err());
-            // The two directions get different keys.
-            let other = SymmetricKeys::derive(&algorithms, &[2; 32], &[1; 32]);
-            assert_ne!(keys, other);
-        }
-    }
 
     #[test]
     fn rsa_sign_verify_encrypt_decrypt() {

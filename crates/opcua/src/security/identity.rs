@@ -201,6 +201,7 @@ mod tests {
         );
     }
 
+    #[cfg(feature = "crypto")]
     #[test]
     fn zero_padded_secret_decrypts_under_every_policy() {
         let key = PrivateKey::generate().unwrap();
@@ -229,6 +230,7 @@ mod tests {
         }
     }
 
+    #[cfg(feature = "crypto")]
     #[test]
     fn password_secret_round_trip_and_nonce_check() {
         let key = PrivateKey::generate().unwrap();

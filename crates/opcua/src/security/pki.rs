@@ -346,6 +346,7 @@ pub fn describe(certificate: &Certificate) -> String {
 mod tests {
     use super::*;
 
+    #[cfg(feature = "crypto")]
     #[test]
     fn own_identity_trust_and_reject() {
         let dir = std::env::temp_dir().join(format!("buildwire-pki-{}", std::process::id()));

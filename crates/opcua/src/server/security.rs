@@ -178,7 +178,7 @@ pub fn open_server_opn(
     Ok((plain_frame(plain)?, Some(security)))
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "crypto"))]
 mod tests {
     use super::*;
     use crate::security::PrivateKey;

@@ -78,6 +78,17 @@ fn run_direct(stream: &[u8], first: usize, now: Instant) -> (Vec<u8>, bool) {
     (gathered.to_vec(), connection.is_closed())
 }
 
+/// The ErrorMessage the server sent last in `output`.
+fn last_error_message(output: &[u8]) -> ErrorMessage {
+    let mut decoder = FrameDecoder::new(8192);
+    decoder.push(output);
+    let mut last = None;
+    while let Some(frame) = decoder.next_frame().unwrap() {
+        last = Some(frame);
+    }
+    ErrorMessage::from_frame(&last.unwrap()).unwrap()
+}
+
 #[test]
 fn read_buffer_at_every_split_offset_matches_handle_bytes() {
     let now = Instant::now();
@@ -127,6 +138,39 @@ fn hello_then_open_gives_ack_then_opn() {
     assert_eq!(decoder.next_frame().unwrap(), None);
 }
 
+/// A server without a certificate (every server of a build without the `crypto` feature,
+/// which cannot hold a key) answers a secured OPN with Bad_SecurityPolicyRejected, even when
+/// its configuration lists the policy.
+#[test]
+fn secured_open_without_a_certificate_is_rejected() {
+    let now = Instant::now();
+    let policy = crate::security::SecurityPolicy::Basic256Sha256;
+    let stream = preamble();
+    let hello_len = u32::from_le_bytes([stream[4], stream[5], stream[6], stream[7]]) as usize;
+    let mut frames = FrameDecoder::new(8192);
+    frames.push(&stream[hello_len..]);
+    let mut opn = SecureChannelChunk::from_frame(&frames.next_frame().unwrap().unwrap()).unwrap();
+    opn.security_header = SecurityHeader::Asymmetric(AsymmetricSecurityHeader {
+        security_policy_uri: policy.uri().into(),
+        sender_certificate: ByteString::from(vec![0x30, 0x03, 1, 2, 3]),
+        receiver_certificate_thumbprint: ByteString::from(vec![0; 20]),
+    });
+    let mut config = ServerConfig::default();
+    config
+        .security
+        .endpoints
+        .push((policy, MessageSecurityMode::SignAndEncrypt));
+    let mut server = Server::new(config, now).unwrap();
+    let mut connection = ServerConnection::new(&server);
+    let mut output = Vec::new();
+    connection.handle_bytes(&mut server, now, &stream[..hello_len]);
+    connection.handle_bytes(&mut server, now, &opn.to_bytes());
+    connection.transmit_into(&mut output, usize::MAX);
+    assert!(connection.is_closed());
+    let error = last_error_message(&output);
+    assert_eq!(error.error, StatusCode::BAD_SECURITY_POLICY_REJECTED);
+}
+
 #[test]
 fn acknowledge_and_error_bytes() {
     // OPC 10000-6 §7.1.2.4: "ACK" "F", MessageSize, then ProtocolVersion,
@@ -163,13 +207,7 @@ fn second_hello_is_rejected() {
     );
     let (output, closed) = run(&stream, stream.len(), now);
     assert!(closed);
-    let mut decoder = FrameDecoder::new(8192);
-    decoder.push(&output);
-    let mut last = None;
-    while let Some(frame) = decoder.next_frame().unwrap() {
-        last = Some(frame);
-    }
-    let error = ErrorMessage::from_frame(&last.unwrap()).unwrap();
+    let error = last_error_message(&output);
     assert_eq!(error.error, StatusCode::BAD_TCP_MESSAGE_TYPE_INVALID);
 }
 
