@@ -62,6 +62,21 @@ impl<A> From<A> for PeerAddress<A> {
     }
 }
 
+/// The IP address a peer's datagrams came from, for the TSM's per-host share of segmented
+/// transactions: the UDP source of B/IP and B/IPv6 links (for a routed peer, its router's
+/// address, so one router's devices share it); `None` for other links.
+pub(crate) fn peer_host<A: 'static>(peer: &PeerAddress<A>) -> Option<std::net::IpAddr> {
+    let link: &dyn std::any::Any = &peer.link;
+    if let Some(address) = link.downcast_ref::<SocketAddrV4>() {
+        return Some((*address.ip()).into());
+    }
+    if let Some(address) = link.downcast_ref::<std::net::SocketAddrV6>() {
+        return Some((*address.ip()).into());
+    }
+    link.downcast_ref::<std::net::SocketAddr>()
+        .map(std::net::SocketAddr::ip)
+}
+
 /// Where an outgoing NPDU goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Destination<A = SocketAddrV4> {
@@ -158,9 +173,11 @@ impl<A: LinkAddress> DeviceServer<A> {
             let _ = database.set_local(device, property, PropertyData::Single(value));
         }
         let extras = device_services::Extras::new(&config);
+        let mut tsm = ServerTsm::new(config);
+        tsm.set_host_of(peer_host::<A>);
         Self {
             database,
-            tsm: ServerTsm::new(config),
+            tsm,
             transmits: VecDeque::new(),
             unicast_i_am: false,
             stats: ServerStats::default(),
