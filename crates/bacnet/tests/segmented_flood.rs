@@ -10,17 +10,15 @@
 #[allow(dead_code)]
 #[path = "../../bench/src/bacnet/profiles.rs"]
 mod profiles;
+mod raw_support;
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddrV4};
 use std::time::{Duration, Instant};
 
+use buildwire_bacnet::ObjectIdentifier;
 use buildwire_bacnet::apdu::{Apdu, ConfirmedServiceChoice, MaxApdu, MaxSegments};
 use buildwire_bacnet::driver::{BacnetServer, BacnetServerConfig};
-use buildwire_bacnet::link::Bvll;
-use buildwire_bacnet::network::Npdu;
-use buildwire_bacnet::network::npdu::NpduBody;
 use buildwire_bacnet::tsm::{Response, ServerEvent, ServerTsm, TsmConfig};
-use buildwire_bacnet::{ObjectIdentifier, Reader};
 
 const ABORT_OUT_OF_RESOURCES: u8 = 9;
 
@@ -186,29 +184,6 @@ fn unacknowledged_segmented_reads_from_hundreds_of_peers_leave_room_for_a_plain_
 
 // ---- the same over real UDP on 127.0.0.1, at a smaller scale ----
 
-fn datagram(apdu: &[u8]) -> Vec<u8> {
-    let mut npdu = Vec::new();
-    Npdu::local_apdu(apdu, true).encode(&mut npdu);
-    let mut datagram = Vec::new();
-    Bvll::OriginalUnicastNpdu(&npdu).encode(&mut datagram);
-    datagram
-}
-
-/// The first APDU to arrive within `wait`.
-async fn receive_apdu(socket: &tokio::net::UdpSocket, wait: Duration) -> Option<Vec<u8>> {
-    let mut buf = [0u8; 2048];
-    let (n, _) = tokio::time::timeout(wait, socket.recv_from(&mut buf))
-        .await
-        .ok()?
-        .ok()?;
-    let bvll = Bvll::decode_datagram(&buf[..n]).ok()?;
-    let npdu = Npdu::decode(&mut Reader::new(bvll.npdu()?)).ok()?;
-    match npdu.body {
-        NpduBody::Apdu(apdu) => Some(apdu.to_vec()),
-        _ => None,
-    }
-}
-
 /// ReadProperty parameters: object identifier [0], property identifier [1].
 fn read_property_payload(object: ObjectIdentifier, property: u8) -> Vec<u8> {
     let mut payload = vec![0x0C];
@@ -246,7 +221,7 @@ async fn a_plain_read_is_answered_while_udp_peers_leave_segmented_reads_unacknow
             .expect("test setup");
         for invoke_id in 0..3 {
             let apdu = read_request(invoke_id, MaxApdu::Up50, &object_list);
-            socket.send_to(&datagram(&apdu), to).await.expect("send");
+            raw_support::send(&socket, to, &apdu, true).await;
         }
         flood.push(socket);
     }
@@ -255,7 +230,7 @@ async fn a_plain_read_is_answered_while_udp_peers_leave_segmented_reads_unacknow
     // behind the flood).
     let mut refused = 0;
     for socket in &flood {
-        while let Some(apdu) = receive_apdu(socket, Duration::from_millis(200)).await {
+        while let Some(apdu) = raw_support::receive(socket, Duration::from_millis(200)).await {
             if apdu.first() == Some(&0x71) && apdu.get(2) == Some(&ABORT_OUT_OF_RESOURCES) {
                 refused += 1;
             }
@@ -269,8 +244,8 @@ async fn a_plain_read_is_answered_while_udp_peers_leave_segmented_reads_unacknow
         .await
         .expect("test setup");
     let apdu = read_request(42, MaxApdu::Up1476, &read_property_payload(device, 77));
-    plain.send_to(&datagram(&apdu), to).await.expect("send");
-    let answer = receive_apdu(&plain, Duration::from_secs(2))
+    raw_support::send(&plain, to, &apdu, true).await;
+    let answer = raw_support::receive(&plain, Duration::from_secs(2))
         .await
         .expect("the plain read is answered");
     assert_eq!(&answer[..3], &[0x30, 42, 0x0C], "a ComplexACK: {answer:?}");

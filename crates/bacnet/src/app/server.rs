@@ -280,13 +280,25 @@ impl<A: LinkAddress> DeviceServer<A> {
             Ok(Apdu::UnconfirmedRequest { service, payload }) => {
                 self.handle_unconfirmed(peer, service, payload, was_broadcast);
             }
+            Ok(Apdu::ConfirmedRequest { service, .. }) if !self.extras.control.accepts(service) => {
+                self.extras.stats.dropped_while_disabled += 1;
+            }
+            Ok(Apdu::ConfirmedRequest { .. }) => {
+                self.tsm.handle_datagram(now, peer, apdu);
+                self.drain_tsm(now);
+            }
+            // Clause 16.1: a device whose communication is disabled answers DeviceCommunication-
+            // Control and ReinitializeDevice requests only. Decision: every other APDU is
+            // dropped too, SegmentACKs included, so an answer that was being sent in segments
+            // when the disable came does not go on (its transaction ends with the TSM's
+            // retries), and answers to our own requests are ignored.
+            Ok(_) if !self.extras.control.accepts_unconfirmed() => {
+                self.extras.stats.dropped_while_disabled += 1;
+            }
             // Answers to this device's own confirmed COV notifications.
             Ok(decoded) if device_services::answers_our_request(&decoded) => {
                 self.extras.notifier.handle_datagram(now, peer, apdu);
                 self.drain_notifier(now);
-            }
-            Ok(Apdu::ConfirmedRequest { service, .. }) if !self.extras.control.accepts(service) => {
-                self.extras.stats.dropped_while_disabled += 1;
             }
             Ok(_) => {
                 self.tsm.handle_datagram(now, peer, apdu);
