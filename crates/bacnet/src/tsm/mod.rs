@@ -46,10 +46,13 @@ pub const DEFAULT_MAX_TRANSACTIONS_PER_PEER: usize = 64;
 /// segmented answer (a share of the whole table, at most three quarters of it;
 /// unsegmented requests keep the rest).
 pub const DEFAULT_MAX_SEGMENTED_TRANSACTIONS: usize = 256;
-/// Default limit on segmented server transactions for one source host (IP address).
-pub const DEFAULT_MAX_SEGMENTED_PER_HOST: usize = 32;
-/// Default limit on segmented server transactions for one peer address (IP and port).
-pub const DEFAULT_MAX_SEGMENTED_PER_PEER: usize = 4;
+/// Default limit on segmented server transactions for one source host (IP address): a
+/// quarter of the segmented share, so that at least four hosts get segmented answers.
+pub const DEFAULT_MAX_SEGMENTED_PER_HOST: usize = 64;
+/// Default limit on segmented server transactions for one peer address (IP and port):
+/// as many as our own client keeps outstanding to one device (16), so that its concurrent
+/// reads of long values are not refused.
+pub const DEFAULT_MAX_SEGMENTED_PER_PEER: usize = 16;
 /// Default limit on cached responses kept for duplicate detection.
 pub const DEFAULT_MAX_CACHED_RESPONSES: usize = 1024;
 /// Default time a sent response stays cached to answer repeated requests.
