@@ -141,3 +141,16 @@ async fn disable_stops_an_answer_being_sent_in_segments() {
     );
     drop(server);
 }
+
+#[tokio::test]
+async fn a_disable_of_zero_minutes_is_indefinite() {
+    let (server, socket, to, device) = setup().await;
+    let send = |apdu: Vec<u8>, reply: bool| raw_support::send(&socket, to, apdu, reply);
+
+    // disable with time-duration [0] = 0, as tools send for "no limit".
+    send(vec![0x00, 0x05, 1, 17, 0x09, 0x00, 0x19, 0x01], true).await;
+    assert_eq!(receive(&socket, WAIT).await, Some(vec![0x20, 1, 17]));
+    send(read_name(2, device), true).await;
+    assert_eq!(receive(&socket, SILENCE).await, None, "still disabled");
+    drop(server);
+}

@@ -238,8 +238,14 @@ impl DeviceControl {
             }
         };
         self.state = state;
+        // Clause 16.1.1.1.1: without a time duration the state lasts until changed.
+        // Decision: a duration of 0 minutes is indefinite too. The standard gives it no
+        // meaning of its own, a zero-minute disable would be a no-op, and tools and stacks
+        // send and read 0 as "no limit" (bacnet-stack stores an indefinite duration as 0).
+        // Before issue 30 it ended the state at once, so a raw disable with [0] = 0 was
+        // acknowledged and the device went on answering ReadProperty.
         self.until = match (state, request.time_duration) {
-            (CommunicationState::Enabled, _) | (_, None) => None,
+            (CommunicationState::Enabled, _) | (_, None | Some(0)) => None,
             (_, Some(minutes)) => Some(crate::tsm::after(
                 now,
                 Duration::from_secs(u64::from(minutes) * 60),
@@ -349,6 +355,24 @@ impl DeviceControl {
 mod tests {
     use super::*;
     use crate::encoding::{Date, Time};
+
+    #[test]
+    fn a_time_duration_of_zero_is_indefinite() {
+        let mut control = DeviceControl::default();
+        let now = Instant::now();
+        let request = DeviceCommunicationControlRequest {
+            time_duration: Some(0),
+            enable_disable: EnableDisable::Disable,
+            password: None,
+        };
+        assert_eq!(
+            control.communication_control(now, &request),
+            Ok(CommunicationState::Disabled)
+        );
+        assert_eq!(control.deadline(), None);
+        assert!(!control.handle_timeout(now + Duration::from_secs(3600)));
+        assert_eq!(control.state(), CommunicationState::Disabled);
+    }
 
     #[test]
     fn the_password_throttle_is_bounded() {
