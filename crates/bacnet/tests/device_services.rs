@@ -84,13 +84,22 @@ impl Device {
     }
 
     fn send_apdu(&mut self, apdu: &[u8]) {
+        self.send_apdu_from(CLIENT, apdu);
+    }
+
+    fn send_apdu_from(&mut self, from: SocketAddrV4, apdu: &[u8]) {
         let mut npdu = Vec::new();
         Npdu::local_apdu(apdu, true).encode(&mut npdu);
-        self.server.handle_npdu(self.now, CLIENT, &npdu, false);
+        self.server.handle_npdu(self.now, from, &npdu, false);
     }
 
     /// Sends a confirmed request and returns every APDU the device sent back.
     fn exchange(&mut self, request: &ConfirmedRequest) -> Vec<Vec<u8>> {
+        self.exchange_from(CLIENT, request)
+    }
+
+    /// [`Self::exchange`] from another client address.
+    fn exchange_from(&mut self, from: SocketAddrV4, request: &ConfirmedRequest) -> Vec<Vec<u8>> {
         self.invoke_id = self.invoke_id.wrapping_add(1);
         let mut payload = Vec::new();
         request.encode(&mut payload);
@@ -105,13 +114,18 @@ impl Device {
             payload: &payload,
         }
         .encode(&mut apdu);
-        self.send_apdu(&apdu);
+        self.send_apdu_from(from, &apdu);
         self.sent().iter().map(|t| apdu_of(&t.npdu)).collect()
     }
 
     /// The single answer to a confirmed request.
     fn ask(&mut self, request: &ConfirmedRequest) -> Answer {
-        let apdus = self.exchange(request);
+        self.ask_from(CLIENT, request)
+    }
+
+    /// [`Self::ask`] from another client address.
+    fn ask_from(&mut self, from: SocketAddrV4, request: &ConfirmedRequest) -> Answer {
+        let apdus = self.exchange_from(from, request);
         let first = apdus.first().expect("an answer");
         Answer::of(first)
     }
@@ -1038,6 +1052,69 @@ fn device_communication_control_with_password_and_duration() {
         device.ask(&dcc(EnableDisable::Enable, None, Some("open sesame"))),
         Answer::Simple
     );
+}
+
+#[test]
+fn wrong_passwords_slow_their_source_down() {
+    let mut device = Device::stress();
+    device
+        .server
+        .set_passwords(Some("open sesame".into()), Some("reboot".into()));
+    let dcc = |password: &str| {
+        ConfirmedRequest::DeviceCommunicationControl(DeviceCommunicationControlRequest {
+            time_duration: None,
+            enable_disable: EnableDisable::Enable,
+            password: Some(password.to_owned()),
+        })
+    };
+    let reinitialize = |password: &str| {
+        ConfirmedRequest::ReinitializeDevice(ReinitializeDeviceRequest {
+            state: ReinitializedState::Warmstart,
+            password: Some(password.to_owned()),
+        })
+    };
+    let failure = || Answer::Error(error(ErrorClass::Security, ErrorCode::PasswordFailure));
+    let other_port = SocketAddrV4::new(*CLIENT.ip(), 50_000);
+    let other_host = SocketAddrV4::new(Ipv4Addr::new(10, 0, 0, 3), 47808);
+
+    // Three wrong passwords are free (DeviceCommunicationControl and ReinitializeDevice
+    // count together); the right one is still taken at once.
+    assert_eq!(device.ask(&dcc("wrong")), failure());
+    assert_eq!(device.ask(&reinitialize("wrong")), failure());
+    assert_eq!(device.ask(&dcc("wrong")), failure());
+    // The fourth closes the source for a second: even the right password fails, from any
+    // port of that host; another host is not slowed down.
+    assert_eq!(device.ask(&dcc("wrong")), failure());
+    assert_eq!(device.ask(&dcc("open sesame")), failure());
+    assert_eq!(device.ask_from(other_port, &dcc("open sesame")), failure());
+    assert_eq!(
+        device.ask_from(other_host, &dcc("open sesame")),
+        Answer::Simple
+    );
+    device.now += Duration::from_millis(999);
+    assert_eq!(device.ask(&dcc("open sesame")), failure());
+
+    // Each further wrong password, once the pause is over, doubles it: 2 s, 4 s, ...,
+    // 32 s, then 60 s at most.
+    let mut open_at = device.now + Duration::from_millis(1);
+    for pause in [2, 4, 8, 16, 32, 60, 60, 60] {
+        device.now = open_at;
+        assert_eq!(device.ask(&dcc("wrong")), failure());
+        open_at = device.now + Duration::from_secs(pause);
+        device.now = open_at - Duration::from_millis(1);
+        assert_eq!(
+            device.ask(&dcc("open sesame")),
+            failure(),
+            "within {pause} s"
+        );
+    }
+    device.now = open_at;
+    // The right password once the pause is over forgets the source: three free ones again.
+    assert_eq!(device.ask(&reinitialize("reboot")), Answer::Simple);
+    for _ in 0..3 {
+        assert_eq!(device.ask(&dcc("wrong")), failure());
+    }
+    assert_eq!(device.ask(&dcc("open sesame")), Answer::Simple);
 }
 
 #[test]

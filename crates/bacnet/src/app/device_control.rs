@@ -42,6 +42,124 @@ pub const PASSWORD_FAILURE: BacnetError = BacnetError {
     code: ErrorCode::PasswordFailure,
 };
 
+/// Wrong passwords a source may give before it is slowed down.
+pub const FREE_PASSWORD_FAILURES: u32 = 3;
+/// The pause after the first wrong password past the free ones; each further one doubles it.
+pub const PASSWORD_DELAY_START: Duration = Duration::from_secs(1);
+/// The longest pause.
+pub const PASSWORD_DELAY_MAX: Duration = Duration::from_secs(60);
+/// A source that has given no password for this long starts afresh.
+pub const PASSWORD_FAILURES_FORGOTTEN_AFTER: Duration = Duration::from_secs(15 * 60);
+/// Sources remembered at once.
+pub const MAX_PASSWORD_SOURCES: usize = 1024;
+
+/// A growing delay between the password guesses of one source (DeviceCommunicationControl
+/// and ReinitializeDevice share it), as the Haystack server has for logins (issue 30).
+///
+/// Decisions: the first [`FREE_PASSWORD_FAILURES`] wrong passwords cost nothing (an operator
+/// mistypes); each one after that closes the source for [`PASSWORD_DELAY_START`], doubling up
+/// to [`PASSWORD_DELAY_MAX`]. While closed, a request is answered at once with
+/// `security` / `password-failure` without its password being looked at, rather than held
+/// back: a held answer would keep a transaction open, and clients retry after their APDU
+/// timeout (3 s by default) anyway, so holding would only multiply requests. A request
+/// refused while closed does not lengthen the pause. A right password forgets the source.
+/// A source is the IP address for B/IP (a new UDP port does not start afresh); a peer
+/// behind a router shares its router's. The table is bounded: a new source when it is full
+/// pushes out the one whose pause ends first.
+#[derive(Debug, Clone)]
+pub struct PasswordThrottle<K> {
+    sources: std::collections::HashMap<K, PasswordFailures>,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct PasswordFailures {
+    count: u32,
+    closed_until: Instant,
+    last: Instant,
+}
+
+impl<K> Default for PasswordThrottle<K> {
+    fn default() -> Self {
+        Self {
+            sources: std::collections::HashMap::new(),
+        }
+    }
+}
+
+impl<K: Eq + std::hash::Hash + Clone> PasswordThrottle<K> {
+    /// Whether a password from `source` may be checked at `now` (false: answer
+    /// `password-failure` without checking it).
+    pub fn may_check(&self, now: Instant, source: &K) -> bool {
+        self.sources
+            .get(source)
+            .is_none_or(|failures| failures.closed_until <= now)
+    }
+
+    /// When `source` may try again (`None`: it may now).
+    pub fn closed_until(&self, now: Instant, source: &K) -> Option<Instant> {
+        self.sources
+            .get(source)
+            .map(|failures| failures.closed_until)
+            .filter(|until| *until > now)
+    }
+
+    /// Records a wrong password from `source`.
+    pub fn failed(&mut self, now: Instant, source: &K) {
+        if !self.sources.contains_key(source) {
+            self.make_room(now);
+        }
+        let failures = self
+            .sources
+            .entry(source.clone())
+            .or_insert(PasswordFailures {
+                count: 0,
+                closed_until: now,
+                last: now,
+            });
+        failures.count = failures.count.saturating_add(1);
+        failures.last = now;
+        if let Some(past_free) = failures.count.checked_sub(FREE_PASSWORD_FAILURES + 1) {
+            let delay = PASSWORD_DELAY_START
+                .saturating_mul(2u32.saturating_pow(past_free.min(31)))
+                .min(PASSWORD_DELAY_MAX);
+            failures.closed_until = crate::tsm::after(now, delay);
+        }
+    }
+
+    /// Records a right password (or none needed) from `source`.
+    pub fn succeeded(&mut self, source: &K) {
+        self.sources.remove(source);
+    }
+
+    /// Sources remembered.
+    pub fn len(&self) -> usize {
+        self.sources.len()
+    }
+
+    /// True when no source is remembered.
+    pub fn is_empty(&self) -> bool {
+        self.sources.is_empty()
+    }
+
+    fn make_room(&mut self, now: Instant) {
+        if self.sources.len() < MAX_PASSWORD_SOURCES {
+            return;
+        }
+        self.sources.retain(|_, failures| {
+            now.saturating_duration_since(failures.last) < PASSWORD_FAILURES_FORGOTTEN_AFTER
+        });
+        if self.sources.len() >= MAX_PASSWORD_SOURCES
+            && let Some(first) = self
+                .sources
+                .iter()
+                .min_by_key(|(_, failures)| failures.closed_until)
+                .map(|(key, _)| key.clone())
+        {
+            self.sources.remove(&first);
+        }
+    }
+}
+
 /// Device management state of one device.
 #[derive(Debug, Clone)]
 pub struct DeviceControl {
@@ -120,8 +238,14 @@ impl DeviceControl {
             }
         };
         self.state = state;
+        // Clause 16.1.1.1.1: without a time duration the state lasts until changed.
+        // Decision: a duration of 0 minutes is indefinite too. The standard gives it no
+        // meaning of its own, a zero-minute disable would be a no-op, and tools and stacks
+        // send and read 0 as "no limit" (bacnet-stack stores an indefinite duration as 0).
+        // Before issue 30 it ended the state at once, so a raw disable with [0] = 0 was
+        // acknowledged and the device went on answering ReadProperty.
         self.until = match (state, request.time_duration) {
-            (CommunicationState::Enabled, _) | (_, None) => None,
+            (CommunicationState::Enabled, _) | (_, None | Some(0)) => None,
             (_, Some(minutes)) => Some(crate::tsm::after(
                 now,
                 Duration::from_secs(u64::from(minutes) * 60),
@@ -231,6 +355,44 @@ impl DeviceControl {
 mod tests {
     use super::*;
     use crate::encoding::{Date, Time};
+
+    #[test]
+    fn a_time_duration_of_zero_is_indefinite() {
+        let mut control = DeviceControl::default();
+        let now = Instant::now();
+        let request = DeviceCommunicationControlRequest {
+            time_duration: Some(0),
+            enable_disable: EnableDisable::Disable,
+            password: None,
+        };
+        assert_eq!(
+            control.communication_control(now, &request),
+            Ok(CommunicationState::Disabled)
+        );
+        assert_eq!(control.deadline(), None);
+        assert!(!control.handle_timeout(now + Duration::from_secs(3600)));
+        assert_eq!(control.state(), CommunicationState::Disabled);
+    }
+
+    #[test]
+    fn the_password_throttle_is_bounded() {
+        let mut throttle = PasswordThrottle::default();
+        let now = Instant::now();
+        for source in 0..3 * MAX_PASSWORD_SOURCES as u32 {
+            for _ in 0..=FREE_PASSWORD_FAILURES {
+                throttle.failed(now, &source);
+            }
+            assert!(throttle.len() <= MAX_PASSWORD_SOURCES);
+        }
+        let last = 3 * MAX_PASSWORD_SOURCES as u32 - 1;
+        assert!(!throttle.may_check(now, &last));
+        assert_eq!(
+            throttle.closed_until(now, &last),
+            Some(now + PASSWORD_DELAY_START)
+        );
+        throttle.succeeded(&last);
+        assert!(throttle.may_check(now, &last));
+    }
 
     fn dcc(
         enable_disable: EnableDisable,

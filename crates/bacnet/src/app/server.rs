@@ -62,6 +62,21 @@ impl<A> From<A> for PeerAddress<A> {
     }
 }
 
+/// The IP address a peer's datagrams came from, for the TSM's per-host share of segmented
+/// transactions: the UDP source of B/IP and B/IPv6 links (for a routed peer, its router's
+/// address, so one router's devices share it); `None` for other links.
+pub(crate) fn peer_host<A: 'static>(peer: &PeerAddress<A>) -> Option<std::net::IpAddr> {
+    let link: &dyn std::any::Any = &peer.link;
+    if let Some(address) = link.downcast_ref::<SocketAddrV4>() {
+        return Some((*address.ip()).into());
+    }
+    if let Some(address) = link.downcast_ref::<std::net::SocketAddrV6>() {
+        return Some((*address.ip()).into());
+    }
+    link.downcast_ref::<std::net::SocketAddr>()
+        .map(std::net::SocketAddr::ip)
+}
+
 /// Where an outgoing NPDU goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Destination<A = SocketAddrV4> {
@@ -158,9 +173,11 @@ impl<A: LinkAddress> DeviceServer<A> {
             let _ = database.set_local(device, property, PropertyData::Single(value));
         }
         let extras = device_services::Extras::new(&config);
+        let mut tsm = ServerTsm::new(config);
+        tsm.set_host_of(peer_host::<A>);
         Self {
             database,
-            tsm: ServerTsm::new(config),
+            tsm,
             transmits: VecDeque::new(),
             unicast_i_am: false,
             stats: ServerStats::default(),
@@ -263,13 +280,25 @@ impl<A: LinkAddress> DeviceServer<A> {
             Ok(Apdu::UnconfirmedRequest { service, payload }) => {
                 self.handle_unconfirmed(peer, service, payload, was_broadcast);
             }
+            Ok(Apdu::ConfirmedRequest { service, .. }) if !self.extras.control.accepts(service) => {
+                self.extras.stats.dropped_while_disabled += 1;
+            }
+            Ok(Apdu::ConfirmedRequest { .. }) => {
+                self.tsm.handle_datagram(now, peer, apdu);
+                self.drain_tsm(now);
+            }
+            // Clause 16.1: a device whose communication is disabled answers DeviceCommunication-
+            // Control and ReinitializeDevice requests only. Decision: every other APDU is
+            // dropped too, SegmentACKs included, so an answer that was being sent in segments
+            // when the disable came does not go on (its transaction ends with the TSM's
+            // retries), and answers to our own requests are ignored.
+            Ok(_) if !self.extras.control.accepts_unconfirmed() => {
+                self.extras.stats.dropped_while_disabled += 1;
+            }
             // Answers to this device's own confirmed COV notifications.
             Ok(decoded) if device_services::answers_our_request(&decoded) => {
                 self.extras.notifier.handle_datagram(now, peer, apdu);
                 self.drain_notifier(now);
-            }
-            Ok(Apdu::ConfirmedRequest { service, .. }) if !self.extras.control.accepts(service) => {
-                self.extras.stats.dropped_while_disabled += 1;
             }
             Ok(_) => {
                 self.tsm.handle_datagram(now, peer, apdu);

@@ -16,6 +16,19 @@ pub trait LinkAddress: Copy + Eq + Hash + fmt::Debug + Send + Sync + 'static {}
 
 impl<T: Copy + Eq + Hash + fmt::Debug + Send + Sync + 'static> LinkAddress for T {}
 
+/// The directed broadcast address of the IPv4 subnet `address` is in, given its netmask: the
+/// address with every host bit set (10.0.0.70/26 gives 10.0.0.127, 192.168.1.5/30 gives
+/// 192.168.1.7). Decision: a /31 or /32 has no broadcast address of its own (RFC 3021), so
+/// for those the limited broadcast 255.255.255.255 is used, which every host of the link
+/// receives.
+pub fn subnet_broadcast(address: Ipv4Addr, netmask: Ipv4Addr) -> Ipv4Addr {
+    let mask = u32::from(netmask);
+    if mask.count_ones() >= 31 {
+        return Ipv4Addr::BROADCAST;
+    }
+    Ipv4Addr::from(u32::from(address) | !mask)
+}
+
 /// The B/IP MAC address of `address` (Annex J.1: 4 octets of IP address, 2 of port).
 pub fn bip_mac(address: SocketAddrV4) -> MacAddress {
     let mut octets = [0u8; 6];
@@ -222,6 +235,28 @@ impl fmt::Display for RoutedAddress {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn subnet_broadcast_sets_the_host_bits_of_the_netmask() {
+        let ip = |text: &str| text.parse::<Ipv4Addr>().unwrap();
+        let cases = [
+            ("10.0.0.70", "255.255.255.192", "10.0.0.127"), // /26
+            ("10.0.0.5", "255.255.255.192", "10.0.0.63"),   // /26, first block
+            ("192.168.1.5", "255.255.255.252", "192.168.1.7"), // /30
+            ("192.168.7.20", "255.255.255.0", "192.168.7.255"), // /24
+            ("172.16.3.9", "255.255.0.0", "172.16.255.255"), // /16
+            ("10.99.0.1", "255.255.255.240", "10.99.0.15"), // /28
+            ("10.0.0.4", "255.255.255.254", "255.255.255.255"), // /31: none of its own
+            ("10.0.0.4", "255.255.255.255", "255.255.255.255"), // /32
+        ];
+        for (address, netmask, broadcast) in cases {
+            assert_eq!(
+                subnet_broadcast(ip(address), ip(netmask)),
+                ip(broadcast),
+                "{address}/{netmask}"
+            );
+        }
+    }
 
     #[test]
     fn parses_hex_and_host_port_forms() {

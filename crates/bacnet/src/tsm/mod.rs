@@ -42,6 +42,17 @@ pub const DEFAULT_MAX_TOTAL_REASSEMBLY_BYTES: usize = 4 * 1024 * 1024;
 pub const DEFAULT_MAX_TRANSACTIONS: usize = 1024;
 /// Default limit on server transactions in progress for one peer.
 pub const DEFAULT_MAX_TRANSACTIONS_PER_PEER: usize = 64;
+/// Default limit on server transactions that reassemble a segmented request or send a
+/// segmented answer (a share of the whole table, at most three quarters of it;
+/// unsegmented requests keep the rest).
+pub const DEFAULT_MAX_SEGMENTED_TRANSACTIONS: usize = 256;
+/// Default limit on segmented server transactions for one source host (IP address): a
+/// quarter of the segmented share, so that at least four hosts get segmented answers.
+pub const DEFAULT_MAX_SEGMENTED_PER_HOST: usize = 64;
+/// Default limit on segmented server transactions for one peer address (IP and port):
+/// as many as our own client keeps outstanding to one device (16), so that its concurrent
+/// reads of long values are not refused.
+pub const DEFAULT_MAX_SEGMENTED_PER_PEER: usize = 16;
 /// Default limit on cached responses kept for duplicate detection.
 pub const DEFAULT_MAX_CACHED_RESPONSES: usize = 1024;
 /// Default time a sent response stays cached to answer repeated requests.
@@ -78,6 +89,16 @@ pub struct TsmConfig {
     pub max_transactions: usize,
     /// Limit on server transactions in progress for one peer.
     pub max_transactions_per_peer: usize,
+    /// Limit on server transactions in a segmented state (reassembling a request or
+    /// sending an answer in segments). They count against `max_transactions` too and take
+    /// at most three quarters of it, so unsegmented requests always find room (see
+    /// `ServerTsm`).
+    pub max_segmented_transactions: usize,
+    /// Limit on segmented server transactions for one source host (the host a
+    /// `ServerTsm::set_host_of` function names; without one, this limit is not applied).
+    pub max_segmented_per_host: usize,
+    /// Limit on segmented server transactions for one peer address.
+    pub max_segmented_per_peer: usize,
     /// Limit on cached responses (the oldest are dropped first).
     pub max_cached_responses: usize,
     /// How long a sent response answers repeated requests.
@@ -100,6 +121,9 @@ impl Default for TsmConfig {
             max_total_reassembly_bytes: DEFAULT_MAX_TOTAL_REASSEMBLY_BYTES,
             max_transactions: DEFAULT_MAX_TRANSACTIONS,
             max_transactions_per_peer: DEFAULT_MAX_TRANSACTIONS_PER_PEER,
+            max_segmented_transactions: DEFAULT_MAX_SEGMENTED_TRANSACTIONS,
+            max_segmented_per_host: DEFAULT_MAX_SEGMENTED_PER_HOST,
+            max_segmented_per_peer: DEFAULT_MAX_SEGMENTED_PER_PEER,
             max_cached_responses: DEFAULT_MAX_CACHED_RESPONSES,
             response_cache_time: DEFAULT_RESPONSE_CACHE_TIME,
             application_timeout: DEFAULT_APPLICATION_TIMEOUT,

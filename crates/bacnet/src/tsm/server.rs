@@ -10,10 +10,29 @@
 //! responses, and the request bytes held for reassembly and duplicate detection. When the
 //! byte budget runs out, the oldest cached responses go first; when that is not enough, or
 //! the transaction table is full, new requests are aborted with `out-of-resources`.
+//!
+//! Segmented work has its own, smaller share (issue 30: reads whose answers need segments,
+//! from hundreds of source ports and never acknowledged, used to fill the whole table, so
+//! that even one-packet requests of other clients were refused). A transaction that
+//! reassembles a request or sends an answer in segments counts against
+//! `max_segmented_transactions` in total (and at most three quarters of
+//! `max_transactions`), `max_segmented_per_host` per source host (IP address, see
+//! [`ServerTsm::set_host_of`]) and `max_segmented_per_peer` per peer address (IP and
+//! port), and may hold at most three quarters of the request-byte budget. The rest of the
+//! table and of the budget stays for unsegmented requests, so a full segmented share never
+//! refuses them. Decision: new segmented work that finds
+//! its share full gets an Abort `out-of-resources` (the abort reason of a device that
+//! lacks the resources for a transaction, Clause 18.9); `buffer-overflow` stays the answer
+//! to a message too long for our buffers or the client's max-segments. Segmented
+//! transactions end
+//! as Clause 5.4.5 has them: a reassembly nobody continues after Tseg × 4
+//! (SEGMENTED_REQUEST, Timeout), an answer nobody acknowledges after Tseg ×
+//! (Number_Of_APDU_Retries + 1) (SEGMENTED_RESPONSE, FinalTimeout), both silently.
 
 use std::collections::{HashMap, VecDeque};
 use std::fmt::Debug;
 use std::hash::Hash;
+use std::net::IpAddr;
 use std::time::Instant;
 
 use crate::apdu::service_choice::ConfirmedServiceChoice;
@@ -73,6 +92,14 @@ struct ServerTransaction {
 }
 
 impl ServerTransaction {
+    /// Whether it is in a segmented state, counted against the segmented share.
+    fn is_segmented(&self) -> bool {
+        matches!(
+            self.state,
+            ServerState::Reassembling(_) | ServerState::SendingSegments { .. }
+        )
+    }
+
     /// Request bytes this transaction holds, counted against the byte budget.
     fn held_bytes(&self) -> usize {
         let reassembled = match &self.state {
@@ -109,6 +136,12 @@ pub struct ServerTsm<A> {
     config: TsmConfig,
     in_progress: HashMap<(A, u8), ServerTransaction>,
     per_peer: HashMap<A, usize>,
+    /// Transactions in a segmented state, in total, per peer and per host.
+    segmented: usize,
+    segmented_per_peer: HashMap<A, usize>,
+    segmented_per_host: HashMap<IpAddr, usize>,
+    /// The host (IP address) of a peer, for the per-host share; `None`: no host limit.
+    host_of: fn(&A) -> Option<IpAddr>,
     cache: HashMap<(A, u8), CachedResponse>,
     /// Cache keys in insertion (= expiry) order, with the generation they were stored at.
     cache_order: VecDeque<((A, u8), u64)>,
@@ -126,6 +159,10 @@ impl<A: Clone + Eq + Hash + Debug> ServerTsm<A> {
             config,
             in_progress: HashMap::new(),
             per_peer: HashMap::new(),
+            segmented: 0,
+            segmented_per_peer: HashMap::new(),
+            segmented_per_host: HashMap::new(),
+            host_of: |_| None,
             cache: HashMap::new(),
             cache_order: VecDeque::new(),
             next_generation: 0,
@@ -139,6 +176,18 @@ impl<A: Clone + Eq + Hash + Debug> ServerTsm<A> {
     /// The configuration.
     pub fn config(&self) -> &TsmConfig {
         &self.config
+    }
+
+    /// Sets how a peer's host (IP address) is found, for `max_segmented_per_host`. Call
+    /// it before the first datagram; without it the per-host limit is not applied.
+    pub fn set_host_of(&mut self, host_of: fn(&A) -> Option<IpAddr>) {
+        self.host_of = host_of;
+    }
+
+    /// Transactions in a segmented state (reassembling a request, sending an answer in
+    /// segments).
+    pub fn segmented_in_progress(&self) -> usize {
+        self.segmented
     }
 
     /// Counters.
@@ -166,11 +215,9 @@ impl<A: Clone + Eq + Hash + Debug> ServerTsm<A> {
     fn take(&mut self, key: &(A, u8)) -> Option<ServerTransaction> {
         let transaction = self.in_progress.remove(key)?;
         self.held_bytes = self.held_bytes.saturating_sub(transaction.held_bytes());
-        if let Some(count) = self.per_peer.get_mut(&key.0) {
-            *count = count.saturating_sub(1);
-            if *count == 0 {
-                self.per_peer.remove(&key.0);
-            }
+        decrement(&mut self.per_peer, &key.0);
+        if transaction.is_segmented() {
+            self.count_segmented(&key.0, false);
         }
         Some(transaction)
     }
@@ -178,15 +225,75 @@ impl<A: Clone + Eq + Hash + Debug> ServerTsm<A> {
     fn put(&mut self, key: (A, u8), transaction: ServerTransaction) {
         self.held_bytes += transaction.held_bytes();
         *self.per_peer.entry(key.0.clone()).or_insert(0) += 1;
-        if let Some(old) = self.in_progress.insert(key, transaction) {
+        if transaction.is_segmented() {
+            self.count_segmented(&key.0, true);
+        }
+        if let Some(old) = self.in_progress.insert(key.clone(), transaction) {
             // Callers take before they put; keep the counters right regardless.
             self.held_bytes = self.held_bytes.saturating_sub(old.held_bytes());
+            decrement(&mut self.per_peer, &key.0);
+            if old.is_segmented() {
+                self.count_segmented(&key.0, false);
+            }
         }
     }
 
+    fn count_segmented(&mut self, peer: &A, add: bool) {
+        let host = (self.host_of)(peer);
+        if add {
+            self.segmented += 1;
+            *self.segmented_per_peer.entry(peer.clone()).or_insert(0) += 1;
+            if let Some(host) = host {
+                *self.segmented_per_host.entry(host).or_insert(0) += 1;
+            }
+        } else {
+            self.segmented = self.segmented.saturating_sub(1);
+            decrement(&mut self.segmented_per_peer, peer);
+            if let Some(host) = host {
+                decrement(&mut self.segmented_per_host, &host);
+            }
+        }
+    }
+
+    /// Room for one more unsegmented transaction. Segmented ones hold at most
+    /// [`Self::segmented_cap`] of the table, so they can never crowd these out.
     fn has_room(&self, peer: &A) -> bool {
         self.in_progress.len() < self.config.max_transactions
             && self.per_peer.get(peer).copied().unwrap_or(0) < self.config.max_transactions_per_peer
+    }
+
+    /// Room for one more segmented transaction: the whole table, and the segmented share
+    /// in total, for this host and for this peer.
+    fn has_segmented_room(&self, peer: &A) -> bool {
+        let host_count = (self.host_of)(peer)
+            .and_then(|host| self.segmented_per_host.get(&host).copied())
+            .unwrap_or(0);
+        self.in_progress.len() < self.config.max_transactions
+            && self.per_peer.get(peer).copied().unwrap_or(0) < self.config.max_transactions_per_peer
+            && self.segmented < self.segmented_cap()
+            && host_count < self.config.max_segmented_per_host
+            && self.segmented_per_peer.get(peer).copied().unwrap_or(0)
+                < self.config.max_segmented_per_peer
+    }
+
+    /// The segmented share of the table: `max_segmented_transactions`, and never more than
+    /// three quarters of `max_transactions`, so that a quarter stays for unsegmented work.
+    fn segmented_cap(&self) -> usize {
+        self.config
+            .max_segmented_transactions
+            .min(self.config.max_transactions / 4 * 3)
+    }
+
+    /// Like [`Self::make_room_for_bytes`] for a segmented reassembly, which may fill only
+    /// three quarters of the byte budget: the rest stays for unsegmented requests.
+    fn make_room_for_segmented_bytes(&mut self, extra: usize) -> bool {
+        let budget = self.config.max_total_reassembly_bytes / 4 * 3;
+        while self.held_bytes + extra > budget {
+            if !self.evict_oldest_cached() {
+                return false;
+            }
+        }
+        true
     }
 
     /// Makes room for `extra` more held bytes, dropping the oldest cached responses.
@@ -370,7 +477,9 @@ impl<A: Clone + Eq + Hash + Debug> ServerTsm<A> {
                 let Some(entry) = self.remove_cached(key) else {
                     return true;
                 };
-                if !self.has_room(&key.0) || !self.make_room_for_bytes(entry.fingerprint.len()) {
+                if !self.has_segmented_room(&key.0)
+                    || !self.make_room_for_bytes(entry.fingerprint.len())
+                {
                     self.stats.refused_for_resources += 1;
                     return true;
                 }
@@ -543,7 +652,7 @@ impl<A: Clone + Eq + Hash + Debug> ServerTsm<A> {
             self.send_abort(&key, AbortReason::WindowSizeOutOfRange);
             return;
         }
-        if !self.has_room(&key.0) || !self.make_room_for_bytes(bytes.len()) {
+        if !self.has_segmented_room(&key.0) || !self.make_room_for_segmented_bytes(bytes.len()) {
             self.send_abort(&key, AbortReason::OutOfResources);
             return;
         }
@@ -571,7 +680,7 @@ impl<A: Clone + Eq + Hash + Debug> ServerTsm<A> {
         let Some(mut transaction) = self.take(&key) else {
             return;
         };
-        if !self.make_room_for_bytes(transaction.held_bytes() + data.len()) {
+        if !self.make_room_for_segmented_bytes(transaction.held_bytes() + data.len()) {
             self.send_abort(&key, AbortReason::OutOfResources);
             return;
         }
@@ -777,11 +886,17 @@ impl<A: Clone + Eq + Hash + Debug> ServerTsm<A> {
                         Some(AbortReason::SegmentationNotSupported)
                     } else if needed > segment_limit(info.max_segments) as usize {
                         Some(AbortReason::BufferOverflow)
+                    } else if !self.has_segmented_room(&key.0) {
+                        // The segmented share is full (see the module documentation).
+                        Some(AbortReason::OutOfResources)
                     } else {
                         None
                     };
                     match refusal {
                         Some(reason) => {
+                            if reason == AbortReason::OutOfResources {
+                                self.stats.refused_for_resources += 1;
+                            }
                             self.stats.aborts_sent += 1;
                             apdu(
                                 &mut bytes,
@@ -888,6 +1003,16 @@ impl<A: Clone + Eq + Hash + Debug> ServerTsm<A> {
     /// The next event for the application.
     pub fn poll_event(&mut self) -> Option<ServerEvent<A>> {
         self.events.pop_front()
+    }
+}
+
+/// Counts one down, forgetting the key at zero.
+fn decrement<K: Eq + Hash>(counts: &mut HashMap<K, usize>, key: &K) {
+    if let Some(count) = counts.get_mut(key) {
+        *count = count.saturating_sub(1);
+        if *count == 0 {
+            counts.remove(key);
+        }
     }
 }
 

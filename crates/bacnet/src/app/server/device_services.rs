@@ -10,7 +10,9 @@ use std::time::{Duration, Instant};
 use super::{DeviceServer, PeerAddress, error_response, service_error};
 use crate::apdu::{Apdu, BacnetError, ConfirmedServiceChoice, MaxApdu, MaxSegments};
 use crate::app::cov::{CovLimits, CovNotice, CovRequest, CovTable, SubscriptionId};
-use crate::app::device_control::{CommunicationState, DeviceControl};
+use crate::app::device_control::{
+    CommunicationState, DeviceControl, PASSWORD_FAILURE, PasswordThrottle,
+};
 use crate::encoding::{
     BacnetAddress, CovSubscription, DateTime, Element, ObjectPropertyReference, Recipient,
     RecipientProcess,
@@ -72,6 +74,7 @@ pub(super) struct Extras<A> {
     pub(super) cov: CovTable<PeerAddress<A>>,
     pub(super) notifier: ClientTsm<PeerAddress<A>>,
     pub(super) control: DeviceControl,
+    passwords: PasswordThrottle<PasswordSource<A>>,
     in_flight: HashMap<(PeerAddress<A>, u8), SubscriptionId>,
     after_response: Vec<CovNotice<PeerAddress<A>>>,
     restart_after_response: Option<ReinitializedState>,
@@ -80,6 +83,20 @@ pub(super) struct Extras<A> {
     host_clock: Option<DateTime>,
     link_mac: Option<fn(&A) -> Vec<u8>>,
     pub(super) stats: CovStats,
+}
+
+/// Where wrong passwords are counted (see [`PasswordThrottle`]): the IP address of a B/IP
+/// or B/IPv6 peer, any other peer by its address.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum PasswordSource<A> {
+    Host(std::net::IpAddr),
+    Peer(PeerAddress<A>),
+}
+
+impl<A: LinkAddress> PasswordSource<A> {
+    fn of(peer: PeerAddress<A>) -> Self {
+        super::peer_host(&peer).map_or(Self::Peer(peer), Self::Host)
+    }
 }
 
 /// The confirmed request being executed: when it arrived, its client and the largest
@@ -99,6 +116,7 @@ impl<A: LinkAddress> Extras<A> {
                 ..config.clone()
             }),
             control: DeviceControl::default(),
+            passwords: PasswordThrottle::default(),
             in_flight: HashMap::new(),
             after_response: Vec::new(),
             restart_after_response: None,
@@ -289,9 +307,11 @@ impl<A: LinkAddress> DeviceServer<A> {
             ConfirmedRequest::AddListElement(change) => self.change_list(&change, true),
             ConfirmedRequest::RemoveListElement(change) => self.change_list(&change, false),
             ConfirmedRequest::DeviceCommunicationControl(dcc) => {
-                self.communication_control(now, &dcc)
+                self.communication_control(now, peer, &dcc)
             }
-            ConfirmedRequest::ReinitializeDevice(reinitialize) => self.reinitialize(&reinitialize),
+            ConfirmedRequest::ReinitializeDevice(reinitialize) => {
+                self.reinitialize(now, peer, &reinitialize)
+            }
             // Notifications are for clients; a device has no subscriptions of its own.
             _ => Response::Reject(crate::enums::RejectReason::UnrecognizedService),
         }
@@ -420,9 +440,12 @@ impl<A: LinkAddress> DeviceServer<A> {
     fn communication_control(
         &mut self,
         now: Instant,
+        peer: PeerAddress<A>,
         request: &DeviceCommunicationControlRequest,
     ) -> Response {
-        match self.extras.control.communication_control(now, request) {
+        match self.checking_password(now, peer, |control| {
+            control.communication_control(now, request)
+        }) {
             Ok(state) => {
                 self.push_event(DeviceEvent::CommunicationControl(state));
                 Response::SimpleAck
@@ -431,14 +454,42 @@ impl<A: LinkAddress> DeviceServer<A> {
         }
     }
 
-    fn reinitialize(&mut self, request: &ReinitializeDeviceRequest) -> Response {
-        match self.extras.control.reinitialize(request) {
+    fn reinitialize(
+        &mut self,
+        now: Instant,
+        peer: PeerAddress<A>,
+        request: &ReinitializeDeviceRequest,
+    ) -> Response {
+        match self.checking_password(now, peer, |control| control.reinitialize(request)) {
             Ok(state) => {
                 self.extras.restart_after_response = Some(state);
                 Response::SimpleAck
             }
             Err(error) => bacnet_error_response(error),
         }
+    }
+
+    /// Runs a service that checks a password, unless `peer`'s source is paused after wrong
+    /// ones (then `password-failure` at once); counts a wrong password, or forgets the
+    /// source after a right one. Other errors (a parameter out of range) come after the
+    /// password check and leave the count.
+    fn checking_password<T>(
+        &mut self,
+        now: Instant,
+        peer: PeerAddress<A>,
+        service: impl FnOnce(&mut DeviceControl) -> Result<T, BacnetError>,
+    ) -> Result<T, BacnetError> {
+        let source = PasswordSource::of(peer);
+        if !self.extras.passwords.may_check(now, &source) {
+            return Err(PASSWORD_FAILURE);
+        }
+        let outcome = service(&mut self.extras.control);
+        match &outcome {
+            Ok(_) => self.extras.passwords.succeeded(&source),
+            Err(error) if *error == PASSWORD_FAILURE => self.extras.passwords.failed(now, &source),
+            Err(_) => {}
+        }
+        outcome
     }
 
     /// Work that follows the answer just sent: the initial COV notification of a

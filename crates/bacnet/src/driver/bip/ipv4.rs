@@ -23,7 +23,7 @@ use crate::encoding::DecodeError;
 use crate::link::{BdtEntry, Bvll, FdtEntry};
 use crate::link::{BipLink, BipLinkStats, BipRole, RegistrationState};
 use crate::network::MacAddress;
-use crate::network::address::{bip_address, bip_mac};
+use crate::network::address::{bip_address, bip_mac, subnet_broadcast};
 
 /// Largest NPDU on B/IP (Annex J.2: 1,497 octets of NPDU).
 pub const MAX_BIP_NPDU: usize = 1497;
@@ -48,16 +48,22 @@ pub struct BipConfig {
 }
 
 impl BipConfig {
-    /// Binds `bind` with the conventional broadcast address of its network (the /8 of
-    /// loopback, otherwise a /24 guess that callers should override for other masks).
+    /// Binds `bind` with the broadcast address of its subnet: 255.255.255.255 for 0.0.0.0,
+    /// 127.255.255.255 on loopback, otherwise the directed broadcast of the netmask of the
+    /// interface that holds the address (issue 30: a /24 was assumed, so an address of a
+    /// smaller subnet could not bind its broadcast socket). Decision: an address no
+    /// interface holds keeps the /24 guess, and binding it fails as binding the address
+    /// itself would; an explicit broadcast (`--broadcast`) overrides all of this.
     pub fn with_default_broadcast(bind: SocketAddrV4) -> Self {
-        let ip = bind.ip().octets();
-        let broadcast = if bind.ip().is_unspecified() {
+        let ip = *bind.ip();
+        let broadcast = if ip.is_unspecified() {
             Ipv4Addr::BROADCAST
-        } else if bind.ip().is_loopback() {
+        } else if ip.is_loopback() {
             Ipv4Addr::new(127, 255, 255, 255)
         } else {
-            Ipv4Addr::new(ip[0], ip[1], ip[2], 255)
+            let netmask =
+                super::interfaces::netmask_of(ip).unwrap_or(Ipv4Addr::new(255, 255, 255, 0));
+            subnet_broadcast(ip, netmask)
         };
         Self {
             bind,

@@ -3,6 +3,7 @@
 //! (`bbmd`).
 
 pub mod bbmd;
+mod interfaces;
 mod ipv4;
 mod ipv6;
 
