@@ -4,6 +4,7 @@
 mod network;
 mod sc;
 
+use crate::commands::common::duration::parse_duration;
 use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4, ToSocketAddrs};
 use std::time::Duration;
 
@@ -240,9 +241,9 @@ pub struct WhoisArgs {
     /// Ask one device (HOST:PORT) instead of broadcasting.
     #[arg(long)]
     to: Option<String>,
-    /// Seconds to wait for answers.
-    #[arg(long, default_value_t = 3.0)]
-    timeout: f64,
+    /// How long to wait for answers.
+    #[arg(long, default_value = "3s", value_name = "DURATION", value_parser = parse_duration)]
+    timeout: Duration,
     /// Lowest device instance to ask for (with --high).
     #[arg(long, requires = "high")]
     low: Option<u32>,
@@ -264,9 +265,9 @@ pub struct ClientArgs {
     /// Local address of the client (port 0 picks a free one).
     #[arg(long, default_value = "0.0.0.0:0")]
     bind: String,
-    /// Seconds to wait for each attempt (3 retries follow a silent attempt).
-    #[arg(long, default_value_t = 3.0)]
-    timeout: f64,
+    /// How long to wait for each attempt (3 retries follow a silent attempt).
+    #[arg(long, default_value = "3s", value_name = "DURATION", value_parser = parse_duration)]
+    timeout: Duration,
     /// Largest APDU this client accepts (50..1476); longer answers come segmented.
     #[arg(long, default_value_t = 1476)]
     max_apdu: u16,
@@ -359,18 +360,18 @@ pub struct SubscribeArgs {
     /// COV increment for --property of a REAL value.
     #[arg(long, requires = "property")]
     increment: Option<f32>,
-    /// Lifetime asked of the device, seconds (0: indefinite; renewed at half of it).
-    #[arg(long, default_value_t = 300)]
-    lifetime: u32,
+    /// Lifetime asked of the device, whole seconds (0: indefinite; renewed at half of it).
+    #[arg(long, default_value = "300s", value_name = "DURATION", value_parser = parse_duration)]
+    lifetime: Duration,
     /// Confirmed notifications (the device waits for our acknowledgement).
     #[arg(long)]
     confirmed: bool,
     /// Stop after this many notifications (the initial one included).
     #[arg(long)]
     count: Option<u64>,
-    /// Stop after this many seconds.
-    #[arg(long)]
-    duration: Option<f64>,
+    /// Stop after this long.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    duration: Option<Duration>,
     #[command(flatten)]
     client: ClientArgs,
 }
@@ -436,9 +437,7 @@ fn parse_property_index(
     }
 }
 
-fn tsm_config(timeout: f64) -> Result<TsmConfig, Box<dyn std::error::Error>> {
-    let apdu_timeout = Duration::try_from_secs_f64(timeout)
-        .map_err(|_| format!("--timeout {timeout} is not a number of seconds"))?;
+fn tsm_config(apdu_timeout: Duration) -> Result<TsmConfig, Box<dyn std::error::Error>> {
     Ok(TsmConfig {
         apdu_timeout,
         ..TsmConfig::default()
@@ -598,10 +597,9 @@ fn whois(args: WhoisArgs) -> CommandResult {
         Some(to) => Destination::Unicast(parse_address(to)?),
         None => Destination::Broadcast,
     };
-    let wait = Duration::try_from_secs_f64(args.timeout)
-        .map_err(|_| format!("--timeout {} is not a number of seconds", args.timeout))?;
+    let wait = args.timeout;
     let found: Vec<(String, buildwire_bacnet::services::who_is::IAm)> = if args.sc.is_sc() {
-        let tsm = tsm_config(3.0)?;
+        let tsm = tsm_config(Duration::from_secs(3))?;
         runtime()?.block_on(async {
             let client = args.sc.client(tsm).await?;
             let found = client
@@ -834,15 +832,10 @@ fn subscribe(args: SubscribeArgs) -> CommandResult {
         property,
         cov_increment: args.increment,
         confirmed: args.confirmed,
-        lifetime: args.lifetime,
+        lifetime: u32::try_from(args.lifetime.as_secs())
+            .map_err(|_| "--lifetime is too long for BACnet (at most 136 years)")?,
     };
-    let stop_after = args
-        .duration
-        .map(|seconds| {
-            Duration::try_from_secs_f64(seconds)
-                .map_err(|_| format!("--duration {seconds} is not a number of seconds"))
-        })
-        .transpose()?;
+    let stop_after = args.duration;
     if args.client.sc.is_sc() {
         let to = sc::sc_device(&args.address)?;
         let tsm = client_tsm(&args.client)?;
@@ -876,7 +869,7 @@ async fn follow_cov<A: buildwire_bacnet::network::LinkAddress + std::fmt::Displa
         "subscribed to {object} at {} (process {}, lifetime {} s, {})",
         args.address,
         subscription.process_identifier(),
-        args.lifetime,
+        args.lifetime.as_secs(),
         if args.confirmed {
             "confirmed"
         } else {

@@ -2,6 +2,7 @@
 //! device, BBMD) and of the client commands (`--foreign`), and routed device addresses
 //! (`NETWORK:HEXMAC`, `NETWORK:HOST:PORT`).
 
+use crate::commands::common::duration::parse_duration;
 use std::net::{Ipv4Addr, Ipv6Addr, SocketAddrV4, SocketAddrV6};
 use std::time::Duration;
 
@@ -92,9 +93,9 @@ pub struct RouterArgs {
     /// Accept Initialize-Routing-Table updates from the network.
     #[arg(long)]
     accept_routing_table_updates: bool,
-    /// Print the routing table every N seconds (0: never).
-    #[arg(long, default_value_t = 0)]
-    report: u64,
+    /// Print the routing table this often (0: never).
+    #[arg(long, default_value = "0", value_name = "DURATION", value_parser = parse_duration)]
+    report: Duration,
     /// Print JSON lines instead of text.
     #[arg(long)]
     json: bool,
@@ -117,9 +118,9 @@ pub struct BbmdArgs {
     /// Most foreign devices registered at once.
     #[arg(long, default_value_t = 512)]
     max_foreign_devices: usize,
-    /// Print the tables every N seconds (0: never).
-    #[arg(long, default_value_t = 0)]
-    report: u64,
+    /// Print the tables this often (0: never).
+    #[arg(long, default_value = "0", value_name = "DURATION", value_parser = parse_duration)]
+    report: Duration,
     /// Print JSON lines instead of text.
     #[arg(long)]
     json: bool,
@@ -129,9 +130,9 @@ pub struct BbmdArgs {
 pub struct TableArgs {
     /// The BBMD, HOST:PORT.
     address: String,
-    /// Seconds to wait for the answer.
-    #[arg(long, default_value_t = 3.0)]
-    timeout: f64,
+    /// How long to wait for the answer.
+    #[arg(long, default_value = "3s", value_name = "DURATION", value_parser = parse_duration)]
+    timeout: Duration,
     /// Print JSON instead of text.
     #[arg(long)]
     json: bool,
@@ -551,8 +552,7 @@ fn bbmd(args: BbmdArgs) -> CommandResult {
 
 fn table(args: TableArgs, bdt: bool) -> CommandResult {
     let address = host_port(&args.address)?;
-    let wait = Duration::try_from_secs_f64(args.timeout)
-        .map_err(|_| format!("--timeout {} is not a number of seconds", args.timeout))?;
+    let wait = args.timeout;
     runtime()?.block_on(async move {
         if bdt {
             let entries = read_bdt(address, wait).await?;

@@ -2,6 +2,7 @@
 //! (Annex AB) from the command line. The hub and the nodes speak WebSockets over TLS 1.3 with
 //! mutual authentication; plaintext `ws://` only with `--no-tls`.
 
+use crate::commands::common::duration::parse_duration;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -89,11 +90,11 @@ pub struct ScHubArgs {
     bind: SocketAddr,
     #[command(flatten)]
     tls: ScTlsArgs,
-    /// Print the hub's counters as a JSON line every N seconds (0: never): nodes,
+    /// Print the hub's counters as a JSON line this often (0: never): nodes,
     /// connections, relayed unicasts and broadcast copies, refused handshakes, and messages
     /// whose originating VMAC (which nodes must not send, Annex AB.5.3) was replaced.
-    #[arg(long, default_value_t = 0)]
-    report: u64,
+    #[arg(long, default_value = "0", value_name = "DURATION", value_parser = parse_duration)]
+    report: Duration,
 }
 
 /// SC options of `serve --transport sc`.

@@ -2,6 +2,7 @@
 //! server (or ours, started in-process with `--with-server`). Prints the original's rate line
 //! every 2 s, then calls/s and latency; `--json` adds the final report as JSON.
 
+use crate::commands::common::duration::parse_duration;
 use std::time::Duration;
 
 use buildwire_bench::opcua::{ThroughputConfig, ThroughputReport, run_throughput};
@@ -33,12 +34,12 @@ pub enum OpcuaBench {
         --spawn-server runs it as a child process (`buildwire opcua serve`) so the two \
         curves are apart.")]
     Soak(SoakArgs),
-    /// One session with N monitored items sampled every --sampling ms on points that all
+    /// One session with N monitored items sampled every --sampling on points that all
     /// change at that rate (`buildwire opcua serve --simulate N` as a child process): counts
     /// and checks every data change, samples client and server RSS every second; asserts
     /// nothing.
     #[command(after_help = "Examples:\n  \
-        buildwire bench opcua subscriptions --items 10000 --sampling 100 --duration 60\n  \
+        buildwire bench opcua subscriptions --items 10000 --sampling 100ms --duration 60\n  \
         buildwire bench opcua subscriptions --items 1000 --duration 10 --json")]
     Subscriptions(ItemSoakArgs),
 }
@@ -52,8 +53,8 @@ pub struct ThroughputArgs {
     #[arg(long)]
     size_kib: u32,
     /// Seconds of getData calls after the first response.
-    #[arg(long, default_value_t = 10.0)]
-    seconds: f64,
+    #[arg(long, default_value = "10s", value_name = "DURATION", value_parser = parse_duration)]
+    seconds: Duration,
     /// The Throughput object (its methods are setSize ns=1;i=6000 and getData ns=1;i=6001).
     #[arg(long, default_value = "ns=1;i=5000")]
     object: String,
@@ -87,8 +88,8 @@ fn print_report(report: &ThroughputReport) {
 }
 
 fn throughput(args: ThroughputArgs) -> CommandResult {
-    if !(args.seconds.is_finite() && args.seconds > 0.0) {
-        return Err("--seconds must be a positive number".into());
+    if args.seconds.is_zero() {
+        return Err("--seconds must be longer than 0".into());
     }
     let object: NodeId = args
         .object
@@ -120,11 +121,7 @@ fn throughput(args: ThroughputArgs) -> CommandResult {
             (None, Some(endpoint)) => endpoint.clone(),
             (None, None) => return Err("--endpoint or --with-server is required".into()),
         };
-        let mut config = ThroughputConfig::new(
-            &endpoint,
-            args.size_kib,
-            Duration::from_secs_f64(args.seconds),
-        );
+        let mut config = ThroughputConfig::new(&endpoint, args.size_kib, args.seconds);
         config.object = object;
         config.in_flight = args.in_flight.max(1);
         config.receive_buffer_size = args.receive_buffer;

@@ -1,6 +1,7 @@
 //! `buildwire haystack client URL OP [ARGS]`: any standard op against a Haystack server,
 //! over HTTP (default) or the WebSocket API (`--ws`), with SCRAM login.
 
+use crate::commands::common::duration::parse_duration;
 use std::time::Duration;
 
 use buildwire_haystack::client::{ClientOptions, HaystackApi, HaystackClient, Transport, connect};
@@ -34,9 +35,9 @@ pub struct ClientArgs {
     /// `point-write`: who is writing.
     #[arg(long)]
     who: Option<String>,
-    /// `watch`: seconds between polls.
-    #[arg(long, default_value_t = 1.0)]
-    interval: f64,
+    /// `watch`: time between polls.
+    #[arg(long, default_value = "1s", value_name = "DURATION", value_parser = parse_duration)]
+    interval: Duration,
     /// `his-read`: fold the range into buckets this long (a duration such as 15min, 1h, 1day);
     /// needs --fold.
     #[arg(long)]
@@ -54,9 +55,9 @@ pub struct ClientArgs {
     /// Encoding on the wire: zinc (the spec's default) or json.
     #[arg(long, default_value = "zinc")]
     wire: Format,
-    /// Seconds to wait for each answer.
-    #[arg(long, default_value_t = 30.0)]
-    timeout: f64,
+    /// How long to wait for each answer.
+    #[arg(long, default_value = "30s", value_name = "DURATION", value_parser = parse_duration)]
+    timeout: Duration,
     /// A PEM file of extra trusted CA certificates (https with a private CA).
     #[arg(long)]
     ca: Option<String>,
@@ -91,8 +92,7 @@ pub fn client(args: ClientArgs) -> CommandResult {
 }
 
 async fn run(args: ClientArgs) -> CommandResult {
-    let timeout = Duration::try_from_secs_f64(args.timeout)
-        .map_err(|_| format!("--timeout {} is not a number of seconds", args.timeout))?;
+    let timeout = args.timeout;
     let mut options = ClientOptions {
         format: args.wire,
         timeout,
@@ -264,8 +264,7 @@ async fn watch(http: &HaystackClient, args: &ClientArgs) -> CommandResult {
     if ids.is_empty() {
         return Err("`watch` needs the ids to watch (@id ...)".into());
     }
-    let interval = Duration::try_from_secs_f64(args.interval)
-        .map_err(|_| format!("--interval {} is not a number of seconds", args.interval))?;
+    let interval = args.interval;
     let mut watch = http.watch("buildwire cli", &ids, None, interval).await?;
     let mut seen = 0;
     while args.count.is_none_or(|count| seen < count) {

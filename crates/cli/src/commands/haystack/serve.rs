@@ -2,6 +2,7 @@
 //! store or on Redis or PostgreSQL (`--backend`); `buildwire haystack import`: bulk loads
 //! grid files into a backend.
 
+use crate::commands::common::duration::parse_duration;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -40,9 +41,9 @@ pub struct ServeArgs {
     /// .zinc), saved every --snapshot-seconds and at shutdown.
     #[arg(long)]
     snapshot: Option<PathBuf>,
-    /// Seconds between snapshot saves.
-    #[arg(long, default_value_t = 30.0)]
-    snapshot_seconds: f64,
+    /// Time between snapshot saves.
+    #[arg(long, default_value = "30s", value_name = "DURATION", value_parser = parse_duration)]
+    snapshot_seconds: Duration,
     /// TLS certificate chain (PEM); with --tls-key, serves https and wss.
     #[arg(long, requires = "tls_key")]
     tls_cert: Option<PathBuf>,
@@ -80,13 +81,7 @@ pub fn serve(args: ServeArgs) -> CommandResult {
         config = config.users_file(path);
     }
     if let Some(path) = &args.snapshot {
-        let interval = Duration::try_from_secs_f64(args.snapshot_seconds).map_err(|_| {
-            format!(
-                "--snapshot-seconds {} is not a number of seconds",
-                args.snapshot_seconds
-            )
-        })?;
-        config = config.snapshot(path, interval);
+        config = config.snapshot(path, args.snapshot_seconds);
     }
     if let (Some(cert), Some(key)) = (&args.tls_cert, &args.tls_key) {
         let mut tls = TlsConfig::from_files(cert, key)?;

@@ -6,6 +6,7 @@ mod repeat;
 mod security;
 mod subscribe;
 
+use crate::commands::common::duration::parse_duration;
 use std::io::Write as _;
 use std::time::Duration;
 
@@ -71,7 +72,7 @@ pub enum OpcuaCommand {
     /// every --interval on a client that reconnects by itself when the server goes away.
     #[command(after_help = "Examples:\n  \
         buildwire opcua read opc.tcp://127.0.0.1:4840 i=2258 i=2255 --json\n  \
-        buildwire opcua read opc.tcp://127.0.0.1:4840 i=2258 --repeat 100 --interval 500 --json\n\n\
+        buildwire opcua read opc.tcp://127.0.0.1:4840 i=2258 --repeat 100 --interval 500ms --json\n\n\
         With --repeat the client re-activates its session on a new connection after a network \
         cut, and creates one new session after a server restart; each round and each \
         connection event is one line (JSON lines with --json). A round fails when the server \
@@ -91,7 +92,7 @@ pub enum OpcuaCommand {
     /// the subscription is deleted on the way out.
     #[command(after_help = "Examples:\n  \
         buildwire opcua subscribe opc.tcp://127.0.0.1:4840 'ns=1;s=Setpoint' --json\n  \
-        buildwire opcua subscribe opc.tcp://127.0.0.1:4840 'ns=1;s=Setpoint' --interval 100 \
+        buildwire opcua subscribe opc.tcp://127.0.0.1:4840 'ns=1;s=Setpoint' --interval 100ms \
         --queue 10 --deadband abs:0.5 --duration 30")]
     Subscribe(subscribe::SubscribeArgs),
 }
@@ -131,13 +132,13 @@ pub struct ServeArgs {
     /// is visible and checkable.
     #[arg(long, value_name = "N", default_value_t = 0)]
     simulate: usize,
-    /// Milliseconds between two changes of the simulated points.
-    #[arg(long, value_name = "MS", default_value_t = 1000)]
-    simulate_interval: u64,
-    /// Seconds the server announces its shutdown on SIGTERM or Ctrl-C (ServerStatus State
+    /// Time between two changes of the simulated points.
+    #[arg(long, default_value = "1s", value_name = "DURATION", value_parser = parse_duration)]
+    simulate_interval: Duration,
+    /// How long the server announces its shutdown on SIGTERM or Ctrl-C (ServerStatus State
     /// Shutdown, SecondsTillShutdown counting down) before it closes the sessions.
-    #[arg(long, value_name = "SECONDS", default_value_t = 1.0)]
-    shutdown_notice: f64,
+    #[arg(long, default_value = "1s", value_name = "DURATION", value_parser = parse_duration)]
+    shutdown_notice: Duration,
     #[command(flatten)]
     security: ServeSecurityArgs,
 }
@@ -178,12 +179,12 @@ pub struct ReadArgs {
     /// Read this many times, reconnecting by itself whenever the connection is lost.
     #[arg(long, value_name = "N")]
     repeat: Option<u64>,
-    /// Milliseconds between two reads of --repeat.
-    #[arg(long, value_name = "MS", default_value_t = 1000)]
-    interval: u64,
-    /// With --repeat: how long one read waits for a lost server to come back (ms).
-    #[arg(long, value_name = "MS", default_value_t = 5000)]
-    reconnect_timeout: u64,
+    /// Time between two reads of --repeat.
+    #[arg(long, default_value = "1s", value_name = "DURATION", value_parser = parse_duration)]
+    interval: Duration,
+    /// With --repeat: how long one read waits for a lost server to come back.
+    #[arg(long, default_value = "5s", value_name = "DURATION", value_parser = parse_duration)]
+    reconnect_timeout: Duration,
 }
 
 #[derive(Debug, Args)]
@@ -282,20 +283,19 @@ fn serve(args: ServeArgs) -> CommandResult {
     if simulate > MAX_SIMULATED_POINTS {
         return Err(format!("--simulate {simulate}: at most {MAX_SIMULATED_POINTS} points").into());
     }
-    if args.simulate_interval == 0 {
-        return Err("--simulate-interval must be at least 1 ms".into());
+    let simulate_interval = args.simulate_interval;
+    if simulate_interval < Duration::from_millis(1) {
+        return Err("--simulate-interval must be at least 1ms".into());
     }
-    let simulate_interval = Duration::from_millis(args.simulate_interval);
-    let shutdown_notice = Duration::try_from_secs_f64(args.shutdown_notice)
-        .ok()
-        .filter(|notice| *notice <= MAX_SHUTDOWN_NOTICE)
-        .ok_or_else(|| {
-            format!(
-                "--shutdown-notice {}: give 0 to {} seconds",
-                args.shutdown_notice,
-                MAX_SHUTDOWN_NOTICE.as_secs()
-            )
-        })?;
+    let shutdown_notice = args.shutdown_notice;
+    if shutdown_notice > MAX_SHUTDOWN_NOTICE {
+        return Err(format!(
+            "--shutdown-notice {:?}: give 0 to {} seconds",
+            shutdown_notice,
+            MAX_SHUTDOWN_NOTICE.as_secs()
+        )
+        .into());
+    }
     let users = args
         .users
         .iter()
@@ -477,8 +477,8 @@ async fn read(args: ReadArgs) -> CommandResult {
             node_texts: args.nodes.clone(),
             attribute,
             repeat,
-            interval: Duration::from_millis(args.interval),
-            reconnect_timeout: Duration::from_millis(args.reconnect_timeout),
+            interval: args.interval,
+            reconnect_timeout: args.reconnect_timeout,
             json: args.json,
         };
         return repeat::run(read, data_value_json).await;

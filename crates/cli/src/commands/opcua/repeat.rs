@@ -1,4 +1,4 @@
-//! `buildwire opcua read ... --repeat N --interval MS`: the same Read every interval on one
+//! `buildwire opcua read ... --repeat N --interval DURATION`: the same Read every interval on one
 //! client that reconnects by itself (`ReconnectingClient`). A round that fails (server down
 //! longer than `--reconnect-timeout`) is reported and the loop goes on; connection events
 //! (lost, reconnecting, reconnected) are printed as they happen.
