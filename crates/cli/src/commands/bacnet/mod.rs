@@ -34,7 +34,7 @@ pub enum BacnetCommand {
     /// Decode a BACnet/IP datagram layer by layer (BVLL, NPDU, APDU, service parameters).
     #[command(after_help = "Examples:\n  \
         buildwire bacnet decode 810b000801001008            # a Who-Is broadcast\n  \
-        buildwire bacnet decode '81 0a 00 11 01 04 00 05 01 0c 0c 00 00 00 05 19 55' --json\n  \
+        buildwire bacnet decode \\\n      '81 0a 00 11 01 04 00 05 01 0c 0c 00 00 00 05 19 55' --json\n  \
         xxd -p capture.bin | buildwire bacnet decode -")]
     Decode(DecodeArgs),
     /// Look up an object type, property or object identifier (`ai,1`, `pv`, `analog-value`).
@@ -46,9 +46,9 @@ pub enum BacnetCommand {
     /// Serve a BACnet/IP device (the `stress` objects or a JSON profile) until Ctrl-C.
     #[command(after_help = "Examples:\n  \
         buildwire bacnet serve\n  \
-        buildwire bacnet serve --bind 127.0.0.1:47809 --broadcast 127.255.255.255 --device-id 1234\n  \
+        buildwire bacnet serve --bind 127.0.0.1:47809 --broadcast 127.255.255.255 \\\n      --device-id 1234\n  \
         buildwire bacnet serve --objects site.json\n  \
-        buildwire bacnet serve --objects large:1500 --max-apdu 480   # segmented object-list")]
+        buildwire bacnet serve --objects large:1500 --max-apdu 480 \\\n      # segmented object-list")]
     Serve(ServeArgs),
     /// Broadcast a Who-Is and list the devices that answer.
     #[command(after_help = "Examples:\n  \
@@ -59,12 +59,12 @@ pub enum BacnetCommand {
     /// Read one property (ReadProperty).
     #[command(after_help = "Examples:\n  \
         buildwire bacnet read 192.168.1.20:47808 ai,1 pv\n  \
-        buildwire bacnet read 192.168.1.20:47808 device,1234 object-list --index 0 --json")]
+        buildwire bacnet read 192.168.1.20:47808 device,1234 object-list --index 0 \\\n      --json")]
     Read(ReadArgs),
     /// Write one property (WriteProperty).
     #[command(after_help = "Examples:\n  \
         buildwire bacnet write 192.168.1.20:47808 av,1 pv 72.5 --priority 8\n  \
-        buildwire bacnet write 192.168.1.20:47808 av,1 pv null --priority 8   # relinquish\n  \
+        buildwire bacnet write 192.168.1.20:47808 av,1 pv null --priority 8 \\\n      # relinquish\n  \
         buildwire bacnet write 192.168.1.20:47808 bv,1 pv active")]
     Write(WriteArgs),
     /// Read several properties of several objects (ReadPropertyMultiple).
@@ -82,8 +82,8 @@ pub enum BacnetCommand {
     /// and restored after the device restarts; Ctrl-C cancels it on the device.
     #[command(after_help = "Examples:\n  \
         buildwire bacnet subscribe 192.168.1.20:47808 av,1 --json\n  \
-        buildwire bacnet subscribe 192.168.1.20:47808 ai,3 --confirmed --lifetime 600\n  \
-        buildwire bacnet subscribe 192.168.1.20:47808 ai,3 --property pv --increment 0.5 --count 10")]
+        buildwire bacnet subscribe 192.168.1.20:47808 ai,3 --confirmed --lifetime \\\n      600\n  \
+        buildwire bacnet subscribe 192.168.1.20:47808 ai,3 --property pv \\\n      --increment 0.5 --count 10")]
     Subscribe(SubscribeArgs),
     /// Routers, BBMDs and their tables (see bacnet_network.rs).
     #[command(flatten)]
@@ -92,13 +92,13 @@ pub enum BacnetCommand {
     /// alternative names for 127.0.0.1, ::1, localhost and each name).
     #[command(after_help = "Examples:\n  \
         buildwire bacnet sc-certs ./pki\n  \
-        buildwire bacnet sc-certs ./pki --names hub,device7 --san 10.0.0.5,hub.example --days 30")]
+        buildwire bacnet sc-certs ./pki --names hub,device7 --san \\\n      10.0.0.5,hub.example --days 30")]
     ScCerts(sc::ScCertsArgs),
     /// Run a BACnet/SC hub (Annex AB.5.3): WebSockets with mutual TLS 1.3, subprotocol
     /// hub.bsc.bacnet.org; relays unicasts by VMAC and broadcasts to every other node.
     #[command(after_help = "Examples:\n  \
         buildwire bacnet sc-certs ./pki\n  \
-        buildwire bacnet sc-hub --bind 127.0.0.1:4443 --cert pki/hub.crt --key pki/hub.key --ca pki/ca.crt\n  \
+        buildwire bacnet sc-hub --bind 127.0.0.1:4443 --cert pki/hub.crt --key \\\n      pki/hub.key --ca pki/ca.crt\n  \
         buildwire bacnet serve --transport sc --hub wss://127.0.0.1:4443 \\\n      \
           --cert pki/node1.crt --key pki/node1.key --ca pki/ca.crt")]
     ScHub(sc::ScHubArgs),

@@ -40,9 +40,9 @@ pub enum NetworkCommand {
         optionally followed by ,OPTION=VALUE: for bip `broadcast=IP`, `bdt=FILE` (the port is \
         also a BBMD); for bip6 `vmac=HEX6`, `interface=NAME`, `group=ADDRESS`.\n\n\
         Examples:\n  \
-        buildwire bacnet router --port 1=bip:10.0.1.1:47808 --port 2=bip:10.0.2.1:47808\n  \
-        buildwire bacnet router --port 1=bip:0.0.0.0:47808 --port 2=bip6:[::]:47808,interface=eth1,vmac=0000fe\n  \
-        buildwire bacnet router --port 1=bip:10.0.1.1:47808 --port 2=bip:10.0.2.1:47808 \\\n      \
+        buildwire bacnet router --port 1=bip:10.0.1.1:47808 --port \\\n      2=bip:10.0.2.1:47808\n  \
+        buildwire bacnet router --port 1=bip:0.0.0.0:47808 --port \\\n      2=bip6:[::]:47808,interface=eth1,vmac=0000fe\n  \
+        buildwire bacnet router --port 1=bip:10.0.1.1:47808 --port \\\n      2=bip:10.0.2.1:47808 \\\n      \
           --route 5=2:0a0002febac0 --device-id 500"
     )]
     Router(RouterArgs),
@@ -52,7 +52,7 @@ pub enum NetworkCommand {
         prefix length or dotted; default /32, two-hop); this BBMD is added when missing.\n\n\
         Examples:\n  \
         buildwire bacnet bbmd --bind 10.0.1.1:47808 --bdt site.bdt\n  \
-        buildwire bacnet bbmd --bind 10.0.1.1:47808            # foreign devices only"
+        buildwire bacnet bbmd --bind 10.0.1.1:47808 # foreign devices only"
     )]
     Bbmd(BbmdArgs),
     /// Read a BBMD's broadcast distribution table (Read-BDT).

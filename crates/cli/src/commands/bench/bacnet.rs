@@ -123,7 +123,7 @@ const AFTER_HELP: &str = "Every answer is checked (object, property, datatype, t
     buildwire bench bacnet bip --pools 4 --plot bip.png\n  \
     buildwire bench bacnet bip --sustain 10 --profile bip-flame.svg\n  \
     buildwire bench bacnet bip --max --sustain 5\n  \
-    buildwire bench bacnet bip --target 127.0.0.1:47808   (any device with the stress objects)";
+    buildwire bench bacnet bip --target 127.0.0.1:47808 \\\n      # any device with the stress objects";
 
 #[derive(Debug, Args)]
 pub struct BacnetBenchArgs {

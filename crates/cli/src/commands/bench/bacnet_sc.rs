@@ -33,7 +33,7 @@ pub const AFTER_HELP: &str = "Messages are BVLC-SC Encapsulated-NPDUs (a proprie
     above 0.5 %.\n\nExamples:\n  buildwire bench bacnet sc\n  \
     buildwire bench bacnet sc --no-tls --warmup 2 --sustain 8\n  \
     buildwire bench bacnet sc --processes --json > sc.json\n  \
-    buildwire bench bacnet sc --peer bac-py --warmup 2 --sustain 8   (needs scripts/peers.sh py313)\n  \
+    buildwire bench bacnet sc --peer bac-py --warmup 2 --sustain 8 \\\n      # needs scripts/peers.sh py313\n  \
     buildwire bench bacnet sc --target-hub wss://10.0.0.5:4443 --certs DIR";
 
 /// Whose hub and echo nodes run beside ours.

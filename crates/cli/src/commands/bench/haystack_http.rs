@@ -73,7 +73,7 @@ pub const AFTER_HELP: &str = "Each target runs alone, one after the other, on th
     through hyper, with no Haystack work. Every reply is checked before it is counted.\n\n\
     Examples:\n  buildwire bench haystack http\n  \
     buildwire bench haystack http --seconds 5 --targets buildwire,limit --json\n  \
-    buildwire bench haystack http --targets buildwire --backend memory,redis://127.0.0.1:6379,\\\n      \
+    buildwire bench haystack http --targets buildwire --backend \\\n      memory,redis://127.0.0.1:6379,\\\n      \
     postgres://postgres@127.0.0.1:5432/bench";
 
 pub const WS_AFTER_HELP: &str = "The same mix as `bench haystack http`, as JSON envelopes over \

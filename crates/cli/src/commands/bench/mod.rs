@@ -45,7 +45,7 @@ pub enum HaystackBench {
     /// haystack-core and haystack-py, each in its own process (peak memory per process).
     #[command(
         after_help = "Peers come from scripts/peers.sh (node, py313); a missing one is \
-        reported and skipped.\n\nExamples:\n  buildwire bench haystack decode --iterations 20 --json\n  buildwire bench haystack decode --iterations 40 --rounds 3   # as in BENCHMARKS.md"
+        reported and skipped.\n\nExamples:\n  buildwire bench haystack decode --iterations 20 --json\n  buildwire bench haystack decode --iterations 40 --rounds 3  # BENCHMARKS.md"
     )]
     Decode(HaystackDecodeArgs),
     /// HTTP load as haystack-py publishes it: 50 connections, SCRAM once each, a mix of

@@ -21,7 +21,7 @@ pub enum OpcuaBench {
     /// latency. The first response is not counted.
     #[command(after_help = "Examples:\n  \
         buildwire bench opcua throughput --with-server --size-kib 1024 --seconds 10\n  \
-        buildwire bench opcua throughput --endpoint opc.tcp://127.0.0.1:4840 --size-kib 1 --json")]
+        buildwire bench opcua throughput --endpoint opc.tcp://127.0.0.1:4840 \\\n      --size-kib 1 --json")]
     Throughput(ThroughputArgs),
     /// Connect / CreateSession / ActivateSession / Read / CloseSession / CloseSecureChannel
     /// cycles, sampling the resident memory (VmRSS) of client and server every N cycles:
@@ -29,7 +29,7 @@ pub enum OpcuaBench {
     #[command(after_help = "Examples:\n  \
         buildwire bench opcua soak --cycles 5000 --spawn-server\n  \
         buildwire bench opcua soak --cycles 5000 --json\n  \
-        buildwire bench opcua soak --target opc.tcp://127.0.0.1:4840 --server-pid 1234\n\n\
+        buildwire bench opcua soak --target opc.tcp://127.0.0.1:4840 --server-pid \\\n      1234\n\n\
         By default our server runs in this process, so one RSS covers client and server; \
         --spawn-server runs it as a child process (`buildwire opcua serve`) so the two \
         curves are apart.")]
@@ -39,7 +39,7 @@ pub enum OpcuaBench {
     /// and checks every data change, samples client and server RSS every second; asserts
     /// nothing.
     #[command(after_help = "Examples:\n  \
-        buildwire bench opcua subscriptions --items 10000 --sampling 100ms --duration 60\n  \
+        buildwire bench opcua subscriptions --items 10000 --sampling 100ms \\\n      --duration 60\n  \
         buildwire bench opcua subscriptions --items 1000 --duration 10 --json")]
     Subscriptions(ItemSoakArgs),
 }

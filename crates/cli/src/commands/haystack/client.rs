@@ -80,8 +80,8 @@ pub const AFTER_HELP: &str = "Ops and their arguments:\n  \
     invoke-action @ID ACTION [name=VALUE ...]\n\n\
     Examples:\n  \
     buildwire haystack client http://127.0.0.1:8080/api about -u admin\n  \
-    buildwire haystack client http://127.0.0.1:8080/api read 'point and his' --limit 5 --json\n  \
-    buildwire haystack client http://127.0.0.1:8080/api his-read @p1 yesterday -u admin\n  \
+    buildwire haystack client http://127.0.0.1:8080/api read 'point and his' \\\n      --limit 5 --json\n  \
+    buildwire haystack client http://127.0.0.1:8080/api his-read @p1 yesterday \\\n      -u admin\n  \
     buildwire haystack client http://127.0.0.1:8080/api read site --ws -u admin";
 
 pub fn client(args: ClientArgs) -> CommandResult {

@@ -27,8 +27,8 @@ pub enum HaystackCommand {
     /// Run a Haystack filter over the entities of one or more files (Zinc out, or JSON).
     #[command(after_help = "Examples:\n  \
         buildwire haystack query ../shared/data/haystack/alpha.zinc 'ahu'\n  \
-        buildwire haystack query alpha.zinc bravo.zinc 'point and his and kind==\"Number\"' --count\n  \
-        buildwire haystack query bravo.zinc 'equipRef->siteRef->geoCity==\"Fort Wayne\"' --json --limit 5")]
+        buildwire haystack query alpha.zinc bravo.zinc \\\n      'point and his and kind==\"Number\"' --count\n  \
+        buildwire haystack query bravo.zinc \\\n      'equipRef->siteRef->geoCity==\"Fort Wayne\"' --json --limit 5")]
     Query(QueryArgs),
     /// Decode a file, check it, and report its shape and the decode time.
     #[command(

@@ -58,11 +58,11 @@ pub struct ServeArgs {
 pub const AFTER_HELP: &str = "Without --user or --users, every request is served as admin \
     with no login (for local experiments only).\n\n\
     Examples:\n  \
-    buildwire haystack serve --data ../shared/data/haystack/alpha.zinc --user admin:secret:admin\n  \
-    buildwire haystack import ../shared/data/haystack/alpha.zinc --backend redis://127.0.0.1:6379\n  \
-    buildwire haystack serve --backend redis://127.0.0.1:6379 --bind 127.0.0.1:8081\n  \
+    buildwire haystack serve --data ../shared/data/haystack/alpha.zinc --user \\\n      admin:secret:admin\n  \
+    buildwire haystack import ../shared/data/haystack/alpha.zinc --backend \\\n      redis://127.0.0.1:6379\n  \
+    buildwire haystack serve --backend redis://127.0.0.1:6379 --bind \\\n      127.0.0.1:8081\n  \
     buildwire haystack serve --backend postgres://postgres@127.0.0.1:5432/site\n  \
-    buildwire haystack serve --bind 0.0.0.0:8443 --data site.zinc --users users.txt \\\n      \
+    buildwire haystack serve --bind 0.0.0.0:8443 --data site.zinc --users \\\n      users.txt \\\n      \
     --tls-cert cert.pem --tls-key key.pem --snapshot state.json\n\n\
     Then: buildwire haystack client http://127.0.0.1:8080/api read site -u admin";
 
@@ -137,9 +137,9 @@ pub struct ImportArgs {
 pub const IMPORT_AFTER_HELP: &str = "Entities whose id is already stored are replaced; the \
     others are added. Every file is loaded in batches, each all or nothing.\n\n\
     Examples:\n  \
-    buildwire haystack import ../shared/data/haystack/alpha.zinc ../shared/data/haystack/bravo.zinc \\\n      \
+    buildwire haystack import ../shared/data/haystack/alpha.zinc \\\n      ../shared/data/haystack/bravo.zinc \\\n      \
     --backend redis://127.0.0.1:6379\n  \
-    buildwire haystack import site.trio --backend postgres://postgres@127.0.0.1:5432/site --json";
+    buildwire haystack import site.trio --backend \\\n      postgres://postgres@127.0.0.1:5432/site --json";
 
 pub fn import(args: ImportArgs) -> CommandResult {
     if args.backend == "memory" {
@@ -215,8 +215,8 @@ pub const USERS_AFTER_HELP: &str = "The users of every server on this store: eac
     Only salted SCRAM keys are stored, never passwords. A server that started with no users \
     serves without login until it is restarted.\n\n\
     Examples:\n  \
-    buildwire haystack users --backend redis://127.0.0.1:6379 --add ann:s3cret:operator\n  \
-    buildwire haystack users --backend postgres://postgres@127.0.0.1:5432/site --remove ann\n  \
+    buildwire haystack users --backend redis://127.0.0.1:6379 --add \\\n      ann:s3cret:operator\n  \
+    buildwire haystack users --backend postgres://postgres@127.0.0.1:5432/site \\\n      --remove ann\n  \
     buildwire haystack users --backend redis://127.0.0.1:6379 --json";
 
 pub fn users(args: UsersArgs) -> CommandResult {

@@ -38,7 +38,7 @@ pub enum OpcuaCommand {
     /// Decode captured UA TCP bytes: each chunk's header and its Hello / Acknowledge / Error
     /// fields or secure channel headers.
     #[command(after_help = "Example:\n  \
-        buildwire opcua decode 48454c46380000000000000000000100000001000000000000000000180000006f70632e7463703a2f2f6c6f63616c686f73743a34383430")]
+        buildwire opcua decode \"48454c4638000000000000000000010000000100 \\\n      0000000000000000180000006f70632e7463 \\\n      703a2f2f6c6f63616c686f73743a34383430\"")]
     Decode(DecodeArgs),
     /// Look up a StatusCode by number (0x80070000) or by name (BadDecodingError).
     #[command(after_help = "Examples:\n  \
@@ -51,28 +51,28 @@ pub enum OpcuaCommand {
     #[command(after_help = "Examples:\n  \
         buildwire opcua serve --bench-methods\n  \
         buildwire opcua serve --bind 127.0.0.1:48400 --user alice:secret\n  \
-        buildwire opcua serve --security Basic256Sha256,Aes256_Sha256_RsaPss --mode encrypt\n\n\
+        buildwire opcua serve --security Basic256Sha256,Aes256_Sha256_RsaPss \\\n      --mode encrypt\n\n\
         A refused client certificate is stored in PKI/rejected/; trust it with\n  \
-        buildwire opcua certs trust THUMBPRINT\nand restart the server.")]
+        buildwire opcua certs trust THUMBPRINT\n\nand restart the server.")]
     Serve(ServeArgs),
     /// Manage the certificates: our own (create, show) and the peers' (list, trust, reject,
     /// remove).
     #[command(after_help = "Examples:\n  \
-        buildwire opcua certs create --application-uri urn:plant:gateway --host gw.local\n  \
+        buildwire opcua certs create --application-uri urn:plant:gateway --host \\\n      gw.local\n  \
         buildwire opcua certs list --json\n  \
-        buildwire opcua certs trust 3f2a9c1d   # a rejected certificate, by thumbprint prefix\n  \
+        buildwire opcua certs trust 3f2a9c1d \\\n      # a rejected certificate, by thumbprint prefix\n  \
         buildwire opcua certs trust peer.der --pki /etc/buildwire/pki")]
     Certs(CertsArgs),
     /// Browse the hierarchical references of a node (default: the Objects folder, i=85).
     #[command(
-        after_help = "Example:\n  buildwire opcua browse opc.tcp://127.0.0.1:4840 ns=1;i=5000 --json"
+        after_help = "Example:\n  buildwire opcua browse opc.tcp://127.0.0.1:4840 'ns=1;i=5000' --json"
     )]
     Browse(BrowseArgs),
     /// Read one attribute (default: Value) of one or more nodes; with --repeat, read again
     /// every --interval on a client that reconnects by itself when the server goes away.
     #[command(after_help = "Examples:\n  \
         buildwire opcua read opc.tcp://127.0.0.1:4840 i=2258 i=2255 --json\n  \
-        buildwire opcua read opc.tcp://127.0.0.1:4840 i=2258 --repeat 100 --interval 500ms --json\n\n\
+        buildwire opcua read opc.tcp://127.0.0.1:4840 i=2258 --repeat 100 \\\n      --interval 500ms --json\n\n\
         With --repeat the client re-activates its session on a new connection after a network \
         cut, and creates one new session after a server restart; each round and each \
         connection event is one line (JSON lines with --json). A round fails when the server \
@@ -80,19 +80,19 @@ pub enum OpcuaCommand {
     Read(ReadArgs),
     /// Write the Value attribute of a node.
     #[command(
-        after_help = "Example:\n  buildwire opcua write opc.tcp://127.0.0.1:4840 'ns=1;s=Setpoint' 42.5 --type double"
+        after_help = "Example:\n  buildwire opcua write opc.tcp://127.0.0.1:4840 'ns=1;s=Setpoint' 42.5 \\\n      --type double"
     )]
     Write(WriteArgs),
     /// Call a method; arguments are `type:value` (uint32:1, string:abc) or bare values.
     #[command(
-        after_help = "Example:\n  buildwire opcua call opc.tcp://127.0.0.1:4840 'ns=1;i=5000' 'ns=1;i=6000' uint32:1"
+        after_help = "Example:\n  buildwire opcua call opc.tcp://127.0.0.1:4840 'ns=1;i=5000' 'ns=1;i=6000' \\\n      uint32:1"
     )]
     Call(CallArgs),
     /// Subscribe to the Value of nodes and print every change until Ctrl-C (or --duration);
     /// the subscription is deleted on the way out.
     #[command(after_help = "Examples:\n  \
         buildwire opcua subscribe opc.tcp://127.0.0.1:4840 'ns=1;s=Setpoint' --json\n  \
-        buildwire opcua subscribe opc.tcp://127.0.0.1:4840 'ns=1;s=Setpoint' --interval 100ms \
+        buildwire opcua subscribe opc.tcp://127.0.0.1:4840 'ns=1;s=Setpoint' \\\n      --interval 100ms \
         --queue 10 --deadband abs:0.5 --duration 30")]
     Subscribe(subscribe::SubscribeArgs),
 }
