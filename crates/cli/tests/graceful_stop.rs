@@ -4,8 +4,8 @@
 //! closes their sessions. The commands run as processes on 127.0.0.1.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::io::{BufRead, BufReader, Lines};
+use std::process::{Child, ChildStdout, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 /// A command that is killed if the test ends before it does.
@@ -23,8 +23,8 @@ fn free_udp_port() -> u16 {
     probe.local_addr().unwrap().port()
 }
 
-/// Starts `buildwire ARGS` and waits for its first line on stdout (it is serving then).
-fn start(args: &[&str]) -> (Running, String) {
+/// Starts `buildwire ARGS`; its stdout line by line.
+fn spawn(args: &[&str]) -> (Running, Lines<BufReader<ChildStdout>>) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_buildwire"))
         .args(args)
         .stdout(Stdio::piped())
@@ -32,9 +32,13 @@ fn start(args: &[&str]) -> (Running, String) {
         .spawn()
         .expect("buildwire starts");
     let stdout = child.stdout.take().expect("stdout");
-    let running = Running(child);
-    let line = BufReader::new(stdout)
-        .lines()
+    (Running(child), BufReader::new(stdout).lines())
+}
+
+/// Starts `buildwire ARGS` and waits for its first line on stdout (it is serving then).
+fn start(args: &[&str]) -> (Running, String) {
+    let (running, mut lines) = spawn(args);
+    let line = lines
         .next()
         .unwrap_or_else(|| panic!("{args:?} printed nothing"))
         .unwrap();
@@ -164,4 +168,63 @@ fn opcua_serve_announces_its_shutdown_to_clients() {
     );
     let (status, _) = wait_at_most(&mut running, Duration::from_secs(30));
     assert_eq!(status.code(), Some(0), "{status:?}");
+}
+
+/// The address after " on " in a server's first line (`... on 127.0.0.1:PORT (Ctrl-C stops)`),
+/// or the endpoint of `listening on opc.tcp://...`.
+fn served_at(first: &str) -> String {
+    let rest = first
+        .rsplit_once(" on ")
+        .unwrap_or_else(|| panic!("no address in {first:?}"))
+        .1;
+    rest.split_whitespace().next().unwrap().to_owned()
+}
+
+#[test]
+fn ctrl_c_ends_subscriptions_and_repeated_reads_with_status_130() {
+    let (_bacnet, first) = start(&["bacnet", "serve", "--bind", "127.0.0.1:0"]);
+    let device = served_at(&first);
+    let (_opcua, first) = start(&["opcua", "serve", "--bind", "127.0.0.1:0"]);
+    let endpoint = served_at(&first);
+    let clients: Vec<Vec<&str>> = vec![
+        vec!["bacnet", "subscribe", &device, "av,1", "--json"],
+        vec![
+            "opcua",
+            "subscribe",
+            &endpoint,
+            "i=2258",
+            "--interval",
+            "100ms",
+        ],
+        vec![
+            "opcua",
+            "read",
+            &endpoint,
+            "i=2258",
+            "--repeat",
+            "1000",
+            "--interval",
+            "100ms",
+        ],
+    ];
+    for args in &clients {
+        // Its stdout is kept open: a closed one would end the command with SIGPIPE instead.
+        let (mut running, mut lines) = spawn(args);
+        // A line that comes once the command waits for Ctrl-C: the initial notification,
+        // a data change, a round.
+        let line = lines
+            .find(|line| !line.as_ref().unwrap().starts_with('#'))
+            .unwrap_or_else(|| panic!("{args:?} printed nothing"))
+            .unwrap();
+        eprintln!("{args:?}: {line}");
+        send(&running, libc::SIGINT);
+        let (status, took) = wait_at_most(&mut running, Duration::from_secs(20));
+        assert_eq!(
+            status.code(),
+            Some(130),
+            "{args:?} after Ctrl-C: {status:?}"
+        );
+        eprintln!("{args:?}: stopped in {took:?}");
+        drop(lines);
+    }
 }

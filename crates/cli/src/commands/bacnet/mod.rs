@@ -4,7 +4,6 @@
 mod network;
 mod sc;
 
-use crate::commands::common::duration::parse_duration;
 use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4, ToSocketAddrs};
 use std::time::Duration;
 
@@ -25,8 +24,9 @@ use buildwire_bench::bacnet::profiles::{large_profile, stress_profile};
 use clap::{Args, Subcommand};
 use serde_json::{Value, json};
 
+use crate::commands::common::duration::parse_duration;
 use crate::commands::common::result::CommandResult;
-use crate::commands::common::signals::{StopSignals, stopped, wait_for_stop};
+use crate::commands::common::signals::{Interrupted, StopSignals, stopped, wait_for_stop};
 use crate::hex_input::read_hex_argument;
 
 #[derive(Debug, Subcommand)]
@@ -880,6 +880,7 @@ async fn follow_cov<A: buildwire_bacnet::network::LinkAddress + std::fmt::Displa
     let deadline =
         tokio::time::Instant::now() + stop_after.unwrap_or(Duration::from_secs(365 * 24 * 3600));
     let mut seen = 0u64;
+    let mut stopped_by_ctrl_c = false;
     let interrupted = tokio::signal::ctrl_c();
     tokio::pin!(interrupted);
     while args.count.is_none_or(|count| seen < count) {
@@ -888,7 +889,10 @@ async fn follow_cov<A: buildwire_bacnet::network::LinkAddress + std::fmt::Displa
         let next = tokio::select! {
             next = subscription.next() => next,
             () = tokio::time::sleep_until(deadline) => break,
-            _ = &mut interrupted => break,
+            _ = &mut interrupted => {
+                stopped_by_ctrl_c = true;
+                break;
+            }
         };
         let Some(notification) = next else { break };
         seen += 1;
@@ -910,6 +914,10 @@ async fn follow_cov<A: buildwire_bacnet::network::LinkAddress + std::fmt::Displa
         }
     }
     subscription.cancel().await;
+    if stopped_by_ctrl_c {
+        // Exit status 130, as for every command stopped with Ctrl-C.
+        return Err(Box::new(Interrupted));
+    }
     Ok(())
 }
 

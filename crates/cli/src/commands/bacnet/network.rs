@@ -2,7 +2,6 @@
 //! device, BBMD) and of the client commands (`--foreign`), and routed device addresses
 //! (`NETWORK:HEXMAC`, `NETWORK:HOST:PORT`).
 
-use crate::commands::common::duration::parse_duration;
 use std::net::{Ipv4Addr, Ipv6Addr, SocketAddrV4, SocketAddrV6};
 use std::time::Duration;
 
@@ -22,6 +21,7 @@ use buildwire_bench::bacnet::profiles::stress_profile;
 use clap::{Args, Subcommand, ValueEnum};
 use serde_json::{Value, json};
 
+use crate::commands::common::duration::parse_duration;
 use crate::commands::common::report_timer::ReportTimer;
 use crate::commands::common::result::CommandResult;
 use crate::commands::common::signals::{StopSignals, stopped, wait_for_stop};

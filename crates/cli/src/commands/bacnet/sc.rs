@@ -2,7 +2,6 @@
 //! (Annex AB) from the command line. The hub and the nodes speak WebSockets over TLS 1.3 with
 //! mutual authentication; plaintext `ws://` only with `--no-tls`.
 
-use crate::commands::common::duration::parse_duration;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -21,6 +20,7 @@ use serde_json::json;
 /// How long the hub waits for its nodes to take the close when it stops.
 const HUB_CLOSE_GRACE: Duration = Duration::from_secs(2);
 
+use crate::commands::common::duration::parse_duration;
 use crate::commands::common::report_timer::ReportTimer;
 use crate::commands::common::result::CommandResult;
 use crate::commands::common::signals::{StopSignals, stopped, wait_for_stop};

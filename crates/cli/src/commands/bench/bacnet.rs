@@ -2,7 +2,6 @@
 //! buildwire's 40-object stress server (or any device at `--target`), with every answer
 //! checked, executed requests counted on the server and the raw UDP limit in the same run.
 
-use crate::commands::common::duration::parse_duration;
 use std::net::SocketAddrV4;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -19,6 +18,7 @@ use clap::{Args, Subcommand};
 use serde_json::json;
 
 use crate::commands::bench::scenario::scenario_start;
+use crate::commands::common::duration::parse_duration;
 use crate::commands::common::output::print_table_and_report;
 use crate::commands::common::program::peers_dir;
 use crate::commands::common::result::CommandResult;

@@ -3,7 +3,6 @@
 //! echo checked byte for byte; with `--peer bac-py`, bac-py's hub and echo nodes under the
 //! same load in the same run.
 
-use crate::commands::common::duration::parse_duration;
 use std::net::Ipv4Addr;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -19,6 +18,7 @@ use clap::{Args, ValueEnum};
 use serde_json::json;
 
 use crate::commands::bench::scenario::scenario_start;
+use crate::commands::common::duration::parse_duration;
 use crate::commands::common::output::print_table_and_report;
 use crate::commands::common::program::peers_dir;
 use crate::commands::common::result::CommandResult;

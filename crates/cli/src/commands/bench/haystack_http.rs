@@ -4,7 +4,6 @@
 //! haystack-py's server and the `limit` (recorded answers through the same HTTP or WebSocket
 //! stack), in one run on the same data.
 
-use crate::commands::common::duration::parse_duration;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -16,6 +15,7 @@ use buildwire_bench::report::MachineInfo;
 use buildwire_haystack::codec::Format;
 use clap::Args;
 
+use crate::commands::common::duration::parse_duration;
 use crate::commands::common::output::print_table_and_report;
 use crate::commands::common::program::{peers_dir, self_program};
 use crate::commands::common::result::CommandResult;

@@ -8,7 +8,6 @@ mod opcua;
 mod opcua_soak;
 mod scenario;
 
-use crate::commands::common::duration::parse_duration;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -18,6 +17,7 @@ use buildwire_bench::placement::Placement;
 use buildwire_bench::report::{MachineInfo, Report, render_table, write_latency_cdf};
 use clap::{Args, Subcommand};
 
+use crate::commands::common::duration::parse_duration;
 use crate::commands::common::output::print_table_and_report;
 use crate::commands::common::program::{peers_dir, self_program};
 use crate::commands::common::result::CommandResult;

@@ -2,7 +2,6 @@
 //! server (or ours, started in-process with `--with-server`). Prints the original's rate line
 //! every 2 s, then calls/s and latency; `--json` adds the final report as JSON.
 
-use crate::commands::common::duration::parse_duration;
 use std::time::Duration;
 
 use buildwire_bench::opcua::{ThroughputConfig, ThroughputReport, run_throughput};
@@ -13,6 +12,7 @@ use clap::{Args, Subcommand};
 use serde_json::json;
 
 use crate::commands::bench::opcua_soak::{ItemSoakArgs, SoakArgs};
+use crate::commands::common::duration::parse_duration;
 use crate::commands::common::result::CommandResult;
 
 #[derive(Debug, Subcommand)]

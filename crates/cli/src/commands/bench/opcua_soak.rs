@@ -1,7 +1,6 @@
 //! `buildwire bench opcua soak`: runs [`run_soak`] against our server (in this process or as
 //! a child process) or any `--target`, and prints the RSS curve.
 
-use crate::commands::common::duration::parse_duration;
 use std::time::Duration;
 
 use buildwire_bench::opcua::{
@@ -13,6 +12,7 @@ use buildwire_opcua::server::{ServerConfig, bench_methods};
 use clap::Args;
 use serde_json::json;
 
+use crate::commands::common::duration::parse_duration;
 use crate::commands::common::program::self_program;
 use crate::commands::common::result::CommandResult;
 

@@ -1,7 +1,6 @@
 //! `buildwire haystack client URL OP [ARGS]`: any standard op against a Haystack server,
 //! over HTTP (default) or the WebSocket API (`--ws`), with SCRAM login.
 
-use crate::commands::common::duration::parse_duration;
 use std::time::Duration;
 
 use buildwire_haystack::client::{ClientOptions, HaystackApi, HaystackClient, Transport, connect};
@@ -9,6 +8,7 @@ use buildwire_haystack::codec::{Format, zinc};
 use buildwire_haystack::value::{DateTime, Dict, Grid, Ref, Value};
 use clap::Args;
 
+use crate::commands::common::duration::parse_duration;
 use crate::commands::common::result::CommandResult;
 
 /// Environment variable read for the password when `--password` is not given.

@@ -2,7 +2,6 @@
 //! store or on Redis or PostgreSQL (`--backend`); `buildwire haystack import`: bulk loads
 //! grid files into a backend.
 
-use crate::commands::common::duration::parse_duration;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -10,6 +9,7 @@ use std::time::Duration;
 use buildwire_haystack::server::{HaystackServer, HaystackServerConfig, TlsConfig};
 use clap::Args;
 
+use crate::commands::common::duration::parse_duration;
 use crate::commands::common::result::CommandResult;
 use crate::commands::common::signals::{StopSignals, stopped, wait_for_stop};
 

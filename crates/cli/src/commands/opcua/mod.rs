@@ -6,7 +6,6 @@ mod repeat;
 mod security;
 mod subscribe;
 
-use crate::commands::common::duration::parse_duration;
 use std::io::Write as _;
 use std::time::Duration;
 
@@ -24,6 +23,7 @@ use buildwire_opcua::services::{AttributeId, ReadValueId};
 use clap::{Args, Subcommand, ValueEnum};
 use serde_json::{Value, json};
 
+use crate::commands::common::duration::parse_duration;
 use crate::commands::common::result::CommandResult;
 use crate::commands::common::signals::{StopSignals, stopped, wait_for_stop};
 

@@ -16,9 +16,11 @@ use buildwire_opcua::driver::{ConnectionEvent, ReconnectPolicy, ReconnectingClie
 use buildwire_opcua::encoding::NodeId;
 use buildwire_opcua::services::AttributeId;
 use serde_json::{Value, json};
+use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::broadcast;
 
 use crate::commands::common::result::CommandResult;
+use crate::commands::common::signals::Interrupted;
 
 /// What one `read --repeat` run does.
 pub struct RepeatRead {
@@ -108,6 +110,9 @@ pub async fn run(
         .await
         .map_err(|e| format!("cannot connect to {endpoint}: {e}"))?;
     let mut events = client.subscribe_events();
+    // Ctrl-C ends the loop; the session is closed and the exit status is 130. Listening
+    // starts before the first line, so a Ctrl-C right after it is not lost.
+    let mut interrupt = signal(SignalKind::interrupt())?;
     if let Some(session_id) = client.session_id() {
         let value = json!({"event": "connected", "session_id": session_id.to_string()});
         print_line(
@@ -117,11 +122,21 @@ pub async fn run(
         );
     }
     let mut last_ok = false;
+    let mut stopped_by_ctrl_c = false;
     for round in 1..=read.repeat {
-        if round > 1 {
-            tokio::time::sleep(read.interval).await;
-        }
-        let result = client.read(&read.nodes, read.attribute).await;
+        let next_read = async {
+            if round > 1 {
+                tokio::time::sleep(read.interval).await;
+            }
+            client.read(&read.nodes, read.attribute).await
+        };
+        let result = tokio::select! {
+            result = next_read => result,
+            _ = interrupt.recv() => {
+                stopped_by_ctrl_c = true;
+                break;
+            }
+        };
         print_events(read.json, &mut events);
         match result {
             Ok(values) => {
@@ -165,6 +180,9 @@ pub async fn run(
         }
     }
     let _ = client.close().await;
+    if stopped_by_ctrl_c {
+        return Err(Box::new(Interrupted));
+    }
     if last_ok {
         Ok(())
     } else {

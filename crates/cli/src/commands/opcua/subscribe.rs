@@ -8,7 +8,6 @@
 //! events are printed as they happen (`{"event": "lost", ...}` lines with `--json`, on
 //! stdout with the changes; `# ...` lines on stderr otherwise).
 
-use crate::commands::common::duration::parse_duration;
 use std::time::Duration;
 
 use buildwire_opcua::client::subscriptions::{
@@ -21,7 +20,9 @@ use serde_json::json;
 use buildwire_opcua::driver::{ConnectionEvent, ReconnectPolicy, ReconnectingClient};
 use tokio::sync::broadcast;
 
+use crate::commands::common::duration::parse_duration;
 use crate::commands::common::result::CommandResult;
+use crate::commands::common::signals::Interrupted;
 use crate::commands::opcua::repeat::event_json;
 use buildwire_opcua::client::value_text::data_value_json;
 
@@ -158,7 +159,7 @@ pub async fn subscribe(args: SubscribeArgs) -> CommandResult {
         };
         let event = tokio::select! {
             event = client.next_notification() => event,
-            _ = &mut interrupted => break Ok(()),
+            _ = &mut interrupted => break Err(Box::new(Interrupted)),
             () = stop => break Ok(()),
         };
         print_events(args.json, &mut events);
@@ -202,7 +203,7 @@ pub async fn subscribe(args: SubscribeArgs) -> CommandResult {
         }
     };
     // Leave nothing behind on the server (the id changes when a server restart made the
-    // client create the subscription again).
+    // client create the subscription again), also after Ctrl-C (then exit status 130).
     let ids = client.subscription_ids();
     let _ = client.delete_subscriptions(&ids).await;
     let _ = client.close().await;
