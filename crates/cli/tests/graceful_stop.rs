@@ -4,45 +4,16 @@
 //! closes their sessions. The commands run as processes on 127.0.0.1.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::io::{BufRead, BufReader, Lines};
-use std::process::{Child, ChildStdout, Command, ExitStatus, Stdio};
+mod processes;
+
+use std::process::ExitStatus;
 use std::time::{Duration, Instant};
 
-/// A command that is killed if the test ends before it does.
-struct Running(Child);
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
+use processes::{Running, output, served_at, spawn, start};
 
 fn free_udp_port() -> u16 {
     let probe = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
     probe.local_addr().unwrap().port()
-}
-
-/// Starts `buildwire ARGS`; its stdout line by line.
-fn spawn(args: &[&str]) -> (Running, Lines<BufReader<ChildStdout>>) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_buildwire"))
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("buildwire starts");
-    let stdout = child.stdout.take().expect("stdout");
-    (Running(child), BufReader::new(stdout).lines())
-}
-
-/// Starts `buildwire ARGS` and waits for its first line on stdout (it is serving then).
-fn start(args: &[&str]) -> (Running, String) {
-    let (running, mut lines) = spawn(args);
-    let line = lines
-        .next()
-        .unwrap_or_else(|| panic!("{args:?} printed nothing"))
-        .unwrap();
-    (running, line)
 }
 
 fn send(running: &Running, signal: libc::c_int) {
@@ -137,18 +108,10 @@ fn opcua_serve_announces_its_shutdown_to_clients() {
         .to_owned();
     send(&running, libc::SIGTERM);
     // ServerStatus: State (i=2259), SecondsTillShutdown (i=2992), ShutdownReason (i=2993).
-    let read = Command::new(env!("CARGO_BIN_EXE_buildwire"))
-        .args([
-            "opcua", "read", &endpoint, "i=2259", "i=2992", "i=2993", "--json",
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        read.status.success(),
-        "{}",
-        String::from_utf8_lossy(&read.stderr)
-    );
-    let report: serde_json::Value = serde_json::from_slice(&read.stdout).unwrap();
+    let read = output(&[
+        "opcua", "read", &endpoint, "i=2259", "i=2992", "i=2993", "--json",
+    ]);
+    let report: serde_json::Value = serde_json::from_str(&read).unwrap();
     let rows = &report["results"];
     let values: Vec<&serde_json::Value> = rows
         .as_array()
@@ -168,16 +131,6 @@ fn opcua_serve_announces_its_shutdown_to_clients() {
     );
     let (status, _) = wait_at_most(&mut running, Duration::from_secs(30));
     assert_eq!(status.code(), Some(0), "{status:?}");
-}
-
-/// The address after " on " in a server's first line (`... on 127.0.0.1:PORT (Ctrl-C stops)`),
-/// or the endpoint of `listening on opc.tcp://...`.
-fn served_at(first: &str) -> String {
-    let rest = first
-        .rsplit_once(" on ")
-        .unwrap_or_else(|| panic!("no address in {first:?}"))
-        .1;
-    rest.split_whitespace().next().unwrap().to_owned()
 }
 
 #[test]

@@ -24,6 +24,7 @@ use buildwire_bench::bacnet::profiles::{large_profile, stress_profile};
 use clap::{Args, Subcommand};
 use serde_json::{Value, json};
 
+use crate::commands::common::csv;
 use crate::commands::common::duration::parse_duration;
 use crate::commands::common::result::CommandResult;
 use crate::commands::common::signals::{Interrupted, StopSignals, stopped, wait_for_stop};
@@ -82,7 +83,8 @@ pub enum BacnetCommand {
     /// and restored after the device restarts; Ctrl-C cancels it on the device.
     #[command(after_help = "Examples:\n  \
         buildwire bacnet subscribe 192.168.1.20:47808 av,1 --json\n  \
-        buildwire bacnet subscribe 192.168.1.20:47808 ai,3 --confirmed --lifetime \\\n      600\n  \
+        buildwire bacnet subscribe 192.168.1.20:47808 ai,3 --confirmed \\\n      --lifetime 10min\n  \
+        buildwire bacnet subscribe 192.168.1.20:47808 av,1 --csv > av1.csv\n  \
         buildwire bacnet subscribe 192.168.1.20:47808 ai,3 --property pv \\\n      --increment 0.5 --count 10")]
     Subscribe(SubscribeArgs),
     /// Routers, BBMDs and their tables (see bacnet_network.rs).
@@ -372,6 +374,10 @@ pub struct SubscribeArgs {
     /// Stop after this long.
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     duration: Option<Duration>,
+    /// One CSV row per property of each notification after a header row: device, object,
+    /// property, value, time_remaining.
+    #[arg(long, conflicts_with = "json")]
+    csv: bool,
     #[command(flatten)]
     client: ClientArgs,
 }
@@ -883,6 +889,12 @@ async fn follow_cov<A: buildwire_bacnet::network::LinkAddress + std::fmt::Displa
     let mut stopped_by_ctrl_c = false;
     let interrupted = tokio::signal::ctrl_c();
     tokio::pin!(interrupted);
+    if args.csv {
+        println!(
+            "{}",
+            csv::line(&["device", "object", "property", "value", "time_remaining"])
+        );
+    }
     while args.count.is_none_or(|count| seen < count) {
         // Ctrl-C and the end of --duration stop the loop; the subscription is then
         // cancelled on the device rather than left to its lifetime.
@@ -898,6 +910,22 @@ async fn follow_cov<A: buildwire_bacnet::network::LinkAddress + std::fmt::Displa
         seen += 1;
         if args.client.json {
             println!("{}", cov_notification_json(&notification));
+        } else if args.csv {
+            let request = &notification.request;
+            for value in &request.values {
+                let property = match value.array_index {
+                    Some(index) => format!("{}[{index}]", value.property),
+                    None => value.property.to_string(),
+                };
+                let fields = [
+                    request.initiating_device.to_string(),
+                    request.monitored_object.to_string(),
+                    property,
+                    elements_text(&value.value),
+                    request.time_remaining.to_string(),
+                ];
+                println!("{}", csv::line(&fields));
+            }
         } else {
             let values: Vec<String> = notification
                 .request

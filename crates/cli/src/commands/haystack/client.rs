@@ -64,6 +64,10 @@ pub struct ClientArgs {
     /// Print the grid as JSON (Hayson) instead of Zinc.
     #[arg(long)]
     json: bool,
+    /// Print the grid as CSV (a header row, then one line per row) instead of Zinc: for
+    /// `read`, `his-read` (ts, val) and every op that answers a table.
+    #[arg(long, conflicts_with = "json")]
+    csv: bool,
 }
 
 pub const AFTER_HELP: &str = "Ops and their arguments:\n  \
@@ -71,7 +75,7 @@ pub const AFTER_HELP: &str = "Ops and their arguments:\n  \
     defs [FILTER] | libs [FILTER]\n  \
     read FILTER [--limit N]            read @id1 @id2 ...   (by id)\n  \
     nav [@NAVID]\n  \
-    watch @id1 @id2 ... [--interval S] [--count N]   (one grid of changes per line with --json)\n  \
+    watch @id1 @id2 ... [--interval DURATION] [--count N]   (one grid of changes per line with --json)\n  \
     point-write @ID                    (the priority array)\n  \
     point-write @ID LEVEL VALUE [--who NAME]   (VALUE in Zinc: 72.5, N to release, \"text\")\n  \
     his-read @ID RANGE                 (today, yesterday, 2024-01-01, 2024-01-01,2024-01-31)\n  \
@@ -82,6 +86,7 @@ pub const AFTER_HELP: &str = "Ops and their arguments:\n  \
     buildwire haystack client http://127.0.0.1:8080/api about -u admin\n  \
     buildwire haystack client http://127.0.0.1:8080/api read 'point and his' \\\n      --limit 5 --json\n  \
     buildwire haystack client http://127.0.0.1:8080/api his-read @p1 yesterday \\\n      -u admin\n  \
+    buildwire haystack client http://127.0.0.1:8080/api his-read @p1 today \\\n      --csv > p1.csv\n  \
     buildwire haystack client http://127.0.0.1:8080/api read site --ws -u admin";
 
 pub fn client(args: ClientArgs) -> CommandResult {
@@ -122,13 +127,15 @@ async fn run(args: ClientArgs) -> CommandResult {
         return watch(client.http(), &args).await;
     }
     let grid = call(&client, &args).await?;
-    print_grid(&grid, args.json);
+    print_grid(&grid, &args);
     Ok(())
 }
 
-fn print_grid(grid: &Grid, json: bool) {
-    if json {
+fn print_grid(grid: &Grid, args: &ClientArgs) {
+    if args.json {
         println!("{}", Format::Json.encode_grid(grid));
+    } else if args.csv {
+        print!("{}", buildwire_haystack::codec::csv::encode_grid(grid));
     } else {
         print!("{}", zinc::encode_grid(grid));
     }
@@ -271,7 +278,7 @@ async fn watch(http: &HaystackClient, args: &ClientArgs) -> CommandResult {
         let Some(changes) = watch.next().await else {
             break;
         };
-        print_grid(&changes?, args.json);
+        print_grid(&changes?, args);
         seen += 1;
     }
     watch.close().await?;

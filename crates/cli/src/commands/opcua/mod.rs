@@ -23,6 +23,7 @@ use buildwire_opcua::services::{AttributeId, ReadValueId};
 use clap::{Args, Subcommand, ValueEnum};
 use serde_json::{Value, json};
 
+use crate::commands::common::csv;
 use crate::commands::common::duration::parse_duration;
 use crate::commands::common::result::CommandResult;
 use crate::commands::common::signals::{StopSignals, stopped, wait_for_stop};
@@ -72,7 +73,8 @@ pub enum OpcuaCommand {
     /// every --interval on a client that reconnects by itself when the server goes away.
     #[command(after_help = "Examples:\n  \
         buildwire opcua read opc.tcp://127.0.0.1:4840 i=2258 i=2255 --json\n  \
-        buildwire opcua read opc.tcp://127.0.0.1:4840 i=2258 --repeat 100 \\\n      --interval 500ms --json\n\n\
+        buildwire opcua read opc.tcp://127.0.0.1:4840 i=2258 --repeat 100 \\\n      --interval 500ms --json\n  \
+        buildwire opcua read opc.tcp://127.0.0.1:4840 i=2258 --repeat 60 --csv\n\n\
         With --repeat the client re-activates its session on a new connection after a network \
         cut, and creates one new session after a server restart; each round and each \
         connection event is one line (JSON lines with --json). A round fails when the server \
@@ -92,6 +94,7 @@ pub enum OpcuaCommand {
     /// the subscription is deleted on the way out.
     #[command(after_help = "Examples:\n  \
         buildwire opcua subscribe opc.tcp://127.0.0.1:4840 'ns=1;s=Setpoint' --json\n  \
+        buildwire opcua subscribe opc.tcp://127.0.0.1:4840 i=2258 --csv > time.csv\n  \
         buildwire opcua subscribe opc.tcp://127.0.0.1:4840 'ns=1;s=Setpoint' \\\n      --interval 100ms \
         --queue 10 --deadband abs:0.5 --duration 30")]
     Subscribe(subscribe::SubscribeArgs),
@@ -176,6 +179,10 @@ pub struct ReadArgs {
     /// Print JSON instead of text.
     #[arg(long)]
     json: bool,
+    /// CSV rows after a header row (with --repeat, a round column first); connection
+    /// events go to stderr.
+    #[arg(long, conflicts_with = "json")]
+    csv: bool,
     /// Read this many times, reconnecting by itself whenever the connection is lost.
     #[arg(long, value_name = "N")]
     repeat: Option<u64>,
@@ -480,6 +487,7 @@ async fn read(args: ReadArgs) -> CommandResult {
             interval: args.interval,
             reconnect_timeout: args.reconnect_timeout,
             json: args.json,
+            csv: args.csv,
         };
         return repeat::run(read, data_value_json).await;
     }
@@ -500,6 +508,13 @@ async fn read(args: ReadArgs) -> CommandResult {
         .zip(&values)
         .map(|(node, value)| data_value_json(node, value))
         .collect();
+    if args.csv {
+        println!("{}", csv::line(repeat::DATA_VALUE_COLUMNS));
+        for row in &rows {
+            println!("{}", csv::json_line(row, repeat::DATA_VALUE_COLUMNS));
+        }
+        return Ok(());
+    }
     if args.json {
         println!(
             "{}",

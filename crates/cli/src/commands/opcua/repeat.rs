@@ -19,6 +19,7 @@ use serde_json::{Value, json};
 use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::broadcast;
 
+use crate::commands::common::csv;
 use crate::commands::common::result::CommandResult;
 use crate::commands::common::signals::Interrupted;
 
@@ -32,7 +33,19 @@ pub struct RepeatRead {
     pub interval: Duration,
     pub reconnect_timeout: Duration,
     pub json: bool,
+    /// CSV rows (round and [`DATA_VALUE_COLUMNS`]) after a header row; events on stderr.
+    pub csv: bool,
 }
+
+/// The fields of a value row (`data_value_json`), the columns of `--csv`.
+pub const DATA_VALUE_COLUMNS: &[&str] = &[
+    "node",
+    "value",
+    "type",
+    "status",
+    "source_timestamp",
+    "server_timestamp",
+];
 
 /// A connection event as one JSON object (`{"event": "lost", ...}`).
 pub(super) fn event_json(event: &ConnectionEvent) -> Value {
@@ -88,11 +101,15 @@ fn print_line(json_mode: bool, value: &Value, text: String) {
     let _ = std::io::stdout().flush();
 }
 
-fn print_events(json_mode: bool, events: &mut broadcast::Receiver<ConnectionEvent>) {
+fn print_events(json: bool, csv: bool, events: &mut broadcast::Receiver<ConnectionEvent>) {
     while let Ok(event) = events.try_recv() {
         let value = event_json(&event);
         let text = format!("# {}", value);
-        print_line(json_mode, &value, text);
+        if csv {
+            eprintln!("{text}");
+        } else {
+            print_line(json, &value, text);
+        }
     }
 }
 
@@ -115,11 +132,17 @@ pub async fn run(
     let mut interrupt = signal(SignalKind::interrupt())?;
     if let Some(session_id) = client.session_id() {
         let value = json!({"event": "connected", "session_id": session_id.to_string()});
-        print_line(
-            read.json,
-            &value,
-            format!("# connected, session {session_id}"),
-        );
+        let text = format!("# connected, session {session_id}");
+        if read.csv {
+            eprintln!("{text}");
+        } else {
+            print_line(read.json, &value, text);
+        }
+    }
+    if read.csv {
+        let mut header = vec!["round"];
+        header.extend_from_slice(DATA_VALUE_COLUMNS);
+        print_line(false, &Value::Null, csv::line(&header));
     }
     let mut last_ok = false;
     let mut stopped_by_ctrl_c = false;
@@ -137,7 +160,7 @@ pub async fn run(
                 break;
             }
         };
-        print_events(read.json, &mut events);
+        print_events(read.json, read.csv, &mut events);
         match result {
             Ok(values) => {
                 last_ok = true;
@@ -147,6 +170,13 @@ pub async fn run(
                     .zip(&values)
                     .map(|(node, value)| row(node, value))
                     .collect();
+                if read.csv {
+                    for r in &rows {
+                        let line = csv::json_line(r, DATA_VALUE_COLUMNS);
+                        print_line(false, &Value::Null, format!("{round},{line}"));
+                    }
+                    continue;
+                }
                 let text = rows
                     .iter()
                     .map(|r| {
@@ -164,6 +194,10 @@ pub async fn run(
                     &json!({"round": round, "results": rows, "reconnects": client.reconnects()}),
                     format!("[{round}] {text}"),
                 );
+            }
+            Err(error) if read.csv => {
+                last_ok = false;
+                eprintln!("# [{round}] error: {error}");
             }
             Err(error) => {
                 last_ok = false;

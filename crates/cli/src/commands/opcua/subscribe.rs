@@ -20,10 +20,11 @@ use serde_json::json;
 use buildwire_opcua::driver::{ConnectionEvent, ReconnectPolicy, ReconnectingClient};
 use tokio::sync::broadcast;
 
+use crate::commands::common::csv;
 use crate::commands::common::duration::parse_duration;
 use crate::commands::common::result::CommandResult;
 use crate::commands::common::signals::Interrupted;
-use crate::commands::opcua::repeat::event_json;
+use crate::commands::opcua::repeat::{DATA_VALUE_COLUMNS, event_json};
 use buildwire_opcua::client::value_text::data_value_json;
 
 use crate::commands::opcua::client_args::{ClientArgs, client_config, parse_node};
@@ -58,6 +59,10 @@ pub struct SubscribeArgs {
     /// One JSON object per change and line (node, value, type, status, timestamps).
     #[arg(long)]
     json: bool,
+    /// One CSV row per change after a header row (the JSON fields as columns); connection
+    /// events go to stderr.
+    #[arg(long, conflicts_with = "json")]
+    csv: bool,
 }
 
 /// Prints the connection events that happened since the last call.
@@ -148,6 +153,9 @@ pub async fn subscribe(args: SubscribeArgs) -> CommandResult {
         eprintln!("not monitored: {line}");
     }
     let deadline = args.duration.map(|d| tokio::time::Instant::now() + d);
+    if args.csv {
+        println!("{}", csv::line(DATA_VALUE_COLUMNS));
+    }
     let interrupted = tokio::signal::ctrl_c();
     tokio::pin!(interrupted);
     let outcome: CommandResult = loop {
@@ -173,6 +181,8 @@ pub async fn subscribe(args: SubscribeArgs) -> CommandResult {
                 let row = data_value_json(node, &value);
                 if args.json {
                     println!("{row}");
+                } else if args.csv {
+                    println!("{}", csv::json_line(&row, DATA_VALUE_COLUMNS));
                 } else {
                     println!(
                         "{} = {} ({}) {}",
