@@ -28,12 +28,15 @@ pub fn spawn(args: &[&str]) -> (Running, Lines<BufReader<ChildStdout>>) {
 }
 
 /// Starts `buildwire ARGS` and waits for its first line on stdout (a server serves then).
+/// The rest of stdout is read and dropped, so that a line the command prints later does not
+/// end it with SIGPIPE.
 pub fn start(args: &[&str]) -> (Running, String) {
     let (running, mut lines) = spawn(args);
     let line = lines
         .next()
         .unwrap_or_else(|| panic!("{args:?} printed nothing"))
         .expect("readable stdout");
+    std::thread::spawn(move || lines.for_each(drop));
     (running, line)
 }
 
