@@ -41,14 +41,14 @@ step "BACnet: a malformed datagram is located, not crashed on"
 
 oport="$(free_port SOCK_STREAM)"
 step "OPC UA: our server on opc.tcp://127.0.0.1:$oport with the Throughput benchmark object and 100 simulated points"
-"$bw" opcua serve --bind "127.0.0.1:$oport" --simulate 100 --simulate-interval 200 > "$out/opcua.log" 2>&1 &
+"$bw" opcua serve --bind "127.0.0.1:$oport" --simulate 100 --simulate-interval 200ms > "$out/opcua.log" 2>&1 &
 pids+=($!)
 wait_for "$out/opcua.log" "opc.tcp"
 cat "$out/opcua.log"
 "$bw" opcua browse "opc.tcp://127.0.0.1:$oport"
 "$bw" opcua read "opc.tcp://127.0.0.1:$oport" i=2258
 step "OPC UA subscription: two simulated points for 1 s (the client would reconnect by itself)"
-"$bw" opcua subscribe "opc.tcp://127.0.0.1:$oport" "ns=1;s=Sim.0" "ns=1;s=Sim.1" --interval 200 --duration 1
+"$bw" opcua subscribe "opc.tcp://127.0.0.1:$oport" "ns=1;s=Sim.0" "ns=1;s=Sim.1" --interval 200ms --duration 1
 step "OPC UA throughput (the open62541 benchmark), 1 KiB packages for 4 s"
 "$bw" bench opcua throughput --endpoint "opc.tcp://127.0.0.1:$oport" --size-kib 1 --seconds 4
 

@@ -1,6 +1,6 @@
 """OPC UA client resilience against an independent server, on 127.0.0.1.
 
-Our client (`buildwire opcua read ... --repeat N --interval MS --json`, a client that
+Our client (`buildwire opcua read ... --repeat N --interval DURATION --json`, a client that
 reconnects by itself) polls an asyncua server (tests/peers/asyncua_server.py); the server
 process is killed (SIGKILL) and started again on the same port. The client reports the loss,
 reconnects with backoff, finds that the restarted server no longer knows its session, creates
@@ -66,9 +66,9 @@ def test_our_client_resumes_after_the_asyncua_server_restarts(
             "--repeat",
             "120",
             "--interval",
-            "100",
+            "100ms",
             "--reconnect-timeout",
-            "30000",
+            "30",
             "--json",
         ],
         stdout=subprocess.PIPE,

@@ -387,7 +387,7 @@ def test_our_subscriber_over_an_encrypted_channel_to_asyncua(
             asyncua_secure_server,
             "ns=1;s=Setpoint",
             "--interval",
-            "50",
+            "50ms",
             "--duration",
             "30",
             "--json",

@@ -88,7 +88,7 @@ def test_our_subscribe_cli_against_asyncua(buildwire_cmd: list[str], counter_ser
             counter_server,
             "ns=1;s=Counter",
             "--interval",
-            "50",
+            "50ms",
             "--queue",
             "10",
             "--duration",

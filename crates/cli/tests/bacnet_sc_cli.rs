@@ -4,9 +4,10 @@
 //! A node without a certificate from the CA is refused.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::io::{BufRead, BufReader};
+mod processes;
+
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
 use buildwire_bacnet::driver::sc::tls::{ScTlsFiles, client_config};
@@ -17,27 +18,11 @@ use buildwire_bacnet::link::sc::{HubConnectionStatus, LocalIdentity};
 use buildwire_bacnet::network::DeviceAddress;
 use buildwire_bacnet::tsm::TsmConfig;
 use buildwire_bacnet::{ObjectIdentifier, PropertyIdentifier};
-
-struct Running(Child);
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
+use processes::{Running, spawn};
 
 /// Starts `buildwire ARGS...` and returns it with the first stdout line containing `ready`.
 fn start(args: &[&str], ready: &str) -> (Running, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_buildwire"))
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("buildwire starts");
-    let stdout = child.stdout.take().expect("stdout");
-    let mut lines = BufReader::new(stdout).lines();
-    let running = Running(child);
+    let (running, mut lines) = spawn(args);
     loop {
         let line = lines
             .next()

@@ -4,43 +4,16 @@
 //! closes their sessions. The commands run as processes on 127.0.0.1.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, ExitStatus, Stdio};
+mod processes;
+
+use std::process::ExitStatus;
 use std::time::{Duration, Instant};
 
-/// A command that is killed if the test ends before it does.
-struct Running(Child);
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
+use processes::{Running, output, served_at, spawn, start};
 
 fn free_udp_port() -> u16 {
     let probe = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
     probe.local_addr().unwrap().port()
-}
-
-/// Starts `buildwire ARGS` and waits for its first line on stdout (it is serving then). The
-/// reader of stdout is dropped after that line, as `serve | head -1` does: a server must go
-/// on serving (and stop cleanly) when it prints more.
-fn start(args: &[&str]) -> (Running, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_buildwire"))
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("buildwire starts");
-    let stdout = child.stdout.take().expect("stdout");
-    let running = Running(child);
-    let line = BufReader::new(stdout)
-        .lines()
-        .next()
-        .unwrap_or_else(|| panic!("{args:?} printed nothing"))
-        .unwrap();
-    (running, line)
 }
 
 fn send(running: &Running, signal: libc::c_int) {
@@ -135,18 +108,10 @@ fn opcua_serve_announces_its_shutdown_to_clients() {
         .to_owned();
     send(&running, libc::SIGTERM);
     // ServerStatus: State (i=2259), SecondsTillShutdown (i=2992), ShutdownReason (i=2993).
-    let read = Command::new(env!("CARGO_BIN_EXE_buildwire"))
-        .args([
-            "opcua", "read", &endpoint, "i=2259", "i=2992", "i=2993", "--json",
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        read.status.success(),
-        "{}",
-        String::from_utf8_lossy(&read.stderr)
-    );
-    let report: serde_json::Value = serde_json::from_slice(&read.stdout).unwrap();
+    let read = output(&[
+        "opcua", "read", &endpoint, "i=2259", "i=2992", "i=2993", "--json",
+    ]);
+    let report: serde_json::Value = serde_json::from_str(&read).unwrap();
     let rows = &report["results"];
     let values: Vec<&serde_json::Value> = rows
         .as_array()
@@ -164,6 +129,76 @@ fn opcua_serve_announces_its_shutdown_to_clients() {
         values[2].as_str().is_some_and(|reason| !reason.is_empty()),
         "{rows}"
     );
+    let (status, _) = wait_at_most(&mut running, Duration::from_secs(30));
+    assert_eq!(status.code(), Some(0), "{status:?}");
+}
+
+#[test]
+fn ctrl_c_ends_subscriptions_and_repeated_reads_with_status_130() {
+    let (_bacnet, first) = start(&["bacnet", "serve", "--bind", "127.0.0.1:0"]);
+    let device = served_at(&first);
+    let (_opcua, first) = start(&["opcua", "serve", "--bind", "127.0.0.1:0"]);
+    let endpoint = served_at(&first);
+    let clients: Vec<Vec<&str>> = vec![
+        vec!["bacnet", "subscribe", &device, "av,1", "--json"],
+        vec![
+            "opcua",
+            "subscribe",
+            &endpoint,
+            "i=2258",
+            "--interval",
+            "100ms",
+        ],
+        vec![
+            "opcua",
+            "read",
+            &endpoint,
+            "i=2258",
+            "--repeat",
+            "1000",
+            "--interval",
+            "100ms",
+        ],
+    ];
+    for args in &clients {
+        // Its stdout is kept open: a closed one would end the command with SIGPIPE instead.
+        let (mut running, mut lines) = spawn(args);
+        // A line that comes once the command waits for Ctrl-C: the initial notification,
+        // a data change, a round.
+        let line = lines
+            .find(|line| !line.as_ref().unwrap().starts_with('#'))
+            .unwrap_or_else(|| panic!("{args:?} printed nothing"))
+            .unwrap();
+        eprintln!("{args:?}: {line}");
+        send(&running, libc::SIGINT);
+        let (status, took) = wait_at_most(&mut running, Duration::from_secs(20));
+        assert_eq!(
+            status.code(),
+            Some(130),
+            "{args:?} after Ctrl-C: {status:?}"
+        );
+        eprintln!("{args:?}: stopped in {took:?}");
+        drop(lines);
+    }
+}
+
+/// A server outlives the reader of its stdout (`buildwire bacnet router ... | head -1`):
+/// the lines it prints after that are dropped, it goes on serving, and it still stops
+/// cleanly. (The router used to die of SIGPIPE there.)
+#[test]
+fn a_server_outlives_the_reader_of_its_stdout() {
+    let port_one = format!("1=bip:127.0.0.1:{}", free_udp_port());
+    let port_two = format!("2=bip:127.0.0.2:{}", free_udp_port());
+    let args = ["bacnet", "router", "--port", &port_one, "--port", &port_two];
+    let (mut running, mut lines) = spawn(&args);
+    assert!(lines.next().is_some(), "the router printed its first port");
+    drop(lines);
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(
+        running.0.try_wait().unwrap().is_none(),
+        "the router ended when its reader left"
+    );
+    send(&running, libc::SIGTERM);
     let (status, _) = wait_at_most(&mut running, Duration::from_secs(30));
     assert_eq!(status.code(), Some(0), "{status:?}");
 }

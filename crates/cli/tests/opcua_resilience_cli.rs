@@ -119,9 +119,9 @@ fn a_polling_client_survives_a_server_restart() {
         "--repeat",
         "80",
         "--interval",
-        "100",
+        "100ms",
         "--reconnect-timeout",
-        "20000",
+        "20",
         "--json",
     ]);
 
@@ -168,11 +168,11 @@ fn a_subscribed_client_resumes_after_a_server_restart() {
         &endpoint,
         "ns=1;s=Setpoint",
         "--interval",
-        "50",
+        "50ms",
         "--duration",
         "60",
         "--reconnect-timeout",
-        "20000",
+        "20",
         "--json",
     ]);
     let value = |v: &Value| v["value"].as_f64();
@@ -208,7 +208,7 @@ fn the_monitored_items_soak_checks_every_change() {
             "--items",
             "50",
             "--sampling",
-            "100",
+            "100ms",
             "--duration",
             "1.5",
             "--sample-every",

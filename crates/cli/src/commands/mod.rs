@@ -21,6 +21,7 @@ pub use common::result::CommandResult;
     after_help = "Examples:\n  \
         buildwire bacnet decode 810b000801001008\n  \
         buildwire haystack convert alpha.zinc alpha.json\n  \
+        buildwire opcua read opc.tcp://127.0.0.1:4840 i=2258\n  \
         buildwire bench limit udp --in-flight 7 --seconds 3\n  \
         buildwire bench limit tcp --response-size 1048576 --json\n\n\
         Run `buildwire <command> --help` for the options of each command."
@@ -32,16 +33,20 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// BACnet/IP: serve a simulated device, discover, read and write, decode datagrams.
+    /// BACnet: serve a device, discover, read, write and subscribe (B/IP and BACnet/SC); route,
+    /// BBMD and SC hub; decode datagrams.
     #[command(subcommand)]
     Bacnet(bacnet::BacnetCommand),
-    /// Project Haystack: convert, check and query grids.
+    /// Project Haystack: serve over HTTP and WebSocket, query a server as a client; convert,
+    /// check and query grid files; Redis and PostgreSQL storage.
     #[command(subcommand)]
     Haystack(haystack::HaystackCommand),
-    /// OPC UA: serve, browse, read, write and call; decode UA TCP bytes; look up status codes.
+    /// OPC UA: serve, browse, read, write, call and subscribe (secured, reconnecting);
+    /// certificates; decode UA TCP bytes; look up status codes.
     #[command(subcommand)]
     Opcua(opcua::OpcuaCommand),
-    /// Measure: raw-socket limits now; protocol benchmarks as they land.
+    /// Benchmarks: BACnet (B/IP, router, BBMD, SC), Haystack and OPC UA against peers, soaks,
+    /// and the raw-socket limits.
     #[command(subcommand)]
     Bench(bench::BenchCommand),
 }

@@ -24,8 +24,10 @@ use buildwire_bench::bacnet::profiles::{large_profile, stress_profile};
 use clap::{Args, Subcommand};
 use serde_json::{Value, json};
 
+use crate::commands::common::csv;
+use crate::commands::common::duration::parse_duration;
 use crate::commands::common::result::CommandResult;
-use crate::commands::common::signals::{StopSignals, stopped, wait_for_stop};
+use crate::commands::common::signals::{Interrupted, StopSignals, stopped, wait_for_stop};
 use crate::hex_input::read_hex_argument;
 
 #[derive(Debug, Subcommand)]
@@ -33,7 +35,7 @@ pub enum BacnetCommand {
     /// Decode a BACnet/IP datagram layer by layer (BVLL, NPDU, APDU, service parameters).
     #[command(after_help = "Examples:\n  \
         buildwire bacnet decode 810b000801001008            # a Who-Is broadcast\n  \
-        buildwire bacnet decode '81 0a 00 11 01 04 00 05 01 0c 0c 00 00 00 05 19 55' --json\n  \
+        buildwire bacnet decode \\\n      '81 0a 00 11 01 04 00 05 01 0c 0c 00 00 00 05 19 55' --json\n  \
         xxd -p capture.bin | buildwire bacnet decode -")]
     Decode(DecodeArgs),
     /// Look up an object type, property or object identifier (`ai,1`, `pv`, `analog-value`).
@@ -45,9 +47,9 @@ pub enum BacnetCommand {
     /// Serve a BACnet/IP device (the `stress` objects or a JSON profile) until Ctrl-C.
     #[command(after_help = "Examples:\n  \
         buildwire bacnet serve\n  \
-        buildwire bacnet serve --bind 127.0.0.1:47809 --broadcast 127.255.255.255 --device-id 1234\n  \
+        buildwire bacnet serve --bind 127.0.0.1:47809 --broadcast 127.255.255.255 \\\n      --device-id 1234\n  \
         buildwire bacnet serve --objects site.json\n  \
-        buildwire bacnet serve --objects large:1500 --max-apdu 480   # segmented object-list")]
+        buildwire bacnet serve --objects large:1500 --max-apdu 480 \\\n      # segmented object-list")]
     Serve(ServeArgs),
     /// Broadcast a Who-Is and list the devices that answer.
     #[command(after_help = "Examples:\n  \
@@ -58,12 +60,12 @@ pub enum BacnetCommand {
     /// Read one property (ReadProperty).
     #[command(after_help = "Examples:\n  \
         buildwire bacnet read 192.168.1.20:47808 ai,1 pv\n  \
-        buildwire bacnet read 192.168.1.20:47808 device,1234 object-list --index 0 --json")]
+        buildwire bacnet read 192.168.1.20:47808 device,1234 object-list --index 0 \\\n      --json")]
     Read(ReadArgs),
     /// Write one property (WriteProperty).
     #[command(after_help = "Examples:\n  \
         buildwire bacnet write 192.168.1.20:47808 av,1 pv 72.5 --priority 8\n  \
-        buildwire bacnet write 192.168.1.20:47808 av,1 pv null --priority 8   # relinquish\n  \
+        buildwire bacnet write 192.168.1.20:47808 av,1 pv null --priority 8 \\\n      # relinquish\n  \
         buildwire bacnet write 192.168.1.20:47808 bv,1 pv active")]
     Write(WriteArgs),
     /// Read several properties of several objects (ReadPropertyMultiple).
@@ -81,8 +83,9 @@ pub enum BacnetCommand {
     /// and restored after the device restarts; Ctrl-C cancels it on the device.
     #[command(after_help = "Examples:\n  \
         buildwire bacnet subscribe 192.168.1.20:47808 av,1 --json\n  \
-        buildwire bacnet subscribe 192.168.1.20:47808 ai,3 --confirmed --lifetime 600\n  \
-        buildwire bacnet subscribe 192.168.1.20:47808 ai,3 --property pv --increment 0.5 --count 10")]
+        buildwire bacnet subscribe 192.168.1.20:47808 ai,3 --confirmed \\\n      --lifetime 10min\n  \
+        buildwire bacnet subscribe 192.168.1.20:47808 av,1 --csv > av1.csv\n  \
+        buildwire bacnet subscribe 192.168.1.20:47808 ai,3 --property pv \\\n      --increment 0.5 --count 10")]
     Subscribe(SubscribeArgs),
     /// Routers, BBMDs and their tables (see bacnet_network.rs).
     #[command(flatten)]
@@ -91,13 +94,13 @@ pub enum BacnetCommand {
     /// alternative names for 127.0.0.1, ::1, localhost and each name).
     #[command(after_help = "Examples:\n  \
         buildwire bacnet sc-certs ./pki\n  \
-        buildwire bacnet sc-certs ./pki --names hub,device7 --san 10.0.0.5,hub.example --days 30")]
+        buildwire bacnet sc-certs ./pki --names hub,device7 --san \\\n      10.0.0.5,hub.example --days 30")]
     ScCerts(sc::ScCertsArgs),
     /// Run a BACnet/SC hub (Annex AB.5.3): WebSockets with mutual TLS 1.3, subprotocol
     /// hub.bsc.bacnet.org; relays unicasts by VMAC and broadcasts to every other node.
     #[command(after_help = "Examples:\n  \
         buildwire bacnet sc-certs ./pki\n  \
-        buildwire bacnet sc-hub --bind 127.0.0.1:4443 --cert pki/hub.crt --key pki/hub.key --ca pki/ca.crt\n  \
+        buildwire bacnet sc-hub --bind 127.0.0.1:4443 --cert pki/hub.crt --key \\\n      pki/hub.key --ca pki/ca.crt\n  \
         buildwire bacnet serve --transport sc --hub wss://127.0.0.1:4443 \\\n      \
           --cert pki/node1.crt --key pki/node1.key --ca pki/ca.crt")]
     ScHub(sc::ScHubArgs),
@@ -240,9 +243,9 @@ pub struct WhoisArgs {
     /// Ask one device (HOST:PORT) instead of broadcasting.
     #[arg(long)]
     to: Option<String>,
-    /// Seconds to wait for answers.
-    #[arg(long, default_value_t = 3.0)]
-    timeout: f64,
+    /// How long to wait for answers.
+    #[arg(long, default_value = "3s", value_name = "DURATION", value_parser = parse_duration)]
+    timeout: Duration,
     /// Lowest device instance to ask for (with --high).
     #[arg(long, requires = "high")]
     low: Option<u32>,
@@ -264,9 +267,9 @@ pub struct ClientArgs {
     /// Local address of the client (port 0 picks a free one).
     #[arg(long, default_value = "0.0.0.0:0")]
     bind: String,
-    /// Seconds to wait for each attempt (3 retries follow a silent attempt).
-    #[arg(long, default_value_t = 3.0)]
-    timeout: f64,
+    /// How long to wait for each attempt (3 retries follow a silent attempt).
+    #[arg(long, default_value = "3s", value_name = "DURATION", value_parser = parse_duration)]
+    timeout: Duration,
     /// Largest APDU this client accepts (50..1476); longer answers come segmented.
     #[arg(long, default_value_t = 1476)]
     max_apdu: u16,
@@ -359,18 +362,22 @@ pub struct SubscribeArgs {
     /// COV increment for --property of a REAL value.
     #[arg(long, requires = "property")]
     increment: Option<f32>,
-    /// Lifetime asked of the device, seconds (0: indefinite; renewed at half of it).
-    #[arg(long, default_value_t = 300)]
-    lifetime: u32,
+    /// Lifetime asked of the device, whole seconds (0: indefinite; renewed at half of it).
+    #[arg(long, default_value = "300s", value_name = "DURATION", value_parser = parse_duration)]
+    lifetime: Duration,
     /// Confirmed notifications (the device waits for our acknowledgement).
     #[arg(long)]
     confirmed: bool,
     /// Stop after this many notifications (the initial one included).
     #[arg(long)]
     count: Option<u64>,
-    /// Stop after this many seconds.
-    #[arg(long)]
-    duration: Option<f64>,
+    /// Stop after this long.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    duration: Option<Duration>,
+    /// One CSV row per property of each notification after a header row: device, object,
+    /// property, value, time_remaining.
+    #[arg(long, conflicts_with = "json")]
+    csv: bool,
     #[command(flatten)]
     client: ClientArgs,
 }
@@ -436,9 +443,7 @@ fn parse_property_index(
     }
 }
 
-fn tsm_config(timeout: f64) -> Result<TsmConfig, Box<dyn std::error::Error>> {
-    let apdu_timeout = Duration::try_from_secs_f64(timeout)
-        .map_err(|_| format!("--timeout {timeout} is not a number of seconds"))?;
+fn tsm_config(apdu_timeout: Duration) -> Result<TsmConfig, Box<dyn std::error::Error>> {
     Ok(TsmConfig {
         apdu_timeout,
         ..TsmConfig::default()
@@ -598,10 +603,9 @@ fn whois(args: WhoisArgs) -> CommandResult {
         Some(to) => Destination::Unicast(parse_address(to)?),
         None => Destination::Broadcast,
     };
-    let wait = Duration::try_from_secs_f64(args.timeout)
-        .map_err(|_| format!("--timeout {} is not a number of seconds", args.timeout))?;
+    let wait = args.timeout;
     let found: Vec<(String, buildwire_bacnet::services::who_is::IAm)> = if args.sc.is_sc() {
-        let tsm = tsm_config(3.0)?;
+        let tsm = tsm_config(Duration::from_secs(3))?;
         runtime()?.block_on(async {
             let client = args.sc.client(tsm).await?;
             let found = client
@@ -834,15 +838,10 @@ fn subscribe(args: SubscribeArgs) -> CommandResult {
         property,
         cov_increment: args.increment,
         confirmed: args.confirmed,
-        lifetime: args.lifetime,
+        lifetime: u32::try_from(args.lifetime.as_secs())
+            .map_err(|_| "--lifetime is too long for BACnet (at most 136 years)")?,
     };
-    let stop_after = args
-        .duration
-        .map(|seconds| {
-            Duration::try_from_secs_f64(seconds)
-                .map_err(|_| format!("--duration {seconds} is not a number of seconds"))
-        })
-        .transpose()?;
+    let stop_after = args.duration;
     if args.client.sc.is_sc() {
         let to = sc::sc_device(&args.address)?;
         let tsm = client_tsm(&args.client)?;
@@ -876,7 +875,7 @@ async fn follow_cov<A: buildwire_bacnet::network::LinkAddress + std::fmt::Displa
         "subscribed to {object} at {} (process {}, lifetime {} s, {})",
         args.address,
         subscription.process_identifier(),
-        args.lifetime,
+        args.lifetime.as_secs(),
         if args.confirmed {
             "confirmed"
         } else {
@@ -887,20 +886,46 @@ async fn follow_cov<A: buildwire_bacnet::network::LinkAddress + std::fmt::Displa
     let deadline =
         tokio::time::Instant::now() + stop_after.unwrap_or(Duration::from_secs(365 * 24 * 3600));
     let mut seen = 0u64;
+    let mut stopped_by_ctrl_c = false;
     let interrupted = tokio::signal::ctrl_c();
     tokio::pin!(interrupted);
+    if args.csv {
+        println!(
+            "{}",
+            csv::line(&["device", "object", "property", "value", "time_remaining"])
+        );
+    }
     while args.count.is_none_or(|count| seen < count) {
         // Ctrl-C and the end of --duration stop the loop; the subscription is then
         // cancelled on the device rather than left to its lifetime.
         let next = tokio::select! {
             next = subscription.next() => next,
             () = tokio::time::sleep_until(deadline) => break,
-            _ = &mut interrupted => break,
+            _ = &mut interrupted => {
+                stopped_by_ctrl_c = true;
+                break;
+            }
         };
         let Some(notification) = next else { break };
         seen += 1;
         if args.client.json {
             println!("{}", cov_notification_json(&notification));
+        } else if args.csv {
+            let request = &notification.request;
+            for value in &request.values {
+                let property = match value.array_index {
+                    Some(index) => format!("{}[{index}]", value.property),
+                    None => value.property.to_string(),
+                };
+                let fields = [
+                    request.initiating_device.to_string(),
+                    request.monitored_object.to_string(),
+                    property,
+                    elements_text(&value.value),
+                    request.time_remaining.to_string(),
+                ];
+                println!("{}", csv::line(&fields));
+            }
         } else {
             let values: Vec<String> = notification
                 .request
@@ -917,6 +942,10 @@ async fn follow_cov<A: buildwire_bacnet::network::LinkAddress + std::fmt::Displa
         }
     }
     subscription.cancel().await;
+    if stopped_by_ctrl_c {
+        // Exit status 130, as for every command stopped with Ctrl-C.
+        return Err(Box::new(Interrupted));
+    }
     Ok(())
 }
 

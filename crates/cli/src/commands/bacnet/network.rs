@@ -21,6 +21,7 @@ use buildwire_bench::bacnet::profiles::stress_profile;
 use clap::{Args, Subcommand, ValueEnum};
 use serde_json::{Value, json};
 
+use crate::commands::common::duration::parse_duration;
 use crate::commands::common::report_timer::ReportTimer;
 use crate::commands::common::result::CommandResult;
 use crate::commands::common::signals::{StopSignals, stopped, wait_for_stop};
@@ -39,9 +40,9 @@ pub enum NetworkCommand {
         optionally followed by ,OPTION=VALUE: for bip `broadcast=IP`, `bdt=FILE` (the port is \
         also a BBMD); for bip6 `vmac=HEX6`, `interface=NAME`, `group=ADDRESS`.\n\n\
         Examples:\n  \
-        buildwire bacnet router --port 1=bip:10.0.1.1:47808 --port 2=bip:10.0.2.1:47808\n  \
-        buildwire bacnet router --port 1=bip:0.0.0.0:47808 --port 2=bip6:[::]:47808,interface=eth1,vmac=0000fe\n  \
-        buildwire bacnet router --port 1=bip:10.0.1.1:47808 --port 2=bip:10.0.2.1:47808 \\\n      \
+        buildwire bacnet router --port 1=bip:10.0.1.1:47808 --port \\\n      2=bip:10.0.2.1:47808\n  \
+        buildwire bacnet router --port 1=bip:0.0.0.0:47808 --port \\\n      2=bip6:[::]:47808,interface=eth1,vmac=0000fe\n  \
+        buildwire bacnet router --port 1=bip:10.0.1.1:47808 --port \\\n      2=bip:10.0.2.1:47808 \\\n      \
           --route 5=2:0a0002febac0 --device-id 500"
     )]
     Router(RouterArgs),
@@ -51,7 +52,7 @@ pub enum NetworkCommand {
         prefix length or dotted; default /32, two-hop); this BBMD is added when missing.\n\n\
         Examples:\n  \
         buildwire bacnet bbmd --bind 10.0.1.1:47808 --bdt site.bdt\n  \
-        buildwire bacnet bbmd --bind 10.0.1.1:47808            # foreign devices only"
+        buildwire bacnet bbmd --bind 10.0.1.1:47808 # foreign devices only"
     )]
     Bbmd(BbmdArgs),
     /// Read a BBMD's broadcast distribution table (Read-BDT).
@@ -92,9 +93,9 @@ pub struct RouterArgs {
     /// Accept Initialize-Routing-Table updates from the network.
     #[arg(long)]
     accept_routing_table_updates: bool,
-    /// Print the routing table every N seconds (0: never).
-    #[arg(long, default_value_t = 0)]
-    report: u64,
+    /// Print the routing table this often (0: never).
+    #[arg(long, default_value = "0", value_name = "DURATION", value_parser = parse_duration)]
+    report: Duration,
     /// Print JSON lines instead of text.
     #[arg(long)]
     json: bool,
@@ -117,9 +118,9 @@ pub struct BbmdArgs {
     /// Most foreign devices registered at once.
     #[arg(long, default_value_t = 512)]
     max_foreign_devices: usize,
-    /// Print the tables every N seconds (0: never).
-    #[arg(long, default_value_t = 0)]
-    report: u64,
+    /// Print the tables this often (0: never).
+    #[arg(long, default_value = "0", value_name = "DURATION", value_parser = parse_duration)]
+    report: Duration,
     /// Print JSON lines instead of text.
     #[arg(long)]
     json: bool,
@@ -129,9 +130,9 @@ pub struct BbmdArgs {
 pub struct TableArgs {
     /// The BBMD, HOST:PORT.
     address: String,
-    /// Seconds to wait for the answer.
-    #[arg(long, default_value_t = 3.0)]
-    timeout: f64,
+    /// How long to wait for the answer.
+    #[arg(long, default_value = "3s", value_name = "DURATION", value_parser = parse_duration)]
+    timeout: Duration,
     /// Print JSON instead of text.
     #[arg(long)]
     json: bool,
@@ -551,8 +552,7 @@ fn bbmd(args: BbmdArgs) -> CommandResult {
 
 fn table(args: TableArgs, bdt: bool) -> CommandResult {
     let address = host_port(&args.address)?;
-    let wait = Duration::try_from_secs_f64(args.timeout)
-        .map_err(|_| format!("--timeout {} is not a number of seconds", args.timeout))?;
+    let wait = args.timeout;
     runtime()?.block_on(async move {
         if bdt {
             let entries = read_bdt(address, wait).await?;

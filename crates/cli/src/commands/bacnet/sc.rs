@@ -20,6 +20,7 @@ use serde_json::json;
 /// How long the hub waits for its nodes to take the close when it stops.
 const HUB_CLOSE_GRACE: Duration = Duration::from_secs(2);
 
+use crate::commands::common::duration::parse_duration;
 use crate::commands::common::report_timer::ReportTimer;
 use crate::commands::common::result::CommandResult;
 use crate::commands::common::signals::{StopSignals, stopped, wait_for_stop};
@@ -89,11 +90,11 @@ pub struct ScHubArgs {
     bind: SocketAddr,
     #[command(flatten)]
     tls: ScTlsArgs,
-    /// Print the hub's counters as a JSON line every N seconds (0: never): nodes,
+    /// Print the hub's counters as a JSON line this often (0: never): nodes,
     /// connections, relayed unicasts and broadcast copies, refused handshakes, and messages
     /// whose originating VMAC (which nodes must not send, Annex AB.5.3) was replaced.
-    #[arg(long, default_value_t = 0)]
-    report: u64,
+    #[arg(long, default_value = "0", value_name = "DURATION", value_parser = parse_duration)]
+    report: Duration,
 }
 
 /// SC options of `serve --transport sc`.

@@ -4,6 +4,7 @@
 
 use std::net::SocketAddrV4;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use buildwire_bench::bacnet::compare::{CompareConfig, compare_table, run_compare};
 use buildwire_bench::bacnet::orchestrate::{
@@ -17,6 +18,7 @@ use clap::{Args, Subcommand};
 use serde_json::json;
 
 use crate::commands::bench::scenario::scenario_start;
+use crate::commands::common::duration::parse_duration;
 use crate::commands::common::output::print_table_and_report;
 use crate::commands::common::program::peers_dir;
 use crate::commands::common::result::CommandResult;
@@ -121,16 +123,16 @@ const AFTER_HELP: &str = "Every answer is checked (object, property, datatype, t
     buildwire bench bacnet bip --pools 4 --plot bip.png\n  \
     buildwire bench bacnet bip --sustain 10 --profile bip-flame.svg\n  \
     buildwire bench bacnet bip --max --sustain 5\n  \
-    buildwire bench bacnet bip --target 127.0.0.1:47808   (any device with the stress objects)";
+    buildwire bench bacnet bip --target 127.0.0.1:47808 \\\n      # any device with the stress objects";
 
 #[derive(Debug, Args)]
 pub struct BacnetBenchArgs {
     /// Seconds of warm-up (not measured).
-    #[arg(long, default_value_t = 5.0)]
-    warmup: f64,
+    #[arg(long, default_value = "5s", value_name = "DURATION", value_parser = parse_duration)]
+    warmup: Duration,
     /// Seconds measured.
-    #[arg(long, default_value_t = 30.0)]
-    sustain: f64,
+    #[arg(long, default_value = "30s", value_name = "DURATION", value_parser = parse_duration)]
+    sustain: Duration,
     /// Pools: each is one client (its own socket and invoke ids) with its workers.
     #[arg(long, default_value_t = 1)]
     pools: usize,
@@ -163,15 +165,15 @@ pub struct BacnetBenchArgs {
     #[arg(long, default_value_t = 0)]
     port: u16,
     /// Seconds a worker pauses after an error.
-    #[arg(long, default_value_t = 0.05)]
-    error_backoff: f64,
+    #[arg(long, default_value = "50ms", value_name = "DURATION", value_parser = parse_duration)]
+    error_backoff: Duration,
     /// Aim at this device (HOST:PORT) instead of the in-process server; it must serve the
     /// stress objects (device 400). Executed requests are then not known.
     #[arg(long, value_name = "HOST:PORT")]
     target: Option<SocketAddrV4>,
     /// Seconds of the raw UDP limit run (0 skips it).
-    #[arg(long, default_value_t = 5.0)]
-    limit_seconds: f64,
+    #[arg(long, default_value = "5s", value_name = "DURATION", value_parser = parse_duration)]
+    limit_seconds: Duration,
     /// Run the stress server (and in the router scenario the router) as their own OS
     /// processes, with the clients in this one: the published "Docker" variant without
     /// Docker. The BBMD scenario's server process is the BBMD.
@@ -226,9 +228,9 @@ fn run_config(scenario: Scenario, args: &BacnetBenchArgs, pools: usize) -> Bacne
             fdt: args.fdt_workers.unwrap_or(published.fdt),
             bdt: args.bdt_workers.unwrap_or(published.bdt),
         },
-        warmup: args.warmup,
-        sustain: args.sustain,
-        error_backoff: args.error_backoff,
+        warmup: args.warmup.as_secs_f64(),
+        sustain: args.sustain.as_secs_f64(),
+        error_backoff: args.error_backoff.as_secs_f64(),
         port: args.port,
         target: args.target,
         via_router: None,
@@ -260,7 +262,7 @@ fn compare(args: &CompareArgs) -> CommandResult {
     let machine = buildwire_bench::report::MachineInfo::detect();
     let config = CompareConfig {
         run: run_config(Scenario::Bip, &args.run, args.run.pools),
-        limit_seconds: args.run.limit_seconds,
+        limit_seconds: args.run.limit_seconds.as_secs_f64(),
         targets: args.targets.clone(),
         peers_dir: peers_dir(args.peers.as_ref()),
         program: std::env::current_exe()?,
@@ -299,7 +301,7 @@ fn run(scenario: Scenario, args: &BacnetBenchArgs) -> CommandResult {
     };
     let placed = PlacedScenario::start(&ScenarioRunConfig {
         run: run_config(scenario, args, args.pools),
-        limit_seconds: args.limit_seconds,
+        limit_seconds: args.limit_seconds.as_secs_f64(),
         placement,
         program: std::env::current_exe()?,
     })?;

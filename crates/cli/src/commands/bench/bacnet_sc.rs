@@ -5,6 +5,7 @@
 
 use std::net::Ipv4Addr;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use buildwire_bacnet::link::sc::Vmac;
 use buildwire_bench::bacnet::sc::{ECHO_VMACS, PAYLOAD_MIX, ScRunConfig, ScTarget};
@@ -17,6 +18,7 @@ use clap::{Args, ValueEnum};
 use serde_json::json;
 
 use crate::commands::bench::scenario::scenario_start;
+use crate::commands::common::duration::parse_duration;
 use crate::commands::common::output::print_table_and_report;
 use crate::commands::common::program::peers_dir;
 use crate::commands::common::result::CommandResult;
@@ -31,7 +33,7 @@ pub const AFTER_HELP: &str = "Messages are BVLC-SC Encapsulated-NPDUs (a proprie
     above 0.5 %.\n\nExamples:\n  buildwire bench bacnet sc\n  \
     buildwire bench bacnet sc --no-tls --warmup 2 --sustain 8\n  \
     buildwire bench bacnet sc --processes --json > sc.json\n  \
-    buildwire bench bacnet sc --peer bac-py --warmup 2 --sustain 8   (needs scripts/peers.sh py313)\n  \
+    buildwire bench bacnet sc --peer bac-py --warmup 2 --sustain 8 \\\n      # needs scripts/peers.sh py313\n  \
     buildwire bench bacnet sc --target-hub wss://10.0.0.5:4443 --certs DIR";
 
 /// Whose hub and echo nodes run beside ours.
@@ -67,24 +69,24 @@ pub struct ScBenchArgs {
     #[arg(long)]
     no_tls: bool,
     /// Seconds of warm-up (not measured).
-    #[arg(long, default_value_t = 5.0)]
-    warmup: f64,
+    #[arg(long, default_value = "5s", value_name = "DURATION", value_parser = parse_duration)]
+    warmup: Duration,
     /// Seconds measured.
-    #[arg(long, default_value_t = 30.0)]
-    sustain: f64,
+    #[arg(long, default_value = "30s", value_name = "DURATION", value_parser = parse_duration)]
+    sustain: Duration,
     /// TCP port of the hub (0 picks a free one).
     #[arg(long, default_value_t = 0)]
     port: u16,
     /// Seconds a worker pauses after an error.
-    #[arg(long, default_value_t = 0.05)]
-    error_backoff: f64,
+    #[arg(long, default_value = "50ms", value_name = "DURATION", value_parser = parse_duration)]
+    error_backoff: Duration,
     /// Seconds a worker waits for its echoes before counting an error.
-    #[arg(long, default_value_t = 5.0)]
-    echo_timeout: f64,
+    #[arg(long, default_value = "5s", value_name = "DURATION", value_parser = parse_duration)]
+    echo_timeout: Duration,
     /// Seconds a broadcast worker pauses after each round (bac-py's own benchmark sends a
     /// broadcast every 0.5 s); 0 sends back to back.
-    #[arg(long, default_value_t = 0.0)]
-    broadcast_interval: f64,
+    #[arg(long, default_value = "0", value_name = "DURATION", value_parser = parse_duration)]
+    broadcast_interval: Duration,
     /// Run the hub and each echo node as their own OS processes, with the clients in this
     /// one.
     #[arg(long, conflicts_with = "target_hub")]
@@ -171,11 +173,11 @@ pub fn run(args: &ScBenchArgs) -> CommandResult {
         broadcast: args.broadcast,
         client_nodes: args.client_nodes,
         tls: certs.dir().is_some(),
-        warmup: args.warmup,
-        sustain: args.sustain,
-        error_backoff: args.error_backoff,
-        echo_timeout: args.echo_timeout,
-        broadcast_interval: args.broadcast_interval,
+        warmup: args.warmup.as_secs_f64(),
+        sustain: args.sustain.as_secs_f64(),
+        error_backoff: args.error_backoff.as_secs_f64(),
+        echo_timeout: args.echo_timeout.as_secs_f64(),
+        broadcast_interval: args.broadcast_interval.as_secs_f64(),
         port: args.port,
         payload_mix: PAYLOAD_MIX.to_vec(),
         target: args.target_hub.as_ref().map(|hub| ScTarget {

@@ -15,6 +15,7 @@ use buildwire_bench::report::MachineInfo;
 use buildwire_haystack::codec::Format;
 use clap::Args;
 
+use crate::commands::common::duration::parse_duration;
 use crate::commands::common::output::print_table_and_report;
 use crate::commands::common::program::{peers_dir, self_program};
 use crate::commands::common::result::CommandResult;
@@ -34,11 +35,11 @@ pub struct HaystackHttpArgs {
     #[arg(long)]
     connections: Option<usize>,
     /// Seconds of warm-up (not measured).
-    #[arg(long, default_value_t = 3.0)]
-    warmup: f64,
+    #[arg(long, default_value = "3s", value_name = "DURATION", value_parser = parse_duration)]
+    warmup: Duration,
     /// Seconds measured.
-    #[arg(long, default_value_t = 15.0)]
-    seconds: f64,
+    #[arg(long, default_value = "15s", value_name = "DURATION", value_parser = parse_duration)]
+    seconds: Duration,
     /// Response format: json (what haystack-py's clients use) or zinc.
     #[arg(long, default_value = "json")]
     format: Format,
@@ -72,7 +73,7 @@ pub const AFTER_HELP: &str = "Each target runs alone, one after the other, on th
     through hyper, with no Haystack work. Every reply is checked before it is counted.\n\n\
     Examples:\n  buildwire bench haystack http\n  \
     buildwire bench haystack http --seconds 5 --targets buildwire,limit --json\n  \
-    buildwire bench haystack http --targets buildwire --backend memory,redis://127.0.0.1:6379,\\\n      \
+    buildwire bench haystack http --targets buildwire --backend \\\n      memory,redis://127.0.0.1:6379,\\\n      \
     postgres://postgres@127.0.0.1:5432/bench";
 
 pub const WS_AFTER_HELP: &str = "The same mix as `bench haystack http`, as JSON envelopes over \
@@ -83,11 +84,6 @@ pub const WS_AFTER_HELP: &str = "The same mix as `bench haystack http`, as JSON 
     checked before it is counted.\n\n\
     Examples:\n  buildwire bench haystack ws\n  \
     buildwire bench haystack ws --buildings alpha --seconds 5 --json";
-
-fn seconds(value: f64, flag: &str) -> Result<Duration, String> {
-    Duration::try_from_secs_f64(value)
-        .map_err(|_| format!("{flag} {value} is not a number of seconds"))
-}
 
 /// `buildwire bench haystack http`.
 pub fn run(args: HaystackHttpArgs) -> CommandResult {
@@ -104,8 +100,8 @@ fn run_api(args: HaystackHttpArgs, api: Api) -> CommandResult {
         .connections
         .unwrap_or(if api == Api::Http { 50 } else { 20 })
         .max(1);
-    let warmup = seconds(args.warmup, "--warmup")?;
-    let duration = seconds(args.seconds, "--seconds")?;
+    let warmup = args.warmup;
+    let duration = args.seconds;
     let format = match args.format {
         Format::Zinc if api == Api::Ws => {
             return Err("--format zinc: the WebSocket API speaks JSON only".into());
@@ -152,7 +148,7 @@ fn run_api(args: HaystackHttpArgs, api: Api) -> CommandResult {
         "machine": MachineInfo::detect(),
         "config": {
             "buildings": args.buildings, "connections": connections,
-            "warmup_s": args.warmup, "seconds": args.seconds, "format": format.name(),
+            "warmup_s": args.warmup.as_secs_f64(), "seconds": args.seconds.as_secs_f64(), "format": format.name(),
             "limit_recorded_from": compared.limit_recorded_from, "backends": args.backend,
         },
         "results": compared.results,

@@ -17,6 +17,7 @@ use buildwire_bench::placement::Placement;
 use buildwire_bench::report::{MachineInfo, Report, render_table, write_latency_cdf};
 use clap::{Args, Subcommand};
 
+use crate::commands::common::duration::parse_duration;
 use crate::commands::common::output::print_table_and_report;
 use crate::commands::common::program::{peers_dir, self_program};
 use crate::commands::common::result::CommandResult;
@@ -44,7 +45,7 @@ pub enum HaystackBench {
     /// haystack-core and haystack-py, each in its own process (peak memory per process).
     #[command(
         after_help = "Peers come from scripts/peers.sh (node, py313); a missing one is \
-        reported and skipped.\n\nExamples:\n  buildwire bench haystack decode --iterations 20 --json\n  buildwire bench haystack decode --iterations 40 --rounds 3   # as in BENCHMARKS.md"
+        reported and skipped.\n\nExamples:\n  buildwire bench haystack decode --iterations 20 --json\n  buildwire bench haystack decode --iterations 40 --rounds 3  # BENCHMARKS.md"
     )]
     Decode(HaystackDecodeArgs),
     /// HTTP load as haystack-py publishes it: 50 connections, SCRAM once each, a mix of
@@ -124,11 +125,11 @@ pub struct LimitArgs {
     #[arg(long, default_value_t = 20)]
     response_size: usize,
     /// Seconds to run before measuring.
-    #[arg(long, default_value_t = 0.5)]
-    warmup: f64,
+    #[arg(long, default_value = "0.5s", value_name = "DURATION", value_parser = parse_duration)]
+    warmup: Duration,
     /// Seconds measured.
-    #[arg(long, default_value_t = 3.0)]
-    seconds: f64,
+    #[arg(long, default_value = "3s", value_name = "DURATION", value_parser = parse_duration)]
+    seconds: Duration,
     /// Thread placement: free, same-core or split-cores (it changes loopback numbers
     /// several-fold on small machines; say which you used when you quote a number).
     #[arg(long, default_value_t = Placement::Free)]
@@ -285,8 +286,8 @@ fn run_limit(name: &str, args: LimitArgs, runner: LimitRunner) -> CommandResult 
         request_size: args.request_size,
         response_size: args.response_size,
         in_flight: args.in_flight,
-        warmup: seconds("--warmup", args.warmup)?,
-        duration: seconds("--seconds", args.seconds)?,
+        warmup: args.warmup,
+        duration: args.seconds,
         placement: args.placement,
     };
     let progress = ProgressLine::new(args.json);
@@ -323,9 +324,4 @@ fn run_limit(name: &str, args: LimitArgs, runner: LimitRunner) -> CommandResult 
         println!("placement: {}", config.placement);
     }
     Ok(())
-}
-
-fn seconds(flag: &str, value: f64) -> Result<Duration, String> {
-    Duration::try_from_secs_f64(value)
-        .map_err(|_| format!("{flag} {value} is not a number of seconds >= 0; try --seconds 3"))
 }

@@ -12,6 +12,7 @@ use clap::{Args, Subcommand};
 use serde_json::json;
 
 use crate::commands::bench::opcua_soak::{ItemSoakArgs, SoakArgs};
+use crate::commands::common::duration::parse_duration;
 use crate::commands::common::result::CommandResult;
 
 #[derive(Debug, Subcommand)]
@@ -20,7 +21,7 @@ pub enum OpcuaBench {
     /// latency. The first response is not counted.
     #[command(after_help = "Examples:\n  \
         buildwire bench opcua throughput --with-server --size-kib 1024 --seconds 10\n  \
-        buildwire bench opcua throughput --endpoint opc.tcp://127.0.0.1:4840 --size-kib 1 --json")]
+        buildwire bench opcua throughput --endpoint opc.tcp://127.0.0.1:4840 \\\n      --size-kib 1 --json")]
     Throughput(ThroughputArgs),
     /// Connect / CreateSession / ActivateSession / Read / CloseSession / CloseSecureChannel
     /// cycles, sampling the resident memory (VmRSS) of client and server every N cycles:
@@ -28,17 +29,17 @@ pub enum OpcuaBench {
     #[command(after_help = "Examples:\n  \
         buildwire bench opcua soak --cycles 5000 --spawn-server\n  \
         buildwire bench opcua soak --cycles 5000 --json\n  \
-        buildwire bench opcua soak --target opc.tcp://127.0.0.1:4840 --server-pid 1234\n\n\
+        buildwire bench opcua soak --target opc.tcp://127.0.0.1:4840 --server-pid \\\n      1234\n\n\
         By default our server runs in this process, so one RSS covers client and server; \
         --spawn-server runs it as a child process (`buildwire opcua serve`) so the two \
         curves are apart.")]
     Soak(SoakArgs),
-    /// One session with N monitored items sampled every --sampling ms on points that all
+    /// One session with N monitored items sampled every --sampling on points that all
     /// change at that rate (`buildwire opcua serve --simulate N` as a child process): counts
     /// and checks every data change, samples client and server RSS every second; asserts
     /// nothing.
     #[command(after_help = "Examples:\n  \
-        buildwire bench opcua subscriptions --items 10000 --sampling 100 --duration 60\n  \
+        buildwire bench opcua subscriptions --items 10000 --sampling 100ms \\\n      --duration 60\n  \
         buildwire bench opcua subscriptions --items 1000 --duration 10 --json")]
     Subscriptions(ItemSoakArgs),
 }
@@ -52,8 +53,8 @@ pub struct ThroughputArgs {
     #[arg(long)]
     size_kib: u32,
     /// Seconds of getData calls after the first response.
-    #[arg(long, default_value_t = 10.0)]
-    seconds: f64,
+    #[arg(long, default_value = "10s", value_name = "DURATION", value_parser = parse_duration)]
+    seconds: Duration,
     /// The Throughput object (its methods are setSize ns=1;i=6000 and getData ns=1;i=6001).
     #[arg(long, default_value = "ns=1;i=5000")]
     object: String,
@@ -87,8 +88,8 @@ fn print_report(report: &ThroughputReport) {
 }
 
 fn throughput(args: ThroughputArgs) -> CommandResult {
-    if !(args.seconds.is_finite() && args.seconds > 0.0) {
-        return Err("--seconds must be a positive number".into());
+    if args.seconds.is_zero() {
+        return Err("--seconds must be longer than 0".into());
     }
     let object: NodeId = args
         .object
@@ -120,11 +121,7 @@ fn throughput(args: ThroughputArgs) -> CommandResult {
             (None, Some(endpoint)) => endpoint.clone(),
             (None, None) => return Err("--endpoint or --with-server is required".into()),
         };
-        let mut config = ThroughputConfig::new(
-            &endpoint,
-            args.size_kib,
-            Duration::from_secs_f64(args.seconds),
-        );
+        let mut config = ThroughputConfig::new(&endpoint, args.size_kib, args.seconds);
         config.object = object;
         config.in_flight = args.in_flight.max(1);
         config.receive_buffer_size = args.receive_buffer;

@@ -12,6 +12,7 @@ use buildwire_opcua::server::{ServerConfig, bench_methods};
 use clap::Args;
 use serde_json::json;
 
+use crate::commands::common::duration::parse_duration;
 use crate::commands::common::program::self_program;
 use crate::commands::common::result::CommandResult;
 
@@ -20,15 +21,15 @@ pub struct ItemSoakArgs {
     /// Monitored items (one simulated point each).
     #[arg(long, default_value_t = 10_000)]
     pub items: usize,
-    /// Sampling and publishing interval, ms; the points change at the same rate.
-    #[arg(long, value_name = "MS", default_value_t = 100)]
-    pub sampling: u64,
+    /// Sampling and publishing interval; the points change at the same rate.
+    #[arg(long, default_value = "100ms", value_name = "DURATION", value_parser = parse_duration)]
+    pub sampling: Duration,
     /// Seconds of receiving after the items exist.
-    #[arg(long, value_name = "S", default_value_t = 60.0)]
-    pub duration: f64,
+    #[arg(long, default_value = "60s", value_name = "DURATION", value_parser = parse_duration)]
+    pub duration: Duration,
     /// Seconds between two memory samples.
-    #[arg(long, value_name = "S", default_value_t = 5.0)]
-    pub sample_every: f64,
+    #[arg(long, default_value = "5s", value_name = "DURATION", value_parser = parse_duration)]
+    pub sample_every: Duration,
     /// Print the report as JSON on the last line.
     #[arg(long)]
     pub json: bool,
@@ -195,15 +196,14 @@ fn print_item_sample(sample: &ItemSoakSample) {
 /// `bench opcua subscriptions`: our server with `--simulate ITEMS` as a child process, one
 /// client session monitoring every point.
 pub fn items(args: ItemSoakArgs) -> CommandResult {
-    if args.items == 0 || args.sampling == 0 {
-        return Err("--items and --sampling must be at least 1".into());
+    if args.items == 0 || args.sampling < Duration::from_millis(1) {
+        return Err("--items must be at least 1 and --sampling at least 1ms".into());
     }
-    let duration = Duration::try_from_secs_f64(args.duration)
-        .map_err(|_| "--duration must be a number of seconds >= 0")?;
-    let sample_every = Duration::try_from_secs_f64(args.sample_every)
-        .ok()
-        .filter(|d| !d.is_zero())
-        .ok_or("--sample-every must be a positive number of seconds")?;
+    let duration = args.duration;
+    let sample_every = args.sample_every;
+    if sample_every.is_zero() {
+        return Err("--sample-every must be longer than 0".into());
+    }
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
@@ -212,20 +212,22 @@ pub fn items(args: ItemSoakArgs) -> CommandResult {
             "--simulate".to_owned(),
             args.items.to_string(),
             "--simulate-interval".to_owned(),
-            args.sampling.to_string(),
+            format!("{}s", args.sampling.as_secs_f64()),
         ])?;
         let endpoint = server.endpoint.clone();
         println!(
             "subscriptions soak: {} items sampled every {} ms for {:.0} s against {endpoint} \
              (server in a child process)",
-            args.items, args.sampling, args.duration
+            args.items,
+            args.sampling.as_millis(),
+            args.duration.as_secs_f64()
         );
         let config = ItemSoakConfig {
             endpoint,
             nodes: (0..args.items)
                 .map(crate::commands::opcua::simulated_node)
                 .collect(),
-            sampling_ms: args.sampling as f64,
+            sampling_ms: args.sampling.as_secs_f64() * 1000.0,
             duration,
             sample_every,
             server_pid: Some(server.id()),

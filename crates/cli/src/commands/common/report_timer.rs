@@ -1,19 +1,16 @@
-//! The `--report SECONDS` tick of long-running commands that print their counters.
+//! The `--report DURATION` tick of long-running commands that print their counters.
 
 use std::time::Duration;
 
 use tokio::time::{Instant, Interval, interval_at};
 
-/// Ticks every `--report` seconds, or never when it is 0.
+/// Ticks every `--report` period, or never when it is 0.
 pub struct ReportTimer(Option<Interval>);
 
 impl ReportTimer {
-    /// A timer for `--report SECONDS` (0: no reports); the first tick comes after one period.
-    pub fn every(seconds: u64) -> Self {
-        Self((seconds > 0).then(|| {
-            let period = Duration::from_secs(seconds);
-            interval_at(Instant::now() + period, period)
-        }))
+    /// A timer for `--report DURATION` (0: no reports); the first tick comes after one period.
+    pub fn every(period: Duration) -> Self {
+        Self((!period.is_zero()).then(|| interval_at(Instant::now() + period, period)))
     }
 
     /// Waits for the next report (forever without reports).

@@ -8,6 +8,7 @@ use buildwire_haystack::codec::{Format, zinc};
 use buildwire_haystack::value::{DateTime, Dict, Grid, Ref, Value};
 use clap::Args;
 
+use crate::commands::common::duration::parse_duration;
 use crate::commands::common::result::CommandResult;
 
 /// Environment variable read for the password when `--password` is not given.
@@ -34,9 +35,9 @@ pub struct ClientArgs {
     /// `point-write`: who is writing.
     #[arg(long)]
     who: Option<String>,
-    /// `watch`: seconds between polls.
-    #[arg(long, default_value_t = 1.0)]
-    interval: f64,
+    /// `watch`: time between polls.
+    #[arg(long, default_value = "1s", value_name = "DURATION", value_parser = parse_duration)]
+    interval: Duration,
     /// `his-read`: fold the range into buckets this long (a duration such as 15min, 1h, 1day);
     /// needs --fold.
     #[arg(long)]
@@ -54,15 +55,19 @@ pub struct ClientArgs {
     /// Encoding on the wire: zinc (the spec's default) or json.
     #[arg(long, default_value = "zinc")]
     wire: Format,
-    /// Seconds to wait for each answer.
-    #[arg(long, default_value_t = 30.0)]
-    timeout: f64,
+    /// How long to wait for each answer.
+    #[arg(long, default_value = "30s", value_name = "DURATION", value_parser = parse_duration)]
+    timeout: Duration,
     /// A PEM file of extra trusted CA certificates (https with a private CA).
     #[arg(long)]
     ca: Option<String>,
     /// Print the grid as JSON (Hayson) instead of Zinc.
     #[arg(long)]
     json: bool,
+    /// Print the grid as CSV (a header row, then one line per row) instead of Zinc: for
+    /// `read`, `his-read` (ts, val) and every op that answers a table.
+    #[arg(long, conflicts_with = "json")]
+    csv: bool,
 }
 
 pub const AFTER_HELP: &str = "Ops and their arguments:\n  \
@@ -70,7 +75,7 @@ pub const AFTER_HELP: &str = "Ops and their arguments:\n  \
     defs [FILTER] | libs [FILTER]\n  \
     read FILTER [--limit N]            read @id1 @id2 ...   (by id)\n  \
     nav [@NAVID]\n  \
-    watch @id1 @id2 ... [--interval S] [--count N]   (one grid of changes per line with --json)\n  \
+    watch @id1 @id2 ... [--interval DURATION] [--count N]   (one grid of changes per line with --json)\n  \
     point-write @ID                    (the priority array)\n  \
     point-write @ID LEVEL VALUE [--who NAME]   (VALUE in Zinc: 72.5, N to release, \"text\")\n  \
     his-read @ID RANGE                 (today, yesterday, 2024-01-01, 2024-01-01,2024-01-31)\n  \
@@ -79,8 +84,9 @@ pub const AFTER_HELP: &str = "Ops and their arguments:\n  \
     invoke-action @ID ACTION [name=VALUE ...]\n\n\
     Examples:\n  \
     buildwire haystack client http://127.0.0.1:8080/api about -u admin\n  \
-    buildwire haystack client http://127.0.0.1:8080/api read 'point and his' --limit 5 --json\n  \
-    buildwire haystack client http://127.0.0.1:8080/api his-read @p1 yesterday -u admin\n  \
+    buildwire haystack client http://127.0.0.1:8080/api read 'point and his' \\\n      --limit 5 --json\n  \
+    buildwire haystack client http://127.0.0.1:8080/api his-read @p1 yesterday \\\n      -u admin\n  \
+    buildwire haystack client http://127.0.0.1:8080/api his-read @p1 today \\\n      --csv > p1.csv\n  \
     buildwire haystack client http://127.0.0.1:8080/api read site --ws -u admin";
 
 pub fn client(args: ClientArgs) -> CommandResult {
@@ -91,8 +97,7 @@ pub fn client(args: ClientArgs) -> CommandResult {
 }
 
 async fn run(args: ClientArgs) -> CommandResult {
-    let timeout = Duration::try_from_secs_f64(args.timeout)
-        .map_err(|_| format!("--timeout {} is not a number of seconds", args.timeout))?;
+    let timeout = args.timeout;
     let mut options = ClientOptions {
         format: args.wire,
         timeout,
@@ -122,13 +127,15 @@ async fn run(args: ClientArgs) -> CommandResult {
         return watch(client.http(), &args).await;
     }
     let grid = call(&client, &args).await?;
-    print_grid(&grid, args.json);
+    print_grid(&grid, &args);
     Ok(())
 }
 
-fn print_grid(grid: &Grid, json: bool) {
-    if json {
+fn print_grid(grid: &Grid, args: &ClientArgs) {
+    if args.json {
         println!("{}", Format::Json.encode_grid(grid));
+    } else if args.csv {
+        print!("{}", buildwire_haystack::codec::csv::encode_grid(grid));
     } else {
         print!("{}", zinc::encode_grid(grid));
     }
@@ -264,15 +271,14 @@ async fn watch(http: &HaystackClient, args: &ClientArgs) -> CommandResult {
     if ids.is_empty() {
         return Err("`watch` needs the ids to watch (@id ...)".into());
     }
-    let interval = Duration::try_from_secs_f64(args.interval)
-        .map_err(|_| format!("--interval {} is not a number of seconds", args.interval))?;
+    let interval = args.interval;
     let mut watch = http.watch("buildwire cli", &ids, None, interval).await?;
     let mut seen = 0;
     while args.count.is_none_or(|count| seen < count) {
         let Some(changes) = watch.next().await else {
             break;
         };
-        print_grid(&changes?, args.json);
+        print_grid(&changes?, args);
         seen += 1;
     }
     watch.close().await?;

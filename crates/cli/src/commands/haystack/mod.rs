@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use buildwire_haystack::codec::Format;
+use buildwire_haystack::codec::csv as haystack_csv;
 use buildwire_haystack::value::Grid;
 use clap::{Args, Subcommand};
 use serde_json::json;
@@ -16,19 +17,21 @@ use crate::commands::common::result::CommandResult;
 
 #[derive(Debug, Subcommand)]
 pub enum HaystackCommand {
-    /// Convert a grid between Zinc, JSON (v4 Hayson or v3) and Trio.
+    /// Convert a grid between Zinc, JSON (v4 Hayson or v3) and Trio, or export it as CSV.
     #[command(
-        after_help = "Formats come from the file extensions (.zinc, .json, .trio) unless \
-        --from/--to say otherwise; `-` is stdin or stdout.\n\nExamples:\n  \
+        after_help = "Formats come from the file extensions (.zinc, .json, .trio, .csv) unless \
+        --from/--to say otherwise; `-` is stdin or stdout. CSV is output only.\n\nExamples:\n  \
         buildwire haystack convert ../shared/data/haystack/alpha.zinc alpha.json\n  \
+        buildwire haystack convert alpha.json alpha.csv\n  \
         buildwire haystack convert bravo.trio - --to json3 | head"
     )]
     Convert(ConvertArgs),
-    /// Run a Haystack filter over the entities of one or more files (Zinc out, or JSON).
+    /// Run a Haystack filter over the entities of one or more files (Zinc out, or JSON or CSV).
     #[command(after_help = "Examples:\n  \
         buildwire haystack query ../shared/data/haystack/alpha.zinc 'ahu'\n  \
-        buildwire haystack query alpha.zinc bravo.zinc 'point and his and kind==\"Number\"' --count\n  \
-        buildwire haystack query bravo.zinc 'equipRef->siteRef->geoCity==\"Fort Wayne\"' --json --limit 5")]
+        buildwire haystack query alpha.zinc bravo.zinc \\\n      'point and his and kind==\"Number\"' --count\n  \
+        buildwire haystack query bravo.zinc \\\n      'equipRef->siteRef->geoCity==\"Fort Wayne\"' --json --limit 5\n  \
+        buildwire haystack query alpha.zinc 'point and his' --csv > points.csv")]
     Query(QueryArgs),
     /// Decode a file, check it, and report its shape and the decode time.
     #[command(
@@ -59,9 +62,10 @@ pub struct ConvertArgs {
     /// Input format: zinc, json, json3 or trio (default: from the input's extension).
     #[arg(long)]
     from: Option<Format>,
-    /// Output format: zinc, json, json3 or trio (default: from the output's extension).
-    #[arg(long)]
-    to: Option<Format>,
+    /// Output format: zinc, json, json3, trio or csv (default: from the output's extension;
+    /// CSV has no reader back).
+    #[arg(long, value_parser = parse_output_format)]
+    to: Option<OutputFormat>,
 }
 
 #[derive(Debug, Args)]
@@ -90,6 +94,9 @@ pub struct QueryArgs {
     /// Print JSON (Hayson) instead of Zinc.
     #[arg(long)]
     json: bool,
+    /// Print CSV (a header row of column names, then one line per entity) instead of Zinc.
+    #[arg(long, conflicts_with = "json")]
+    csv: bool,
 }
 
 pub fn execute(cmd: HaystackCommand) -> CommandResult {
@@ -131,11 +138,44 @@ fn decode_file(path: &str, format: Format) -> Result<Grid, String> {
         .map_err(|e| format!("{path} is not valid {format}: {e}"))
 }
 
+/// What `convert` writes: a grid format, or CSV (a table without types or metadata).
+#[derive(Clone, Copy, Debug)]
+enum OutputFormat {
+    Grid(Format),
+    Csv,
+}
+
+impl std::fmt::Display for OutputFormat {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            OutputFormat::Grid(format) => format.fmt(f),
+            OutputFormat::Csv => f.write_str("csv"),
+        }
+    }
+}
+
+fn parse_output_format(text: &str) -> Result<OutputFormat, String> {
+    if text.eq_ignore_ascii_case("csv") {
+        Ok(OutputFormat::Csv)
+    } else {
+        text.parse()
+            .map(OutputFormat::Grid)
+            .map_err(|e: String| format!("{e}, or csv"))
+    }
+}
+
 fn convert(args: ConvertArgs) -> CommandResult {
     let from = format_of(args.from, &args.input, "--from")?;
-    let to = format_of(args.to, &args.output, "--to")?;
+    let to = match args.to {
+        Some(to) => to,
+        None if args.output.to_ascii_lowercase().ends_with(".csv") => OutputFormat::Csv,
+        None => OutputFormat::Grid(format_of(None, &args.output, "--to")?),
+    };
     let grid = decode_file(&args.input, from)?;
-    let text = to.encode_grid(&grid);
+    let text = match to {
+        OutputFormat::Grid(format) => format.encode_grid(&grid),
+        OutputFormat::Csv => haystack_csv::encode_grid(&grid),
+    };
     if args.output == "-" {
         std::io::stdout().write_all(text.as_bytes())?;
     } else {
@@ -200,6 +240,10 @@ fn query(mut args: QueryArgs) -> CommandResult {
     }
     let rows: Vec<_> = found.into_iter().cloned().collect();
     let grid = Grid::from_dicts(&rows).map_err(|e| format!("cannot build the result grid: {e}"))?;
+    if args.csv {
+        std::io::stdout().write_all(haystack_csv::encode_grid(&grid).as_bytes())?;
+        return Ok(());
+    }
     let format = if args.json {
         Format::Json
     } else {

@@ -9,6 +9,7 @@ use std::time::Duration;
 use buildwire_haystack::server::{HaystackServer, HaystackServerConfig, TlsConfig};
 use clap::Args;
 
+use crate::commands::common::duration::parse_duration;
 use crate::commands::common::result::CommandResult;
 use crate::commands::common::signals::{StopSignals, stopped, wait_for_stop};
 
@@ -40,9 +41,9 @@ pub struct ServeArgs {
     /// .zinc), saved every --snapshot-seconds and at shutdown.
     #[arg(long)]
     snapshot: Option<PathBuf>,
-    /// Seconds between snapshot saves.
-    #[arg(long, default_value_t = 30.0)]
-    snapshot_seconds: f64,
+    /// Time between snapshot saves.
+    #[arg(long, default_value = "30s", value_name = "DURATION", value_parser = parse_duration)]
+    snapshot_seconds: Duration,
     /// TLS certificate chain (PEM); with --tls-key, serves https and wss.
     #[arg(long, requires = "tls_key")]
     tls_cert: Option<PathBuf>,
@@ -57,11 +58,11 @@ pub struct ServeArgs {
 pub const AFTER_HELP: &str = "Without --user or --users, every request is served as admin \
     with no login (for local experiments only).\n\n\
     Examples:\n  \
-    buildwire haystack serve --data ../shared/data/haystack/alpha.zinc --user admin:secret:admin\n  \
-    buildwire haystack import ../shared/data/haystack/alpha.zinc --backend redis://127.0.0.1:6379\n  \
-    buildwire haystack serve --backend redis://127.0.0.1:6379 --bind 127.0.0.1:8081\n  \
+    buildwire haystack serve --data ../shared/data/haystack/alpha.zinc --user \\\n      admin:secret:admin\n  \
+    buildwire haystack import ../shared/data/haystack/alpha.zinc --backend \\\n      redis://127.0.0.1:6379\n  \
+    buildwire haystack serve --backend redis://127.0.0.1:6379 --bind \\\n      127.0.0.1:8081\n  \
     buildwire haystack serve --backend postgres://postgres@127.0.0.1:5432/site\n  \
-    buildwire haystack serve --bind 0.0.0.0:8443 --data site.zinc --users users.txt \\\n      \
+    buildwire haystack serve --bind 0.0.0.0:8443 --data site.zinc --users \\\n      users.txt \\\n      \
     --tls-cert cert.pem --tls-key key.pem --snapshot state.json\n\n\
     Then: buildwire haystack client http://127.0.0.1:8080/api read site -u admin";
 
@@ -80,13 +81,7 @@ pub fn serve(args: ServeArgs) -> CommandResult {
         config = config.users_file(path);
     }
     if let Some(path) = &args.snapshot {
-        let interval = Duration::try_from_secs_f64(args.snapshot_seconds).map_err(|_| {
-            format!(
-                "--snapshot-seconds {} is not a number of seconds",
-                args.snapshot_seconds
-            )
-        })?;
-        config = config.snapshot(path, interval);
+        config = config.snapshot(path, args.snapshot_seconds);
     }
     if let (Some(cert), Some(key)) = (&args.tls_cert, &args.tls_key) {
         let mut tls = TlsConfig::from_files(cert, key)?;
@@ -142,9 +137,9 @@ pub struct ImportArgs {
 pub const IMPORT_AFTER_HELP: &str = "Entities whose id is already stored are replaced; the \
     others are added. Every file is loaded in batches, each all or nothing.\n\n\
     Examples:\n  \
-    buildwire haystack import ../shared/data/haystack/alpha.zinc ../shared/data/haystack/bravo.zinc \\\n      \
+    buildwire haystack import ../shared/data/haystack/alpha.zinc \\\n      ../shared/data/haystack/bravo.zinc \\\n      \
     --backend redis://127.0.0.1:6379\n  \
-    buildwire haystack import site.trio --backend postgres://postgres@127.0.0.1:5432/site --json";
+    buildwire haystack import site.trio --backend \\\n      postgres://postgres@127.0.0.1:5432/site --json";
 
 pub fn import(args: ImportArgs) -> CommandResult {
     if args.backend == "memory" {
@@ -220,8 +215,8 @@ pub const USERS_AFTER_HELP: &str = "The users of every server on this store: eac
     Only salted SCRAM keys are stored, never passwords. A server that started with no users \
     serves without login until it is restarted.\n\n\
     Examples:\n  \
-    buildwire haystack users --backend redis://127.0.0.1:6379 --add ann:s3cret:operator\n  \
-    buildwire haystack users --backend postgres://postgres@127.0.0.1:5432/site --remove ann\n  \
+    buildwire haystack users --backend redis://127.0.0.1:6379 --add \\\n      ann:s3cret:operator\n  \
+    buildwire haystack users --backend postgres://postgres@127.0.0.1:5432/site \\\n      --remove ann\n  \
     buildwire haystack users --backend redis://127.0.0.1:6379 --json";
 
 pub fn users(args: UsersArgs) -> CommandResult {

@@ -23,6 +23,8 @@ use buildwire_opcua::services::{AttributeId, ReadValueId};
 use clap::{Args, Subcommand, ValueEnum};
 use serde_json::{Value, json};
 
+use crate::commands::common::csv;
+use crate::commands::common::duration::parse_duration;
 use crate::commands::common::result::CommandResult;
 use crate::commands::common::signals::{StopSignals, stopped, wait_for_stop};
 
@@ -37,7 +39,7 @@ pub enum OpcuaCommand {
     /// Decode captured UA TCP bytes: each chunk's header and its Hello / Acknowledge / Error
     /// fields or secure channel headers.
     #[command(after_help = "Example:\n  \
-        buildwire opcua decode 48454c46380000000000000000000100000001000000000000000000180000006f70632e7463703a2f2f6c6f63616c686f73743a34383430")]
+        buildwire opcua decode \"48454c4638000000000000000000010000000100 \\\n      0000000000000000180000006f70632e7463 \\\n      703a2f2f6c6f63616c686f73743a34383430\"")]
     Decode(DecodeArgs),
     /// Look up a StatusCode by number (0x80070000) or by name (BadDecodingError).
     #[command(after_help = "Examples:\n  \
@@ -50,28 +52,29 @@ pub enum OpcuaCommand {
     #[command(after_help = "Examples:\n  \
         buildwire opcua serve --bench-methods\n  \
         buildwire opcua serve --bind 127.0.0.1:48400 --user alice:secret\n  \
-        buildwire opcua serve --security Basic256Sha256,Aes256_Sha256_RsaPss --mode encrypt\n\n\
+        buildwire opcua serve --security Basic256Sha256,Aes256_Sha256_RsaPss \\\n      --mode encrypt\n\n\
         A refused client certificate is stored in PKI/rejected/; trust it with\n  \
-        buildwire opcua certs trust THUMBPRINT\nand restart the server.")]
+        buildwire opcua certs trust THUMBPRINT\n\nand restart the server.")]
     Serve(ServeArgs),
     /// Manage the certificates: our own (create, show) and the peers' (list, trust, reject,
     /// remove).
     #[command(after_help = "Examples:\n  \
-        buildwire opcua certs create --application-uri urn:plant:gateway --host gw.local\n  \
+        buildwire opcua certs create --application-uri urn:plant:gateway --host \\\n      gw.local\n  \
         buildwire opcua certs list --json\n  \
-        buildwire opcua certs trust 3f2a9c1d   # a rejected certificate, by thumbprint prefix\n  \
+        buildwire opcua certs trust 3f2a9c1d \\\n      # a rejected certificate, by thumbprint prefix\n  \
         buildwire opcua certs trust peer.der --pki /etc/buildwire/pki")]
     Certs(CertsArgs),
     /// Browse the hierarchical references of a node (default: the Objects folder, i=85).
     #[command(
-        after_help = "Example:\n  buildwire opcua browse opc.tcp://127.0.0.1:4840 ns=1;i=5000 --json"
+        after_help = "Example:\n  buildwire opcua browse opc.tcp://127.0.0.1:4840 'ns=1;i=5000' --json"
     )]
     Browse(BrowseArgs),
     /// Read one attribute (default: Value) of one or more nodes; with --repeat, read again
     /// every --interval on a client that reconnects by itself when the server goes away.
     #[command(after_help = "Examples:\n  \
         buildwire opcua read opc.tcp://127.0.0.1:4840 i=2258 i=2255 --json\n  \
-        buildwire opcua read opc.tcp://127.0.0.1:4840 i=2258 --repeat 100 --interval 500 --json\n\n\
+        buildwire opcua read opc.tcp://127.0.0.1:4840 i=2258 --repeat 100 \\\n      --interval 500ms --json\n  \
+        buildwire opcua read opc.tcp://127.0.0.1:4840 i=2258 --repeat 60 --csv\n\n\
         With --repeat the client re-activates its session on a new connection after a network \
         cut, and creates one new session after a server restart; each round and each \
         connection event is one line (JSON lines with --json). A round fails when the server \
@@ -79,19 +82,20 @@ pub enum OpcuaCommand {
     Read(ReadArgs),
     /// Write the Value attribute of a node.
     #[command(
-        after_help = "Example:\n  buildwire opcua write opc.tcp://127.0.0.1:4840 'ns=1;s=Setpoint' 42.5 --type double"
+        after_help = "Example:\n  buildwire opcua write opc.tcp://127.0.0.1:4840 'ns=1;s=Setpoint' 42.5 \\\n      --type double"
     )]
     Write(WriteArgs),
     /// Call a method; arguments are `type:value` (uint32:1, string:abc) or bare values.
     #[command(
-        after_help = "Example:\n  buildwire opcua call opc.tcp://127.0.0.1:4840 'ns=1;i=5000' 'ns=1;i=6000' uint32:1"
+        after_help = "Example:\n  buildwire opcua call opc.tcp://127.0.0.1:4840 'ns=1;i=5000' 'ns=1;i=6000' \\\n      uint32:1"
     )]
     Call(CallArgs),
     /// Subscribe to the Value of nodes and print every change until Ctrl-C (or --duration);
     /// the subscription is deleted on the way out.
     #[command(after_help = "Examples:\n  \
         buildwire opcua subscribe opc.tcp://127.0.0.1:4840 'ns=1;s=Setpoint' --json\n  \
-        buildwire opcua subscribe opc.tcp://127.0.0.1:4840 'ns=1;s=Setpoint' --interval 100 \
+        buildwire opcua subscribe opc.tcp://127.0.0.1:4840 i=2258 --csv > time.csv\n  \
+        buildwire opcua subscribe opc.tcp://127.0.0.1:4840 'ns=1;s=Setpoint' \\\n      --interval 100ms \
         --queue 10 --deadband abs:0.5 --duration 30")]
     Subscribe(subscribe::SubscribeArgs),
 }
@@ -131,13 +135,13 @@ pub struct ServeArgs {
     /// is visible and checkable.
     #[arg(long, value_name = "N", default_value_t = 0)]
     simulate: usize,
-    /// Milliseconds between two changes of the simulated points.
-    #[arg(long, value_name = "MS", default_value_t = 1000)]
-    simulate_interval: u64,
-    /// Seconds the server announces its shutdown on SIGTERM or Ctrl-C (ServerStatus State
+    /// Time between two changes of the simulated points.
+    #[arg(long, default_value = "1s", value_name = "DURATION", value_parser = parse_duration)]
+    simulate_interval: Duration,
+    /// How long the server announces its shutdown on SIGTERM or Ctrl-C (ServerStatus State
     /// Shutdown, SecondsTillShutdown counting down) before it closes the sessions.
-    #[arg(long, value_name = "SECONDS", default_value_t = 1.0)]
-    shutdown_notice: f64,
+    #[arg(long, default_value = "1s", value_name = "DURATION", value_parser = parse_duration)]
+    shutdown_notice: Duration,
     #[command(flatten)]
     security: ServeSecurityArgs,
 }
@@ -175,15 +179,19 @@ pub struct ReadArgs {
     /// Print JSON instead of text.
     #[arg(long)]
     json: bool,
+    /// CSV rows after a header row (with --repeat, a round column first); connection
+    /// events go to stderr.
+    #[arg(long, conflicts_with = "json")]
+    csv: bool,
     /// Read this many times, reconnecting by itself whenever the connection is lost.
     #[arg(long, value_name = "N")]
     repeat: Option<u64>,
-    /// Milliseconds between two reads of --repeat.
-    #[arg(long, value_name = "MS", default_value_t = 1000)]
-    interval: u64,
-    /// With --repeat: how long one read waits for a lost server to come back (ms).
-    #[arg(long, value_name = "MS", default_value_t = 5000)]
-    reconnect_timeout: u64,
+    /// Time between two reads of --repeat.
+    #[arg(long, default_value = "1s", value_name = "DURATION", value_parser = parse_duration)]
+    interval: Duration,
+    /// With --repeat: how long one read waits for a lost server to come back.
+    #[arg(long, default_value = "5s", value_name = "DURATION", value_parser = parse_duration)]
+    reconnect_timeout: Duration,
 }
 
 #[derive(Debug, Args)]
@@ -282,20 +290,19 @@ fn serve(args: ServeArgs) -> CommandResult {
     if simulate > MAX_SIMULATED_POINTS {
         return Err(format!("--simulate {simulate}: at most {MAX_SIMULATED_POINTS} points").into());
     }
-    if args.simulate_interval == 0 {
-        return Err("--simulate-interval must be at least 1 ms".into());
+    let simulate_interval = args.simulate_interval;
+    if simulate_interval < Duration::from_millis(1) {
+        return Err("--simulate-interval must be at least 1ms".into());
     }
-    let simulate_interval = Duration::from_millis(args.simulate_interval);
-    let shutdown_notice = Duration::try_from_secs_f64(args.shutdown_notice)
-        .ok()
-        .filter(|notice| *notice <= MAX_SHUTDOWN_NOTICE)
-        .ok_or_else(|| {
-            format!(
-                "--shutdown-notice {}: give 0 to {} seconds",
-                args.shutdown_notice,
-                MAX_SHUTDOWN_NOTICE.as_secs()
-            )
-        })?;
+    let shutdown_notice = args.shutdown_notice;
+    if shutdown_notice > MAX_SHUTDOWN_NOTICE {
+        return Err(format!(
+            "--shutdown-notice {:?}: give 0 to {} seconds",
+            shutdown_notice,
+            MAX_SHUTDOWN_NOTICE.as_secs()
+        )
+        .into());
+    }
     let users = args
         .users
         .iter()
@@ -474,9 +481,10 @@ async fn read(args: ReadArgs) -> CommandResult {
             node_texts: args.nodes.clone(),
             attribute,
             repeat,
-            interval: Duration::from_millis(args.interval),
-            reconnect_timeout: Duration::from_millis(args.reconnect_timeout),
+            interval: args.interval,
+            reconnect_timeout: args.reconnect_timeout,
             json: args.json,
+            csv: args.csv,
         };
         return repeat::run(read, data_value_json).await;
     }
@@ -497,6 +505,13 @@ async fn read(args: ReadArgs) -> CommandResult {
         .zip(&values)
         .map(|(node, value)| data_value_json(node, value))
         .collect();
+    if args.csv {
+        println!("{}", csv::line(repeat::DATA_VALUE_COLUMNS));
+        for row in &rows {
+            println!("{}", csv::json_line(row, repeat::DATA_VALUE_COLUMNS));
+        }
+        return Ok(());
+    }
     if args.json {
         println!(
             "{}",

@@ -1,4 +1,4 @@
-//! `buildwire opcua read ... --repeat N --interval MS`: the same Read every interval on one
+//! `buildwire opcua read ... --repeat N --interval DURATION`: the same Read every interval on one
 //! client that reconnects by itself (`ReconnectingClient`). A round that fails (server down
 //! longer than `--reconnect-timeout`) is reported and the loop goes on; connection events
 //! (lost, reconnecting, reconnected) are printed as they happen.
@@ -16,9 +16,12 @@ use buildwire_opcua::driver::{ConnectionEvent, ReconnectPolicy, ReconnectingClie
 use buildwire_opcua::encoding::NodeId;
 use buildwire_opcua::services::AttributeId;
 use serde_json::{Value, json};
+use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::broadcast;
 
+use crate::commands::common::csv;
 use crate::commands::common::result::CommandResult;
+use crate::commands::common::signals::Interrupted;
 
 /// What one `read --repeat` run does.
 pub struct RepeatRead {
@@ -30,7 +33,19 @@ pub struct RepeatRead {
     pub interval: Duration,
     pub reconnect_timeout: Duration,
     pub json: bool,
+    /// CSV rows (round and [`DATA_VALUE_COLUMNS`]) after a header row; events on stderr.
+    pub csv: bool,
 }
+
+/// The fields of a value row (`data_value_json`), the columns of `--csv`.
+pub const DATA_VALUE_COLUMNS: &[&str] = &[
+    "node",
+    "value",
+    "type",
+    "status",
+    "source_timestamp",
+    "server_timestamp",
+];
 
 /// A connection event as one JSON object (`{"event": "lost", ...}`).
 pub(super) fn event_json(event: &ConnectionEvent) -> Value {
@@ -86,11 +101,15 @@ fn print_line(json_mode: bool, value: &Value, text: String) {
     let _ = std::io::stdout().flush();
 }
 
-fn print_events(json_mode: bool, events: &mut broadcast::Receiver<ConnectionEvent>) {
+fn print_events(json: bool, csv: bool, events: &mut broadcast::Receiver<ConnectionEvent>) {
     while let Ok(event) = events.try_recv() {
         let value = event_json(&event);
         let text = format!("# {}", value);
-        print_line(json_mode, &value, text);
+        if csv {
+            eprintln!("{text}");
+        } else {
+            print_line(json, &value, text);
+        }
     }
 }
 
@@ -108,21 +127,40 @@ pub async fn run(
         .await
         .map_err(|e| format!("cannot connect to {endpoint}: {e}"))?;
     let mut events = client.subscribe_events();
+    // Ctrl-C ends the loop; the session is closed and the exit status is 130. Listening
+    // starts before the first line, so a Ctrl-C right after it is not lost.
+    let mut interrupt = signal(SignalKind::interrupt())?;
     if let Some(session_id) = client.session_id() {
         let value = json!({"event": "connected", "session_id": session_id.to_string()});
-        print_line(
-            read.json,
-            &value,
-            format!("# connected, session {session_id}"),
-        );
+        let text = format!("# connected, session {session_id}");
+        if read.csv {
+            eprintln!("{text}");
+        } else {
+            print_line(read.json, &value, text);
+        }
+    }
+    if read.csv {
+        let mut header = vec!["round"];
+        header.extend_from_slice(DATA_VALUE_COLUMNS);
+        print_line(false, &Value::Null, csv::line(&header));
     }
     let mut last_ok = false;
+    let mut stopped_by_ctrl_c = false;
     for round in 1..=read.repeat {
-        if round > 1 {
-            tokio::time::sleep(read.interval).await;
-        }
-        let result = client.read(&read.nodes, read.attribute).await;
-        print_events(read.json, &mut events);
+        let next_read = async {
+            if round > 1 {
+                tokio::time::sleep(read.interval).await;
+            }
+            client.read(&read.nodes, read.attribute).await
+        };
+        let result = tokio::select! {
+            result = next_read => result,
+            _ = interrupt.recv() => {
+                stopped_by_ctrl_c = true;
+                break;
+            }
+        };
+        print_events(read.json, read.csv, &mut events);
         match result {
             Ok(values) => {
                 last_ok = true;
@@ -132,6 +170,13 @@ pub async fn run(
                     .zip(&values)
                     .map(|(node, value)| row(node, value))
                     .collect();
+                if read.csv {
+                    for r in &rows {
+                        let line = csv::json_line(r, DATA_VALUE_COLUMNS);
+                        print_line(false, &Value::Null, format!("{round},{line}"));
+                    }
+                    continue;
+                }
                 let text = rows
                     .iter()
                     .map(|r| {
@@ -150,6 +195,10 @@ pub async fn run(
                     format!("[{round}] {text}"),
                 );
             }
+            Err(error) if read.csv => {
+                last_ok = false;
+                eprintln!("# [{round}] error: {error}");
+            }
             Err(error) => {
                 last_ok = false;
                 print_line(
@@ -165,6 +214,9 @@ pub async fn run(
         }
     }
     let _ = client.close().await;
+    if stopped_by_ctrl_c {
+        return Err(Box::new(Interrupted));
+    }
     if last_ok {
         Ok(())
     } else {

@@ -20,8 +20,11 @@ use serde_json::json;
 use buildwire_opcua::driver::{ConnectionEvent, ReconnectPolicy, ReconnectingClient};
 use tokio::sync::broadcast;
 
+use crate::commands::common::csv;
+use crate::commands::common::duration::parse_duration;
 use crate::commands::common::result::CommandResult;
-use crate::commands::opcua::repeat::event_json;
+use crate::commands::common::signals::Interrupted;
+use crate::commands::opcua::repeat::{DATA_VALUE_COLUMNS, event_json};
 use buildwire_opcua::client::value_text::data_value_json;
 
 use crate::commands::opcua::client_args::{ClientArgs, client_config, parse_node};
@@ -33,12 +36,12 @@ pub struct SubscribeArgs {
     /// The nodes whose Value to monitor (`ns=1;s=Setpoint`, `i=2258`).
     #[arg(required = true)]
     nodes: Vec<String>,
-    /// Publishing interval in milliseconds (the server may revise it).
-    #[arg(long, default_value_t = 1000.0, value_name = "MS")]
-    interval: f64,
-    /// Sampling interval in milliseconds (default: the publishing interval).
-    #[arg(long, value_name = "MS")]
-    sampling: Option<f64>,
+    /// Publishing interval (the server may revise it).
+    #[arg(long, default_value = "1s", value_name = "DURATION", value_parser = parse_duration)]
+    interval: Duration,
+    /// Sampling interval (default: the publishing interval).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    sampling: Option<Duration>,
     /// Queue size per item: values kept between two publishes (1: the latest only).
     #[arg(long, default_value_t = 1, value_name = "N")]
     queue: u32,
@@ -46,16 +49,20 @@ pub struct SubscribeArgs {
     /// (percent of the node's EURange).
     #[arg(long, value_name = "abs:X|pct:X")]
     deadband: Option<String>,
-    /// Stop after this many seconds (default: until Ctrl-C).
-    #[arg(long, value_name = "S")]
-    duration: Option<f64>,
-    /// How long the server may stay unreachable (milliseconds) before the command gives up;
+    /// Stop after this long (default: until Ctrl-C).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    duration: Option<Duration>,
+    /// How long the server may stay unreachable before the command gives up;
     /// until then it reconnects with backoff and restores the subscription.
-    #[arg(long, default_value_t = 60_000, value_name = "MS")]
-    reconnect_timeout: u64,
+    #[arg(long, default_value = "60s", value_name = "DURATION", value_parser = parse_duration)]
+    reconnect_timeout: Duration,
     /// One JSON object per change and line (node, value, type, status, timestamps).
     #[arg(long)]
     json: bool,
+    /// One CSV row per change after a header row (the JSON fields as columns); connection
+    /// events go to stderr.
+    #[arg(long, conflicts_with = "json")]
+    csv: bool,
 }
 
 /// Prints the connection events that happened since the last call.
@@ -96,12 +103,12 @@ pub async fn subscribe(args: SubscribeArgs) -> CommandResult {
         .map(|text| parse_node(text))
         .collect::<Result<Vec<_>, _>>()?;
     let filter = args.deadband.as_deref().map(parse_deadband).transpose()?;
-    if !(args.interval.is_finite() && args.interval > 0.0) {
-        return Err("--interval must be a positive number of milliseconds".into());
+    if args.interval.is_zero() {
+        return Err("--interval must be longer than 0".into());
     }
     let config = client_config(&args.client).await?;
     let policy = ReconnectPolicy {
-        reconnect_timeout: Duration::from_millis(args.reconnect_timeout),
+        reconnect_timeout: args.reconnect_timeout,
         ..ReconnectPolicy::default()
     };
     let endpoint = config.endpoint_url.clone();
@@ -110,14 +117,14 @@ pub async fn subscribe(args: SubscribeArgs) -> CommandResult {
         .map_err(|e| format!("cannot connect to {endpoint}: {e}"))?;
     let mut events = client.subscribe_events();
     let settings = SubscriptionSettings {
-        publishing_interval_ms: args.interval,
+        publishing_interval_ms: args.interval.as_secs_f64() * 1000.0,
         ..SubscriptionSettings::default()
     };
     let subscription = client.create_subscription(settings).await?;
     let specs: Vec<MonitoredItemSpec> = nodes
         .iter()
         .map(|node| MonitoredItemSpec {
-            sampling_interval_ms: args.sampling.unwrap_or(-1.0),
+            sampling_interval_ms: args.sampling.map_or(-1.0, |d| d.as_secs_f64() * 1000.0),
             queue_size: args.queue,
             filter,
             ..MonitoredItemSpec::value(node.clone())
@@ -145,9 +152,10 @@ pub async fn subscribe(args: SubscribeArgs) -> CommandResult {
     for line in &refused {
         eprintln!("not monitored: {line}");
     }
-    let deadline = args
-        .duration
-        .map(|s| tokio::time::Instant::now() + Duration::from_secs_f64(s.max(0.0)));
+    let deadline = args.duration.map(|d| tokio::time::Instant::now() + d);
+    if args.csv {
+        println!("{}", csv::line(DATA_VALUE_COLUMNS));
+    }
     let interrupted = tokio::signal::ctrl_c();
     tokio::pin!(interrupted);
     let outcome: CommandResult = loop {
@@ -159,7 +167,7 @@ pub async fn subscribe(args: SubscribeArgs) -> CommandResult {
         };
         let event = tokio::select! {
             event = client.next_notification() => event,
-            _ = &mut interrupted => break Ok(()),
+            _ = &mut interrupted => break Err(Box::new(Interrupted)),
             () = stop => break Ok(()),
         };
         print_events(args.json, &mut events);
@@ -173,6 +181,8 @@ pub async fn subscribe(args: SubscribeArgs) -> CommandResult {
                 let row = data_value_json(node, &value);
                 if args.json {
                     println!("{row}");
+                } else if args.csv {
+                    println!("{}", csv::json_line(&row, DATA_VALUE_COLUMNS));
                 } else {
                     println!(
                         "{} = {} ({}) {}",
@@ -203,7 +213,7 @@ pub async fn subscribe(args: SubscribeArgs) -> CommandResult {
         }
     };
     // Leave nothing behind on the server (the id changes when a server restart made the
-    // client create the subscription again).
+    // client create the subscription again), also after Ctrl-C (then exit status 130).
     let ids = client.subscription_ids();
     let _ = client.delete_subscriptions(&ids).await;
     let _ = client.close().await;
