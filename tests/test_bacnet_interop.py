@@ -537,13 +537,14 @@ class Subscriber:
             raise AssertionError(f"no notification within {timeout} s: {err}")
         return json.loads(line)
 
-    def finish(self) -> str:
-        """Waits for the command to end by itself (--count) and returns its stderr."""
+    def finish(self, status: int = 0) -> str:
+        """Waits for the command to end (by itself with --count: status 0; after Ctrl-C:
+        130) and returns its stderr."""
         try:
             _, err = self.process.communicate(timeout=15)
         finally:
             stop(self.process)
-        assert self.process.returncode == 0, err
+        assert self.process.returncode == status, err
         return err
 
 
@@ -709,8 +710,9 @@ def test_our_cli_against_rusty_bacnet(
     if reported == real(24.0):
         reported = pv_sub.next()["values"]["present-value"]
     assert reported == real(26.0)
-    pv_sub.process.send_signal(signal.SIGINT)  # Ctrl-C: cancels on the device, exits 0
-    pv_sub.finish()
+    # Ctrl-C: cancels on the device, exits 130 like every command interrupted in a terminal.
+    pv_sub.process.send_signal(signal.SIGINT)
+    pv_sub.finish(status=130)
 
 
 def subscriptions(elements: list[dict]) -> list[tuple[int, bool]]:

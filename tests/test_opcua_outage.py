@@ -109,7 +109,7 @@ def test_node_opcua_subscription_loses_no_sample_across_an_outage(
             "--simulate",
             "1",
             "--simulate-interval",
-            str(CHANGE_MS),
+            f"{CHANGE_MS}ms",
         ]
     )
     proxy = CuttingProxy(port)
