@@ -11,6 +11,7 @@
 //! with channels would add two cross-task hops to every request of the latency-bound 1 KiB
 //! loop.
 
+use std::collections::VecDeque;
 use std::io;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -239,6 +240,38 @@ async fn sweep_sessions(
     }
 }
 
+/// Connections that have not opened a secure channel yet, oldest first, each with the
+/// signal that closes it. They may take at most half of the connection slots: a new one
+/// past that closes the oldest (Bad_MaxConnectionsReached), so clients that do not finish
+/// Hello and OpenSecureChannel never keep one that does out (issue 30: 256 silent
+/// connections used to hold every slot). A real client opens its channel within
+/// milliseconds, so it is only pushed out by a flood of that many connections meanwhile.
+#[derive(Default)]
+struct OpeningConnections {
+    queue: Mutex<VecDeque<(u64, Arc<Notify>)>>,
+}
+
+impl OpeningConnections {
+    /// Registers connection `id`; if that makes more than `max`, signals the oldest to close.
+    fn admit(&self, id: u64, max: usize) -> Arc<Notify> {
+        let close = Arc::new(Notify::new());
+        let mut queue = self.queue.lock().unwrap_or_else(PoisonError::into_inner);
+        queue.push_back((id, Arc::clone(&close)));
+        while queue.len() > max {
+            if let Some((_, oldest)) = queue.pop_front() {
+                oldest.notify_one();
+            }
+        }
+        close
+    }
+
+    /// Connection `id` opened its channel, or ended.
+    fn leave(&self, id: u64) {
+        let mut queue = self.queue.lock().unwrap_or_else(PoisonError::into_inner);
+        queue.retain(|(queued, _)| *queued != id);
+    }
+}
+
 async fn accept_loop(
     listener: TcpListener,
     server: SharedServer,
@@ -247,6 +280,9 @@ async fn accept_loop(
     max_connections: usize,
 ) {
     let mut connections = Vec::new();
+    let opening = Arc::new(OpeningConnections::default());
+    let max_opening = (max_connections / 2).max(1);
+    let mut next_id = 0u64;
     loop {
         tokio::select! {
             accepted = listener.accept() => {
@@ -257,11 +293,15 @@ async fn accept_loop(
                     tokio::spawn(refuse_connection(socket, max_connections));
                     continue;
                 }
+                next_id += 1;
+                let close = opening.admit(next_id, max_opening);
+                let slot = OpeningSlot { id: next_id, opening: Arc::clone(&opening), close };
                 connections.push(tokio::spawn(serve_connection(
                     socket,
                     Arc::clone(&server),
                     Arc::clone(&released),
                     shutdown.clone(),
+                    slot,
                 )));
             }
             _ = shutdown.changed() => break,
@@ -290,13 +330,23 @@ async fn serve_connection(
     server: SharedServer,
     released: Arc<Notify>,
     shutdown: watch::Receiver<bool>,
+    slot: OpeningSlot,
 ) {
-    let mut connection = ServerConnection::new(&lock(&server));
-    run_connection(socket, &server, &mut connection, shutdown).await;
+    let mut connection = ServerConnection::accepted(&lock(&server), Instant::now());
+    run_connection(socket, &server, &mut connection, shutdown, &slot).await;
+    slot.opening.leave(slot.id);
     // Publish requests waiting on this channel go; its subscriptions stay for the session
     // and the housekeeping task drives them (sampling included) until it comes back.
     connection.release(&mut lock(&server));
     released.notify_one();
+}
+
+/// A connection's place among those still opening.
+struct OpeningSlot {
+    id: u64,
+    opening: Arc<OpeningConnections>,
+    /// Signalled when newer connections need the place.
+    close: Arc<Notify>,
 }
 
 async fn run_connection(
@@ -304,9 +354,15 @@ async fn run_connection(
     server: &SharedServer,
     connection: &mut ServerConnection,
     mut shutdown: watch::Receiver<bool>,
+    slot: &OpeningSlot,
 ) {
     let mut transmit = TransmitBuffer::new();
+    let mut opened = false;
     loop {
+        if !opened && connection.is_open() {
+            opened = true;
+            slot.opening.leave(slot.id);
+        }
         while connection.transmit_buffered(&mut transmit, SERVER_WRITE_BATCH) > 0 {
             if socket.write_all_buf(&mut transmit).await.is_err() {
                 return;
@@ -330,6 +386,12 @@ async fn run_connection(
             },
             () = sleep_until(deadline) => {
                 connection.handle_timeout_with(&mut lock(server), Instant::now());
+            }
+            () = slot.close.notified(), if !opened => {
+                connection.close_with(
+                    StatusCode::BAD_MAX_CONNECTIONS_REACHED,
+                    "too many connections are still opening: this one was the oldest",
+                );
             }
             _ = shutdown.changed() => return,
         }

@@ -138,6 +138,10 @@ pub struct ServerConfig {
     /// Most TCP connections served at once; one more is answered with an Error message
     /// (Bad_MaxConnectionsReached) and closed.
     pub max_connections: usize,
+    /// A connection that has not sent its Hello and opened a secure channel this long after
+    /// it was accepted is closed (Bad_Timeout): idle or trickling connections cannot hold
+    /// the connection slots (issue 30).
+    pub opening_timeout: std::time::Duration,
     /// Wall-clock time (UTC) at the `Instant` the server was created with: CurrentTime is
     /// this plus the time elapsed since.
     pub start_time: DateTime,
@@ -167,6 +171,7 @@ impl Default for ServerConfig {
             max_sessions: 100,
             max_sessions_per_connection: 10,
             max_connections: 256,
+            opening_timeout: std::time::Duration::from_secs(5),
             start_time: DateTime::MIN,
             security: super::security::ServerSecurity::default(),
         }

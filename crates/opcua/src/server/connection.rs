@@ -54,6 +54,9 @@ pub struct ServerConnection {
     discovery_only: bool,
     /// When this channel's subscriptions need a tick (see `handle_timeout_with`).
     subscription_deadline: Option<Instant>,
+    /// Until the secure channel is open: when the connection is closed if the client has
+    /// not sent its Hello and OpenSecureChannel by then ([`ServerConnection::accepted`]).
+    opening_deadline: Option<Instant>,
 }
 
 impl ServerConnection {
@@ -70,6 +73,29 @@ impl ServerConnection {
             refusals: Vec::new(),
             discovery_only: false,
             subscription_deadline: None,
+            opening_deadline: None,
+        }
+    }
+
+    /// A connection accepted at `now`, waiting for the client's Hello: unless the client
+    /// opens a secure channel within `config.opening_timeout`, it is closed with Bad_Timeout.
+    /// ([`ServerConnection::new`] sets no such deadline.)
+    pub fn accepted(server: &Server, now: Instant) -> Self {
+        let mut connection = Self::new(server);
+        connection.opening_deadline = Some(now + server.config.opening_timeout);
+        connection
+    }
+
+    /// True once the client opened a secure channel.
+    pub fn is_open(&self) -> bool {
+        self.tokens.is_some()
+    }
+
+    /// Closes the connection with an Error message of `status` (after what is queued): for a
+    /// driver that must make room.
+    pub fn close_with(&mut self, status: StatusCode, reason: &str) {
+        if !self.is_closed() {
+            self.fail(status, reason);
         }
     }
 
@@ -218,14 +244,24 @@ impl ServerConnection {
             return None;
         }
         let token = self.tokens.as_ref().map(ChannelTokens::expires_at);
-        match (token, self.subscription_deadline) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        let opening = self.opening_deadline.filter(|_| !self.is_open());
+        [token, self.subscription_deadline, opening]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
-    /// Closes the channel if its token expired without renewal.
+    /// Closes the channel if its token expired without renewal, or the connection if it
+    /// did not open a channel in time.
     pub fn handle_timeout(&mut self, now: Instant) {
+        let late = !self.is_open() && self.opening_deadline.is_some_and(|at| now >= at);
+        if late && !self.is_closed() {
+            self.fail(
+                StatusCode::BAD_TIMEOUT,
+                "no Hello and OpenSecureChannel in time after connecting",
+            );
+            return;
+        }
         let expired = self.tokens.as_ref().is_some_and(|c| now >= c.expires_at());
         if expired && !self.is_closed() {
             self.fail(

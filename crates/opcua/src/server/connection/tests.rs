@@ -236,3 +236,36 @@ proptest! {
         }
     }
 }
+
+/// Issue 30: a connection that never sends its Hello (or trickles it) is closed with
+/// Bad_Timeout once `opening_timeout` has passed; one that opened its channel is not.
+#[test]
+fn a_connection_that_does_not_open_in_time_is_closed() {
+    let now = Instant::now();
+    let config = ServerConfig {
+        opening_timeout: std::time::Duration::from_secs(5),
+        ..ServerConfig::default()
+    };
+    let mut server = Server::new(config, now).unwrap();
+
+    let mut silent = ServerConnection::accepted(&server, now);
+    let deadline = silent.poll_timeout().expect("an opening deadline");
+    assert_eq!(deadline, now + std::time::Duration::from_secs(5));
+    silent.handle_timeout_with(&mut server, deadline - std::time::Duration::from_millis(1));
+    assert!(!silent.is_closed());
+    // Half a Hello does not count.
+    let hello = preamble();
+    silent.handle_bytes(&mut server, now, &hello[..10]);
+    silent.handle_timeout_with(&mut server, deadline);
+    assert!(silent.is_closed());
+    let mut output = Vec::new();
+    silent.transmit_into(&mut output, usize::MAX);
+    assert_eq!(last_error_message(&output).error, StatusCode::BAD_TIMEOUT);
+
+    let mut opened = ServerConnection::accepted(&server, now);
+    opened.handle_bytes(&mut server, now, &preamble());
+    assert!(opened.is_open());
+    opened.handle_timeout_with(&mut server, deadline + std::time::Duration::from_secs(1));
+    assert!(!opened.is_closed());
+    assert!(opened.poll_timeout().is_none_or(|next| next > deadline));
+}
