@@ -241,11 +241,12 @@ async fn sweep_sessions(
 }
 
 /// Connections that have not opened a secure channel yet, oldest first, each with the
-/// signal that closes it. They may take at most half of the connection slots: a new one
-/// past that closes the oldest (Bad_MaxConnectionsReached), so clients that do not finish
-/// Hello and OpenSecureChannel never keep one that does out (issue 30: 256 silent
-/// connections used to hold every slot). A real client opens its channel within
-/// milliseconds, so it is only pushed out by a flood of that many connections meanwhile.
+/// signal that closes it. They may take at most half of the connection slots, and when all
+/// slots are taken a new connection closes the oldest of them instead of being refused
+/// (Bad_MaxConnectionsReached for the closed one), so clients that do not finish Hello and
+/// OpenSecureChannel never keep one that does out (issue 30: 256 silent connections used
+/// to hold every slot). A real client opens its channel within milliseconds, so it is only
+/// pushed out by a flood of that many connections meanwhile.
 #[derive(Default)]
 struct OpeningConnections {
     queue: Mutex<VecDeque<(u64, Arc<Notify>)>>,
@@ -263,6 +264,18 @@ impl OpeningConnections {
             }
         }
         close
+    }
+
+    /// Signals the oldest connection still opening to close; false when none is opening.
+    fn evict_oldest(&self) -> bool {
+        let mut queue = self.queue.lock().unwrap_or_else(PoisonError::into_inner);
+        match queue.pop_front() {
+            Some((_, oldest)) => {
+                oldest.notify_one();
+                true
+            }
+            None => false,
+        }
     }
 
     /// Connection `id` opened its channel, or ended.
@@ -289,7 +302,9 @@ async fn accept_loop(
                 let Ok((socket, _peer)) = accepted else { continue };
                 let _ = socket.set_nodelay(true);
                 connections.retain(|task: &JoinHandle<()>| !task.is_finished());
-                if connections.len() >= max_connections {
+                // Full: the oldest connection still opening makes room (it closes within
+                // moments); only when every slot holds an open channel is the new one refused.
+                if connections.len() >= max_connections && !opening.evict_oldest() {
                     tokio::spawn(refuse_connection(socket, max_connections));
                     continue;
                 }
