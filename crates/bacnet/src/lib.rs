@@ -42,6 +42,9 @@
 //! ```
 
 #![warn(missing_docs)]
+// Unsafe code only where a C interface needs it, each block justified at the code: the
+// netmask lookup (`getifaddrs`) of the B/IP driver. The sans-IO core has none.
+#![deny(unsafe_code)]
 
 pub mod apdu;
 pub mod app;

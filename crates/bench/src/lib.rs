@@ -10,11 +10,17 @@
 //! Nothing here asserts on speed: numbers are reported, compared as ratios, and recorded in
 //! BENCHMARKS.md.
 
+// Unsafe code only for the three C interfaces of process and thread placement, each in its
+// module below and justified at the block.
+#![deny(unsafe_code)]
+
 pub mod bacnet;
 pub mod haystack;
 pub mod limit;
+#[allow(unsafe_code)] // setns: moving a thread into a network namespace.
 pub mod netns;
 pub mod opcua;
+#[allow(unsafe_code)] // sched_setaffinity: pinning a thread to a core.
 pub mod placement;
 pub mod report;
 pub mod stats;

@@ -4,6 +4,9 @@
 //! Python package calls the same function for its `buildwire` entry point, so both commands
 //! behave identically.
 
+// Unsafe code only in `commands::common::signals` (a signal disposition), justified there.
+#![deny(unsafe_code)]
+
 mod commands;
 mod hex_input;
 mod progress;

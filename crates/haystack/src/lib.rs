@@ -20,6 +20,7 @@
 //! [`client::connect`].
 
 #![warn(missing_docs)]
+#![forbid(unsafe_code)]
 
 pub mod auth;
 pub mod backends;

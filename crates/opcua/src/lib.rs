@@ -49,6 +49,8 @@
 //! assert_eq!(error.status_code(), StatusCode::BAD_DECODING_ERROR);
 //! ```
 
+#![forbid(unsafe_code)]
+
 pub mod channel;
 pub mod client;
 #[cfg(feature = "tokio")]

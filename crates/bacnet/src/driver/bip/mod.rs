@@ -3,6 +3,7 @@
 //! (`bbmd`).
 
 pub mod bbmd;
+#[allow(unsafe_code)] // getifaddrs/freeifaddrs: the interface list of the C library.
 mod interfaces;
 mod ipv4;
 mod ipv6;

@@ -7,4 +7,5 @@ pub mod output;
 pub mod program;
 pub mod report_timer;
 pub mod result;
+#[allow(unsafe_code)] // signal(SIGPIPE, SIG_IGN) for long-running commands.
 pub mod signals;
