@@ -311,23 +311,16 @@ pub(crate) fn authorize(
         }
         AuthResponse::BadRequest(message) => Authorized::Refused(plain(400, &message)),
         AuthResponse::Forbidden(message) => Authorized::Refused(plain(403, &message)),
-        AuthResponse::Throttled { retry_after } => {
-            let mut r = plain(429, "too many failed logins: wait and try again");
-            let secs = retry_after.as_secs().max(1).to_string();
-            r.headers_mut()
-                .insert(header::RETRY_AFTER, header_value(&secs));
-            Authorized::Refused(r)
-        }
-        AuthResponse::TooManyLogins { retry_after } => {
-            let mut r = plain(
-                429,
-                "too many logins in progress from this address: wait and try again",
-            );
-            let secs = retry_after.as_secs().max(1).to_string();
-            r.headers_mut()
-                .insert(header::RETRY_AFTER, header_value(&secs));
-            Authorized::Refused(r)
-        }
+        AuthResponse::Throttled { retry_after } => Authorized::Refused(retry_later(
+            429,
+            "too many failed logins: wait and try again",
+            retry_after,
+        )),
+        AuthResponse::TooManyLogins { retry_after } => Authorized::Refused(retry_later(
+            429,
+            "too many logins in progress from this address: wait and try again",
+            retry_after,
+        )),
         AuthResponse::Busy => Authorized::Refused(plain(503, "too many logins in progress")),
     }
 }
@@ -367,9 +360,20 @@ fn over_budget(exceeded: BudgetExceeded) -> Response<Body> {
         BudgetExceeded::Server(_) => 503,
         BudgetExceeded::User(_) => 429,
     };
-    let mut r = plain(status, &exceeded.to_string());
+    retry_later(
+        status,
+        &exceeded.to_string(),
+        std::time::Duration::from_secs(1),
+    )
+}
+
+/// A refusal that says when to come back: `status` with `message` and a Retry-After of
+/// `after` (whole seconds, at least 1).
+fn retry_later(status: u16, message: &str, after: std::time::Duration) -> Response<Body> {
+    let mut r = plain(status, message);
+    let secs = after.as_secs().max(1).to_string();
     r.headers_mut()
-        .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+        .insert(header::RETRY_AFTER, header_value(&secs));
     r
 }
 

@@ -133,11 +133,7 @@ impl Server {
     /// The driver closes the connections when the time is up.
     pub fn announce_shutdown(&mut self, now: Instant, after: Duration, reason: &str) {
         let wall = self.wall_clock(now);
-        let millis = i64::try_from(after.as_millis()).unwrap_or(i64::MAX);
-        let at = DateTime(
-            wall.ticks()
-                .saturating_add(millis.saturating_mul(TICKS_PER_MILLISECOND)),
-        );
+        let at = self.wall_clock(now + after);
         let shutdown = AnnouncedShutdown {
             at,
             reason: reason.to_owned(),
