@@ -37,6 +37,9 @@ const MAX_EARLY_DELIVERIES: usize = 256;
 /// non-conforming peers; anything larger is truncated by the kernel and fails to decode.
 pub const MAX_BIP_DATAGRAM: usize = 1600;
 
+/// The broadcast address of 127.0.0.0/8.
+const LOOPBACK_BROADCAST: Ipv4Addr = Ipv4Addr::new(127, 255, 255, 255);
+
 /// Where and how to bind.
 #[derive(Clone, Debug)]
 pub struct BipConfig {
@@ -59,7 +62,7 @@ impl BipConfig {
         let broadcast = if ip.is_unspecified() {
             Ipv4Addr::BROADCAST
         } else if ip.is_loopback() {
-            Ipv4Addr::new(127, 255, 255, 255)
+            LOOPBACK_BROADCAST
         } else {
             let netmask =
                 super::interfaces::netmask_of(ip).unwrap_or(Ipv4Addr::new(255, 255, 255, 0));
@@ -279,6 +282,13 @@ impl BipTransport {
             };
             // A lost datagram is recovered by the protocol above (retries, renewals).
             let _ = self.unicast.send_to(&datagram, to).await;
+            // Bound to 0.0.0.0, this node serves loopback too, but 255.255.255.255 leaves
+            // by the default route (or fails without one): applications on 127.0.0.1 get
+            // a copy on the loopback broadcast address. It never leaves the host.
+            if to.ip().is_broadcast() && self.local.ip().is_unspecified() {
+                let loopback = SocketAddrV4::new(LOOPBACK_BROADCAST, to.port());
+                let _ = self.unicast.send_to(&datagram, loopback).await;
+            }
         }
     }
 
