@@ -17,7 +17,7 @@
 //! # use buildwire_bacnet::enums::Segmentation;
 //! # let i_am = IAm { device: ObjectIdentifier::new(ObjectType::Device, 7),
 //! #     max_apdu_length_accepted: 1476,
-//! #     segmentation_supported: Segmentation::Both, vendor_id: 15 };
+//! #     segmentation_supported: Segmentation::SegmentedBoth, vendor_id: 15 };
 //! assert!(directory.insert("10.0.0.7:47808", i_am));
 //! // The same device answering twice (two Who-Is, two paths) is one device.
 //! assert!(!directory.insert("10.0.0.7:47808", i_am));

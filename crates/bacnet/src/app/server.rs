@@ -13,8 +13,9 @@ use std::net::SocketAddrV4;
 use std::time::Instant;
 
 use crate::apdu::{Apdu, BacnetError, UnconfirmedServiceChoice};
+use crate::encoding::ObjectIdentifier;
 use crate::encoding::{ApplicationValue, Element, ObjectPropertyReference, Reader};
-use crate::enums::PropertyIdentifier;
+use crate::enums::{ObjectType, PropertyIdentifier};
 use crate::network::LinkAddress;
 use crate::network::npdu::{
     DEFAULT_HOP_COUNT, GLOBAL_BROADCAST_NETWORK, NetworkPriority, Npdu, NpduBody, RemoteAddress,
@@ -520,15 +521,28 @@ impl<A: LinkAddress> DeviceServer<A> {
         }
     }
 
+    /// The device object for the wildcard device instance 4194303 (Clauses 15.5 and
+    /// 15.7: a device reads it as its own, so a client can ask an unknown device its
+    /// identifier); any other object as it is.
+    fn resolve_wildcard(&self, object: ObjectIdentifier) -> ObjectIdentifier {
+        const WILDCARD: u32 = crate::encoding::object_identifier::MAX_INSTANCE;
+        if object.object_type() == ObjectType::Device && object.instance() == WILDCARD {
+            self.database.device_identifier()
+        } else {
+            object
+        }
+    }
+
     fn read_property(&self, rp: &crate::services::ReadPropertyRequest) -> Response {
+        let object = self.resolve_wildcard(rp.object);
         match self
             .database
-            .read_property(rp.object, rp.property, rp.array_index)
+            .read_property(object, rp.property, rp.array_index)
         {
             Ok(value) => {
                 let mut bytes = Vec::new();
                 ReadPropertyAck {
-                    object: rp.object,
+                    object,
                     property: rp.property,
                     array_index: rp.array_index,
                     value,
@@ -556,6 +570,7 @@ impl<A: LinkAddress> DeviceServer<A> {
     fn read_property_multiple(&self, rpm: &ReadPropertyMultipleRequest) -> Response {
         let mut results = Vec::with_capacity(rpm.specifications.len());
         for spec in &rpm.specifications {
+            let object = self.resolve_wildcard(spec.object);
             let mut object_results = Vec::new();
             for reference in &spec.properties {
                 let selection = match reference.property {
@@ -565,7 +580,7 @@ impl<A: LinkAddress> DeviceServer<A> {
                     _ => None,
                 };
                 match selection.filter(|_| reference.array_index.is_none()) {
-                    Some(selection) => match self.database.read_selection(spec.object, selection) {
+                    Some(selection) => match self.database.read_selection(object, selection) {
                         Ok(list) => {
                             object_results.extend(list.into_iter().map(|(property, result)| {
                                 PropertyReadResult {
@@ -585,7 +600,7 @@ impl<A: LinkAddress> DeviceServer<A> {
                         property: reference.property,
                         array_index: reference.array_index,
                         result: read_result(self.database.read_property(
-                            spec.object,
+                            object,
                             reference.property,
                             reference.array_index,
                         )),
@@ -593,7 +608,7 @@ impl<A: LinkAddress> DeviceServer<A> {
                 }
             }
             results.push(ReadAccessResult {
-                object: spec.object,
+                object,
                 results: object_results,
             });
         }

@@ -138,7 +138,7 @@ fn parse_float(text: &str, kind: &str, limit: f64) -> Result<f64, String> {
         .all(|c| c.is_ascii_alphabetic());
     if !word && value.abs() > limit {
         return Err(format!(
-            "`{text}` is out of range for a {kind} (largest magnitude {limit:e}); \
+            "`{text}` is out of range for a {kind} (largest magnitude about {limit:.7e}); \
              a {kind} cannot hold it"
         ));
     }

@@ -262,15 +262,25 @@ pub async fn device_identifier<A: LinkAddress>(
         Err(error @ (ClientError::Error { .. } | ClientError::Reject(_))) => error.clone(),
         Err(other) => return Err(other.clone()),
     };
-    let DeviceAddress::Local(link) = to else {
-        return Err(error);
+    // Ask the device itself: a unicast Who-Is on the local network, or a Who-Is on its
+    // network behind a router (every device there answers; the one at `to` is kept).
+    let found = match to {
+        DeviceAddress::Local(link) => {
+            client
+                .who_is_at(Destination::Unicast(link), None, IDENTIFY_WAIT)
+                .await?
+        }
+        DeviceAddress::Remote(remote) | DeviceAddress::Via { remote, .. } => {
+            client
+                .who_is_on_network(remote.network, None, IDENTIFY_WAIT)
+                .await?
+        }
     };
-    let found = client
-        .who_is_at(Destination::Unicast(link), None, IDENTIFY_WAIT)
-        .await?;
     found
         .into_iter()
-        .find(|(address, _)| *address == to)
+        .find(|(address, _)| {
+            address == &to || (address.remote().is_some() && address.remote() == to.remote())
+        })
         .map(|(_, i_am)| i_am.device)
         .ok_or(error)
 }
