@@ -329,6 +329,29 @@ fn whois_to_one_device_binds_a_free_port() {
 }
 
 #[test]
+fn a_loopback_device_answers_a_broadcast_who_is_without_broadcast_options() {
+    let (_server, address) = device(&["--device-id", "654"]);
+    let port = address.rsplit_once(':').unwrap().1;
+    let json: Value = serde_json::from_str(&ok(&[
+        "bacnet",
+        "whois",
+        "--bind",
+        &format!("127.0.0.2:{port}"),
+        "--timeout",
+        "1s",
+        "--json",
+    ]))
+    .unwrap();
+    let found = json.as_array().unwrap();
+    assert!(
+        found
+            .iter()
+            .any(|d| d["instance"] == 654 && d["address"] == address),
+        "{json}"
+    );
+}
+
+#[test]
 fn a_taken_port_says_what_to_do() {
     let (_server, address) = device(&[]);
     let out = run(&["bacnet", "serve", "--bind", &address]);

@@ -282,13 +282,6 @@ impl BipTransport {
             };
             // A lost datagram is recovered by the protocol above (retries, renewals).
             let _ = self.unicast.send_to(&datagram, to).await;
-            // Bound to 0.0.0.0, this node serves loopback too, but 255.255.255.255 leaves
-            // by the default route (or fails without one): applications on 127.0.0.1 get
-            // a copy on the loopback broadcast address. It never leaves the host.
-            if to.ip().is_broadcast() && self.local.ip().is_unspecified() {
-                let loopback = SocketAddrV4::new(LOOPBACK_BROADCAST, to.port());
-                let _ = self.unicast.send_to(&datagram, loopback).await;
-            }
         }
     }
 
