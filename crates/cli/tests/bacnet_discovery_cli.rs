@@ -288,6 +288,22 @@ fn out_of_range_inputs_are_refused_with_clear_messages() {
             stderr(&out)
         );
     }
+    let out = run(&[
+        "bacnet",
+        "subscribe",
+        &address,
+        "av,1",
+        "--property",
+        "pv",
+        "--increment",
+        "1e400",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("out of range for a real"),
+        "{}",
+        stderr(&out)
+    );
     // The value stayed what it was (never infinity).
     let pv = ok(&["bacnet", "read", &address, "av,1", "pv"]);
     assert!(!pv.to_lowercase().contains("inf"), "{pv}");

@@ -399,7 +399,7 @@ pub struct SubscribeArgs {
     #[arg(long)]
     property: Option<String>,
     /// COV increment for --property of a REAL value.
-    #[arg(long, requires = "property")]
+    #[arg(long, requires = "property", value_parser = finite_real)]
     increment: Option<f32>,
     /// Lifetime asked of the device, whole seconds (0: indefinite; renewed at half of it).
     #[arg(long, default_value = "300s", value_name = "DURATION", value_parser = parse_duration)]
@@ -426,6 +426,22 @@ fn runtime() -> Result<tokio::runtime::Runtime, Box<dyn std::error::Error>> {
         .worker_threads(2)
         .enable_all()
         .build()?)
+}
+
+/// A REAL option: a finite number a REAL can hold (`1e400` is refused, not infinity).
+fn finite_real(text: &str) -> Result<f32, String> {
+    let value: f64 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{text}` is not a number"))?;
+    if value.is_finite() && value.abs() <= f64::from(f32::MAX) {
+        Ok(value as f32)
+    } else {
+        Err(format!(
+            "`{text}` is out of range for a real (largest magnitude about {:.7e})",
+            f32::MAX
+        ))
+    }
 }
 
 /// `HOST:PORT` (or `HOST`, port 47808) to an IPv4 socket address.
