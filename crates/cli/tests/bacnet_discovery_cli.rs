@@ -368,6 +368,31 @@ fn a_loopback_device_answers_a_broadcast_who_is_without_broadcast_options() {
 }
 
 #[test]
+fn a_broadcast_who_is_from_another_port_gets_a_unicast_i_am() {
+    // A tool on an ephemeral port broadcasts Who-Is to the device's port: it cannot hear
+    // the broadcast I-Am (that goes to the device's port), so the answer comes to it.
+    let (_server, address) = device(&["--device-id", "777"]);
+    let port: u16 = address.rsplit_once(':').unwrap().1.parse().unwrap();
+    let tool = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    tool.set_broadcast(true).unwrap();
+    tool.set_read_timeout(Some(std::time::Duration::from_secs(2)))
+        .unwrap();
+    // Original-Broadcast-NPDU, NPDU version 1 without addresses, unconfirmed Who-Is.
+    let who_is = [0x81, 0x0b, 0x00, 0x08, 0x01, 0x00, 0x10, 0x08];
+    tool.send_to(&who_is, ("127.255.255.255", port)).unwrap();
+    let mut buffer = [0u8; 1500];
+    let (n, from) = tool.recv_from(&mut buffer).expect("an I-Am comes back");
+    assert_eq!(from.to_string(), address);
+    let text = ok(&["bacnet", "decode", &hex(&buffer[..n]), "--json"]);
+    assert!(text.contains("i-am") || text.contains("I-Am"), "{text}");
+    assert!(text.contains("device,777"), "{text}");
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[test]
 fn a_taken_port_says_what_to_do() {
     let (_server, address) = device(&[]);
     let out = run(&["bacnet", "serve", "--bind", &address]);

@@ -122,6 +122,9 @@ pub struct ServerStats {
     pub unconfirmed_ignored: u64,
 }
 
+/// Whether an asker at this link address hears the device's broadcasts.
+pub type HearsBroadcasts<A> = Box<dyn Fn(&A) -> bool + Send>;
+
 /// A sans-IO BACnet device: an object database served over a server TSM.
 ///
 /// `A` is the data link's address type: `SocketAddrV4` for B/IP (the default), a virtual
@@ -131,6 +134,8 @@ pub struct DeviceServer<A = SocketAddrV4> {
     tsm: ServerTsm<PeerAddress<A>>,
     transmits: VecDeque<Transmit<A>>,
     unicast_i_am: bool,
+    /// Whether an asker hears this device's broadcasts (see `set_hears_broadcasts`).
+    hears_broadcasts: Option<HearsBroadcasts<A>>,
     stats: ServerStats,
     /// COV, device management and time-driven work (see `device_services`).
     extras: device_services::Extras<A>,
@@ -181,6 +186,7 @@ impl<A: LinkAddress> DeviceServer<A> {
             tsm,
             transmits: VecDeque::new(),
             unicast_i_am: false,
+            hears_broadcasts: None,
             stats: ServerStats::default(),
             extras,
         }
@@ -215,6 +221,13 @@ impl<A: LinkAddress> DeviceServer<A> {
     /// as most devices do, is to broadcast).
     pub fn set_unicast_i_am(&mut self, unicast: bool) {
         self.unicast_i_am = unicast;
+    }
+
+    /// Tells which askers can hear this device's broadcasts: an asker that cannot (on B/IP,
+    /// one whose UDP port is not the device's, since broadcasts go to the device's port)
+    /// gets its I-Am or I-Have answer by unicast too when it asked by broadcast.
+    pub fn set_hears_broadcasts(&mut self, hears: HearsBroadcasts<A>) {
+        self.hears_broadcasts = Some(hears);
     }
 
     /// This device's I-Am parameters.
@@ -460,7 +473,18 @@ impl<A: LinkAddress> DeviceServer<A> {
             Some((request, always_broadcast)) => {
                 self.stats.announcements += 1;
                 let destination = self.announce_to(peer, was_broadcast, always_broadcast);
+                // An asker that cannot hear the broadcast answer also gets it directly
+                // (the broadcast still goes out, for BBMDs to distribute).
+                let deaf = destination == Destination::Broadcast
+                    && peer.remote.is_none()
+                    && self
+                        .hears_broadcasts
+                        .as_ref()
+                        .is_some_and(|hears| !hears(&peer.link));
                 self.queue_unconfirmed(&request, destination, peer.remote);
+                if deaf {
+                    self.queue_unconfirmed(&request, Destination::Unicast(peer.link), None);
+                }
             }
             None => self.stats.unconfirmed_ignored += 1,
         }
