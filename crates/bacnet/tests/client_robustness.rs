@@ -357,6 +357,15 @@ async fn discovery_reads_every_property_from_a_device_without_rpm() {
     let direct = discovery::read_all_properties(&client, device.local_addr(), av1)
         .await
         .unwrap();
+    // An object the device does not have fails as a whole, both ways.
+    for to in [device.local_addr(), relay.address()] {
+        let missing = discovery::read_all_properties(&client, to, id("av,999")).await;
+        assert!(
+            matches!(&missing, Err(ClientError::Error { error, .. })
+                if error.code.to_string() == "unknown-object"),
+            "{missing:?}"
+        );
+    }
     let fallback = discovery::read_all_properties(&client, relay.address(), av1)
         .await
         .unwrap();

@@ -416,10 +416,26 @@ pub async fn read_all_properties<A: LinkAddress>(
     let error = match client.read_multiple(to, vec![all]).await {
         Ok(results) => {
             let mut readings = readings_of(results);
-            if let Some(first) = readings.pop() {
-                return Ok(first);
+            match readings.pop() {
+                // `all` answered with one error (unknown-object...): the object failed.
+                Some(only)
+                    if only.readings.len() == 1
+                        && only.readings[0].property == PropertyIdentifier::All =>
+                {
+                    let reading = only.readings.into_iter().next();
+                    match reading.map(|r| r.result) {
+                        Some(Err(error)) if is_unknown_object(&error) => return Err(error),
+                        // Another error for `all` (a device that does not take it): the
+                        // property-list way may still work.
+                        Some(Err(error)) => error,
+                        _ => ClientError::BadReply(format!(
+                            "no properties of {object} in the answer"
+                        )),
+                    }
+                }
+                Some(first) => return Ok(first),
+                None => ClientError::BadReply(format!("no results for {object} in the answer")),
             }
-            ClientError::BadReply(format!("no results for {object} in the answer"))
         }
         Err(error) if falls_back(&error) => error,
         Err(error) => return Err(error),
@@ -445,6 +461,7 @@ pub async fn read_all_properties<A: LinkAddress>(
             names.push(PropertyIdentifier::PropertyList);
             names
         }
+        Err(missing) if is_unknown_object(&missing) => return Err(missing),
         Err(ClientError::Error { .. } | ClientError::Reject(_)) => {
             from_list = false;
             COMMON_PROPERTIES.to_vec()
@@ -548,6 +565,12 @@ pub async fn read_multiple_or_fallback<A: LinkAddress>(
         });
     }
     Ok(out)
+}
+
+/// True when `error` says the object does not exist.
+fn is_unknown_object(error: &ClientError) -> bool {
+    matches!(error, ClientError::Error { error, .. }
+        if error.code == crate::enums::ErrorCode::UnknownObject)
 }
 
 /// True when a ReadPropertyMultiple failed in a way another kind of read may avoid.
