@@ -393,6 +393,69 @@ fn hex(bytes: &[u8]) -> String {
 }
 
 #[test]
+fn points_all_finds_every_device_by_who_is_and_reports_a_duplicate_instance() {
+    // Three devices on one port of three loopback addresses; two share instance 61.
+    let (_a, first) = device(&["--device-id", "61", "--objects", "large:2"]);
+    let port = first.rsplit_once(':').unwrap().1.to_owned();
+    let other = |host: &str, id: &str| {
+        let bind = format!("{host}:{port}");
+        start(&[
+            "bacnet",
+            "serve",
+            "--bind",
+            &bind,
+            "--device-id",
+            id,
+            "--objects",
+            "large:3",
+        ])
+        .0
+    };
+    let _b = other("127.0.0.3", "63");
+    let _c = other("127.0.0.4", "61");
+    let out = run(&[
+        "bacnet",
+        "points",
+        "--all",
+        "--bind",
+        &format!("127.0.0.2:{port}"),
+        "--low",
+        "50",
+        "--high",
+        "69",
+        "--range-size",
+        "5",
+        "--pause",
+        "20ms",
+        "--wait",
+        "1s",
+        "--no-routers",
+        "--csv",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let csv = stdout(&out);
+    let devices: std::collections::BTreeSet<&str> = csv
+        .lines()
+        .skip(1)
+        .map(|line| line.split("\",").next().unwrap())
+        .collect();
+    assert_eq!(
+        devices.into_iter().collect::<Vec<_>>(),
+        vec!["\"device,61", "\"device,63"],
+        "{csv}"
+    );
+    let message = stderr(&out);
+    assert!(
+        message.contains("2 device(s) answered 4 Who-Is"),
+        "{message}"
+    );
+    assert!(
+        message.contains("warning: device,61 answered from"),
+        "{message}"
+    );
+}
+
+#[test]
 fn a_taken_port_says_what_to_do() {
     let (_server, address) = device(&[]);
     let out = run(&["bacnet", "serve", "--bind", &address]);
