@@ -3,19 +3,15 @@
 //! property), printed as an EPICS-like listing (one `{ ... }` block per object, as the
 //! bacnet-stack `bacepics` tool lays it out) or as JSON.
 
-use buildwire_bacnet::driver::BacnetClient;
-use buildwire_bacnet::driver::discovery::{self, ObjectReadings, PropertyReading};
+use buildwire_bacnet::ObjectIdentifier;
+use buildwire_bacnet::driver::discovery::PropertyReading;
 use buildwire_bacnet::inspect::elements_json;
-use buildwire_bacnet::network::DeviceAddress;
-use buildwire_bacnet::{ClientError, ObjectIdentifier};
 use clap::Args;
 use serde_json::{Value, json};
 
-use super::points::{Bar, SweepArgs, on_devices, outcome, sweep_bind};
+use super::points::{Bar, DeviceData, Listing, SweepArgs, Wanted, on_devices, outcome, sweep_bind};
 use super::{ClientArgs, elements_text, print_json};
 use crate::commands::common::result::CommandResult;
-
-type BoxError = Box<dyn std::error::Error>;
 
 #[derive(Debug, Args)]
 pub struct EpicsArgs {
@@ -32,54 +28,42 @@ pub struct EpicsArgs {
     client: ClientArgs,
 }
 
-/// One device's listing: its objects' readings (or why an object could not be read).
-type Listing = Vec<(ObjectIdentifier, Result<ObjectReadings, ClientError>)>;
-
 pub fn epics(mut args: EpicsArgs) -> CommandResult {
     sweep_bind(&mut args.client, args.all);
     let bar = Bar::new();
-    let (listings, failures) = on_devices(
+    let (devices, failures) = on_devices(
         &args.client,
         args.address.as_deref(),
         &args.sweep,
         &bar,
-        async |client, address| device_listing(client, address, &bar).await,
+        Wanted::Properties,
     )?;
+    let listings: Vec<(&String, ObjectIdentifier, &Listing)> = devices
+        .iter()
+        .filter_map(|(address, (device, data))| match data {
+            DeviceData::Properties(listing) => Some((address, *device, listing)),
+            DeviceData::Points(_) => None,
+        })
+        .collect();
     if args.client.json {
         let list: Vec<Value> = listings
             .iter()
-            .map(|(address, (device, listing))| {
-                listing_json(&address.to_string(), *device, listing)
-            })
+            .map(|(address, device, listing)| listing_json(address, *device, listing))
             .collect();
         print_json(&Value::Array(list))?;
     } else {
-        for (address, (device, listing)) in &listings {
-            print_listing(&address.to_string(), *device, listing);
+        for (address, device, listing) in &listings {
+            print_listing(address, *device, listing);
         }
     }
     let unreadable: usize = listings
         .iter()
-        .map(|(_, (_, listing))| listing.iter().filter(|(_, r)| r.is_err()).count())
+        .map(|(_, _, listing)| listing.iter().filter(|(_, r)| r.is_err()).count())
         .sum();
     if unreadable > 0 {
         eprintln!("warning: {unreadable} object(s) could not be read at all");
     }
     outcome(&failures)
-}
-
-async fn device_listing(
-    client: &BacnetClient,
-    address: DeviceAddress,
-    bar: &Bar,
-) -> Result<(ObjectIdentifier, Listing), BoxError> {
-    let inventory = discovery::object_inventory(client, address, None).await?;
-    let progress = bar.callback(inventory.device.to_string());
-    let results = discovery::read_objects(client, address, &inventory.objects, &progress).await;
-    Ok((
-        inventory.device,
-        inventory.objects.iter().copied().zip(results).collect(),
-    ))
 }
 
 fn reading_json(reading: &PropertyReading) -> Value {

@@ -8,16 +8,18 @@ use std::time::Duration;
 
 use buildwire_bacnet::app::discovery::{MAX_DEVICE_INSTANCE, Point};
 use buildwire_bacnet::driver::BacnetClient;
-use buildwire_bacnet::driver::discovery::{self, Progress, SweepOptions};
+use buildwire_bacnet::driver::discovery::{
+    self, Inventory, ObjectReadings, Progress, SweepOptions,
+};
 use buildwire_bacnet::encoding::{ApplicationValue, Element};
 use buildwire_bacnet::inspect::elements_json;
-use buildwire_bacnet::network::DeviceAddress;
-use buildwire_bacnet::{EngineeringUnits, ObjectIdentifier};
+use buildwire_bacnet::network::{DeviceAddress, LinkAddress};
+use buildwire_bacnet::{ClientError, EngineeringUnits, ObjectIdentifier};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde_json::{Value, json};
 
-use super::{ClientArgs, elements_text, print_json, runtime, start_client};
+use super::{ClientArgs, client_tsm, elements_text, print_json, runtime, sc, start_client};
 use crate::commands::common::csv;
 use crate::commands::common::duration::parse_duration;
 use crate::commands::common::result::CommandResult;
@@ -148,12 +150,12 @@ impl Bar {
 }
 
 /// The devices to read: the one named, or those a sweep finds (with their device object).
-async fn devices(
-    client: &BacnetClient,
-    address: Option<DeviceAddress>,
+async fn devices<A: LinkAddress + std::fmt::Display>(
+    client: &BacnetClient<A>,
+    address: Option<DeviceAddress<A>>,
     sweep: &SweepArgs,
     bar: &Bar,
-) -> Result<Vec<DeviceAddress>, BoxError> {
+) -> Result<Vec<DeviceAddress<A>>, BoxError> {
     if let Some(address) = address {
         return Ok(vec![address]);
     }
@@ -179,42 +181,81 @@ async fn devices(
     Ok(site.devices.into_iter().map(|d| d.address).collect())
 }
 
-/// What a command got from each device, and the addresses of the devices that failed.
-pub type PerDevice<T> = (Vec<(DeviceAddress, T)>, Vec<String>);
+/// What a command got from each device (by address), and the addresses of the devices
+/// that failed.
+pub type PerDevice<T> = (Vec<(String, T)>, Vec<String>);
 
-/// Runs `read` on the device at `address`, or on every device a sweep finds (B/IP):
-/// the results with each device's address, and the addresses of the devices that failed
-/// (each reported on stderr).
-pub fn on_devices<T>(
+/// What a command reads from each device.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Wanted {
+    /// The points (`points`).
+    Points,
+    /// Every property of every object (`epics`).
+    Properties,
+}
+
+/// Every object of a device with its readings (or why it could not be read at all).
+pub(super) type Listing = Vec<(ObjectIdentifier, Result<ObjectReadings, ClientError>)>;
+
+/// What one device gave: its points or its listing.
+pub(super) enum DeviceData {
+    Points(Vec<Point>),
+    Properties(Listing),
+}
+
+/// Reads what is `wanted` of the device at `address`, or of every device a sweep finds,
+/// over the link `--transport` names: the results with each device's address and device
+/// object, and the addresses of the devices that failed (each reported on stderr).
+pub(super) fn on_devices(
     client_args: &ClientArgs,
     address: Option<&str>,
     sweep: &SweepArgs,
     bar: &Bar,
-    read: impl AsyncFn(&BacnetClient, DeviceAddress) -> Result<T, BoxError>,
-) -> Result<PerDevice<T>, BoxError> {
-    if client_args.sc.is_sc() {
-        return Err(
-            "this command runs over BACnet/IP (B/IP); BACnet/SC is not supported yet".into(),
-        );
-    }
-    let address = address.map(|a| client_args.foreign.target(a)).transpose()?;
-    let results = runtime()?.block_on(async {
-        let client = start_client(client_args, None).await?;
-        let mut results = Vec::new();
-        let mut failures = Vec::new();
-        for address in devices(&client, address, sweep, bar).await? {
-            match read(&client, address).await {
-                Ok(result) => results.push((address, result)),
-                Err(error) => {
-                    eprintln!("error: {address}: {error}");
-                    failures.push(address.to_string());
-                }
-            }
-        }
-        Ok::<_, BoxError>((results, failures))
-    });
+    wanted: Wanted,
+) -> Result<PerDevice<(ObjectIdentifier, DeviceData)>, BoxError> {
+    let results = if client_args.sc.is_sc() {
+        let address = address.map(sc::sc_device).transpose()?;
+        let tsm = client_tsm(client_args)?;
+        runtime()?.block_on(async {
+            let client = client_args.sc.client(tsm).await?;
+            each_device(&client, address, sweep, bar, wanted).await
+        })
+    } else {
+        let address = address.map(|a| client_args.foreign.target(a)).transpose()?;
+        runtime()?.block_on(async {
+            let client = start_client(client_args, None).await?;
+            each_device(&client, address, sweep, bar, wanted).await
+        })
+    };
     bar.finish();
     results
+}
+
+async fn each_device<A: LinkAddress + std::fmt::Display>(
+    client: &BacnetClient<A>,
+    address: Option<DeviceAddress<A>>,
+    sweep: &SweepArgs,
+    bar: &Bar,
+    wanted: Wanted,
+) -> Result<PerDevice<(ObjectIdentifier, DeviceData)>, BoxError> {
+    let mut results = Vec::new();
+    let mut failures = Vec::new();
+    for address in devices(client, address, sweep, bar).await? {
+        let read = async {
+            let inventory = discovery::object_inventory(client, address, None).await?;
+            let progress = bar.callback(inventory.device.to_string());
+            let data = read_device(client, address, &inventory, wanted, &progress).await;
+            Ok::<_, BoxError>((inventory.device, data))
+        };
+        match read.await {
+            Ok(result) => results.push((address.to_string(), result)),
+            Err(error) => {
+                eprintln!("error: {address}: {error}");
+                failures.push(address.to_string());
+            }
+        }
+    }
+    Ok((results, failures))
 }
 
 /// The bind address of a command that may broadcast: 47808 when `--all` kept the
@@ -241,14 +282,16 @@ pub fn points(mut args: PointsArgs) -> CommandResult {
         args.address.as_deref(),
         &args.sweep,
         &bar,
-        async |client, address| device_points(client, address, &bar).await,
+        Wanted::Points,
     )?;
     let rows: Vec<Value> = devices
         .iter()
-        .flat_map(|(address, (device, points))| {
-            points
+        .flat_map(|(address, (device, data))| match data {
+            DeviceData::Points(points) => points
                 .iter()
-                .map(|p| point_json(*device, &address.to_string(), p))
+                .map(|p| point_json(*device, address, p))
+                .collect(),
+            DeviceData::Properties(_) => Vec::new(),
         })
         .collect();
     if args.client.json {
@@ -264,23 +307,31 @@ pub fn points(mut args: PointsArgs) -> CommandResult {
     outcome(&failures)
 }
 
-/// The points of one device: its object-list, then the point properties of each object
-/// (the device object left out).
-async fn device_points(
-    client: &BacnetClient,
-    address: DeviceAddress,
-    bar: &Bar,
-) -> Result<(ObjectIdentifier, Vec<Point>), BoxError> {
-    let inventory = discovery::object_inventory(client, address, None).await?;
-    let objects: Vec<ObjectIdentifier> = inventory
-        .objects
-        .iter()
-        .copied()
-        .filter(|o| *o != inventory.device)
-        .collect();
-    let progress = bar.callback(inventory.device.to_string());
-    let points = discovery::read_points(client, address, &objects, &progress).await;
-    Ok((inventory.device, points))
+/// The points of one device (the device object left out), or every property of every
+/// object.
+async fn read_device<A: LinkAddress + std::fmt::Display>(
+    client: &BacnetClient<A>,
+    address: DeviceAddress<A>,
+    inventory: &Inventory,
+    wanted: Wanted,
+    progress: &(dyn Fn(Progress) + Send + Sync),
+) -> DeviceData {
+    match wanted {
+        Wanted::Points => {
+            let objects: Vec<ObjectIdentifier> = inventory
+                .objects
+                .iter()
+                .copied()
+                .filter(|o| *o != inventory.device)
+                .collect();
+            DeviceData::Points(discovery::read_points(client, address, &objects, progress).await)
+        }
+        Wanted::Properties => {
+            let results =
+                discovery::read_objects(client, address, &inventory.objects, progress).await;
+            DeviceData::Properties(inventory.objects.iter().copied().zip(results).collect())
+        }
+    }
 }
 
 fn point_json(device: ObjectIdentifier, address: &str, point: &Point) -> Value {
