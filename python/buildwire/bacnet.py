@@ -44,7 +44,8 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from buildwire import _native
+from buildwire import _bacnet_values, _native
+from buildwire._bacnet_values import State
 from buildwire._lifecycle import AsyncClient, AsyncService, Opening, Subscribing
 
 __all__ = [
@@ -54,6 +55,7 @@ __all__ = [
     "ObjectIdentifier",
     "PropertyWrite",
     "Server",
+    "State",
     "dissect",
     "property_identifier",
 ]
@@ -106,12 +108,13 @@ def dissect(datagram: bytes) -> dict[str, Any]:
 
 
 def _element_value(element: dict[str, Any]) -> Any:
-    """Turn one tagged element into a Python value (constructed data becomes a list)."""
-    if "children" in element:
-        return [_element_value(c) for c in element["children"]]
-    if "context" in element:
-        return {"context": element["context"], "hex": element["hex"]}
-    return element["value"]
+    """Turn one described element into a Python value.
+
+    Enumerations become :mod:`buildwire.bacnet_enums` members (``units == 62``,
+    ``str(units) == "degrees-celsius"``), multi-state values :class:`State`, status flags
+    and other constructed values dicts, date-times :class:`datetime.datetime`.
+    """
+    return _bacnet_values.element_value(element)
 
 
 def _value(elements: list[dict[str, Any]]) -> Any:

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use buildwire_bacnet::app::{ClientError, CovOptions};
 use buildwire_bacnet::driver::{BacnetClient, CovSubscription};
 use buildwire_bacnet::encoding::ObjectPropertyReference;
-use buildwire_bacnet::inspect::{cov_notification_json, elements_json};
+use buildwire_bacnet::inspect::cov_notification_json;
 use buildwire_bacnet::services::PropertyReference;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -17,6 +17,7 @@ use serde_json::json;
 use tokio::sync::{Mutex, watch};
 
 use crate::bacnet::{client_error, object, property};
+use crate::bacnet_names::described;
 
 /// Most references one `read_many` call takes (each becomes a read of the device).
 const MAX_READ_MANY: usize = 100_000;
@@ -161,7 +162,12 @@ pub(crate) fn read_many<'py>(
             .zip(&results)
             .map(|(reference, result)| {
                 let outcome = match result {
-                    Ok(value) => json!({"value": elements_json(value)}),
+                    Ok(value) => json!({"value": described(
+                        reference.object,
+                        reference.property,
+                        reference.array_index,
+                        value
+                    )}),
                     Err(ClientError::Error { error, .. }) => {
                         json!({"error": format!("{}: {}", error.class, error.code)})
                     }

@@ -261,7 +261,7 @@ impl BacnetScClientHandle {
                 .read(to, obj, prop, index)
                 .await
                 .map_err(crate::bacnet::client_error)?;
-            Ok(buildwire_bacnet::inspect::elements_json(&value).to_string())
+            Ok(crate::bacnet_names::described(obj, prop, index, &value).to_string())
         })
     }
 

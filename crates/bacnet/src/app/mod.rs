@@ -11,6 +11,7 @@ pub(crate) mod cov_subscriber;
 pub mod device_control;
 pub mod read_plan;
 pub mod server;
+pub mod value_names;
 pub(crate) mod value_text;
 
 pub use client::{

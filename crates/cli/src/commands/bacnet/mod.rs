@@ -3,6 +3,7 @@
 
 mod network;
 mod sc;
+mod values;
 
 use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4, ToSocketAddrs};
 use std::time::Duration;
@@ -10,10 +11,7 @@ use std::time::Duration;
 use buildwire_bacnet::apdu::{BacnetError, MaxApdu};
 use buildwire_bacnet::app::{CovOptions, Destination, ValueType, parse_value_text};
 use buildwire_bacnet::driver::{BacnetClient, BacnetServer, BacnetServerConfig, ClientConfig};
-use buildwire_bacnet::encoding::{ApplicationValue, Element};
-use buildwire_bacnet::inspect::{
-    application_json, cov_notification_json, dissect_bip, element_json, elements_json,
-};
+use buildwire_bacnet::inspect::{cov_notification_json, dissect_bip};
 use buildwire_bacnet::objects::profile::DeviceProfile;
 use buildwire_bacnet::services::{
     InstanceRange, PropertyReference, ReadAccessSpecification, ReadResult, WriteAccessSpecification,
@@ -492,34 +490,9 @@ async fn start_client(
         .map_err(|e| format!("cannot bind {}: {e}", args.bind).into())
 }
 
-/// Parses a value typed on the command line; without `--type`, guesses from the object
-/// type (binary → enumerated, multi-state → unsigned, analog → real) and the text.
-/// A one-line human rendering of tagged values.
-fn elements_text(elements: &[Element]) -> String {
-    let parts: Vec<String> = elements
-        .iter()
-        .map(|element| match element {
-            Element::Application(ApplicationValue::CharacterString(s)) => format!("{s:?}"),
-            Element::Application(ApplicationValue::Enumerated(e)) => format!("{e} (enumerated)"),
-            Element::Application(value) => {
-                let json = application_json(value);
-                match json.get("value") {
-                    Some(Value::String(s)) => s.clone(),
-                    Some(other) => other.to_string(),
-                    None => json.to_string(),
-                }
-            }
-            other => element_json(other).to_string(),
-        })
-        .collect();
-    match parts.len() {
-        1 => parts.join(""),
-        _ => format!("[{}]", parts.join(", ")),
-    }
-}
-
 fn error_json(error: &BacnetError) -> Value {
-    json!({"class": error.class.to_string(), "code": error.code.to_string()})
+    json!({"class": error.class.to_string(), "code": error.code.to_string(),
+           "class_number": error.class.to_u32(), "code_number": error.code.to_u32()})
 }
 
 fn print_json(value: &Value) -> CommandResult {
@@ -646,6 +619,7 @@ fn whois(args: WhoisArgs) -> CommandResult {
                     "instance": i_am.device.instance(),
                     "max_apdu": i_am.max_apdu_length_accepted,
                     "segmentation": i_am.segmentation_supported.to_string(),
+                    "segmentation_number": i_am.segmentation_supported.to_u32(),
                     "vendor_id": i_am.vendor_id,
                 })
             })
@@ -665,27 +639,26 @@ fn whois(args: WhoisArgs) -> CommandResult {
 fn read(args: ReadArgs) -> CommandResult {
     let object = parse_object(&args.object)?;
     let property = parse_property(&args.property)?;
-    let (address, value) = if args.client.sc.is_sc() {
+    let named = values::NamedValue::new(object, property, args.index);
+    let (address, (named, value)) = if args.client.sc.is_sc() {
         let to = sc::sc_device(&args.address)?;
         let tsm = client_tsm(&args.client)?;
-        let value = runtime()?.block_on(async {
+        let read = runtime()?.block_on(async {
             let client = args.client.sc.client(tsm).await?;
-            client
-                .read(to, object, property, args.index)
+            values::read_named(&client, to.into(), named)
                 .await
                 .map_err(Box::<dyn std::error::Error>::from)
         })?;
-        (to.to_string(), value)
+        (to.to_string(), read)
     } else {
         let to = args.client.foreign.target(&args.address)?;
-        let value = runtime()?.block_on(async {
+        let read = runtime()?.block_on(async {
             let client = start_client(&args.client, None).await?;
-            client
-                .read(to, object, property, args.index)
+            values::read_named(&client, to, named)
                 .await
                 .map_err(Box::<dyn std::error::Error>::from)
         })?;
-        (to.to_string(), value)
+        (to.to_string(), read)
     };
     if args.client.json {
         return print_json(&json!({
@@ -693,11 +666,11 @@ fn read(args: ReadArgs) -> CommandResult {
             "object": object.to_string(),
             "property": property.to_string(),
             "index": args.index,
-            "value": elements_json(&value),
+            "value": named.json(&value),
         }));
     }
     let index = args.index.map(|i| format!("[{i}]")).unwrap_or_default();
-    println!("{object} {property}{index}: {}", elements_text(&value));
+    println!("{object} {property}{index}: {}", named.text(&value));
     Ok(())
 }
 
@@ -744,6 +717,23 @@ fn rpm(args: RpmArgs) -> CommandResult {
     }
     let results = on_client!(&args.client, &args.address, |client, to| client
         .read_multiple(to, specifications));
+    let named = |object: &buildwire_bacnet::services::ReadAccessResult,
+                 r: &buildwire_bacnet::services::PropertyReadResult| {
+        let mut named = values::NamedValue::new(object.object, r.property, r.array_index);
+        if values::wants_state_text(object.object, r.property) {
+            // The state-text when the same request read it.
+            named.state_text = object.results.iter().find_map(|other| match &other.result {
+                ReadResult::Value(states)
+                    if other.property == PropertyIdentifier::StateText
+                        && other.array_index.is_none() =>
+                {
+                    Some(values::state_texts(states))
+                }
+                _ => None,
+            });
+        }
+        named
+    };
     if args.client.json {
         let list: Vec<Value> = results
             .iter()
@@ -755,7 +745,9 @@ fn rpm(args: RpmArgs) -> CommandResult {
                         let mut entry = json!({"property": r.property.to_string(),
                                                "index": r.array_index});
                         match &r.result {
-                            ReadResult::Value(value) => entry["value"] = elements_json(value),
+                            ReadResult::Value(value) => {
+                                entry["value"] = named(object, r).json(value);
+                            }
                             ReadResult::Error(error) => entry["error"] = error_json(error),
                         }
                         entry
@@ -772,7 +764,7 @@ fn rpm(args: RpmArgs) -> CommandResult {
             let index = r.array_index.map(|i| format!("[{i}]")).unwrap_or_default();
             match &r.result {
                 ReadResult::Value(value) => {
-                    println!("  {}{index}: {}", r.property, elements_text(value));
+                    println!("  {}{index}: {}", r.property, named(object, r).text(value));
                 }
                 ReadResult::Error(error) => {
                     println!(
@@ -917,11 +909,16 @@ async fn follow_cov<A: buildwire_bacnet::network::LinkAddress + std::fmt::Displa
                     Some(index) => format!("{}[{index}]", value.property),
                     None => value.property.to_string(),
                 };
+                let named = values::NamedValue::new(
+                    request.monitored_object,
+                    value.property,
+                    value.array_index,
+                );
                 let fields = [
                     request.initiating_device.to_string(),
                     request.monitored_object.to_string(),
                     property,
-                    elements_text(&value.value),
+                    named.text(&value.value),
                     request.time_remaining.to_string(),
                 ];
                 println!("{}", csv::line(&fields));
@@ -931,7 +928,14 @@ async fn follow_cov<A: buildwire_bacnet::network::LinkAddress + std::fmt::Displa
                 .request
                 .values
                 .iter()
-                .map(|v| format!("{}={}", v.property, elements_text(&v.value)))
+                .map(|v| {
+                    let named = values::NamedValue::new(
+                        notification.request.monitored_object,
+                        v.property,
+                        v.array_index,
+                    );
+                    format!("{}={}", v.property, named.text(&v.value))
+                })
                 .collect();
             println!(
                 "{} {} (time remaining {} s)",
