@@ -348,12 +348,11 @@ fn decode_items(elements: &[Element], item: Item, many: bool) -> Option<Vec<Valu
 /// "unsigned", "value": 2, "name": "occupied"}`) and constructed datatypes decoded
 /// (`{"type": "status-flags", "value": {"in-alarm": false, ...}}`).
 pub fn describe_value(context: &ValueContext<'_>, elements: &[Element]) -> Value {
-    if context.array_index != Some(0) {
-        if let Some((item, many)) = property_item(context) {
-            if let Some(items) = decode_items(elements, item, many) {
-                return Value::Array(items);
-            }
-        }
+    if context.array_index != Some(0)
+        && let Some((item, many)) = property_item(context)
+        && let Some(items) = decode_items(elements, item, many)
+    {
+        return Value::Array(items);
     }
     // A BACnetDateTime is two application values: one date-time, not two values.
     if let [

@@ -696,7 +696,7 @@ mod tests {
         );
 
         let time = TimeSynchronizationRequest { time: noon };
-        let p = unconfirmed(&UnconfirmedRequest::TimeSynchronization(time.clone()));
+        let p = unconfirmed(&UnconfirmedRequest::TimeSynchronization(time));
         assert_eq!(p["time"]["date"], "2026-11-27 (weekday 5)");
         let p = unconfirmed(&UnconfirmedRequest::UtcTimeSynchronization(time));
         assert_eq!(p["time"]["time"], "12:00:00.00");

@@ -645,7 +645,7 @@ fn read(args: ReadArgs) -> CommandResult {
         let tsm = client_tsm(&args.client)?;
         let read = runtime()?.block_on(async {
             let client = args.client.sc.client(tsm).await?;
-            values::read_named(&client, to.into(), named)
+            values::read_named(&client, to, named)
                 .await
                 .map_err(Box::<dyn std::error::Error>::from)
         })?;
