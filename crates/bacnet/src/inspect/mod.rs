@@ -114,17 +114,21 @@ pub fn dissect_bip(datagram: &[u8]) -> Dissection {
             }
             payload
         }
-        Apdu::Error { payload, .. } => {
+        Apdu::Error {
+            payload, service, ..
+        } => {
             let base = at(payload);
+            if let Some(fields) = services::error_parameters(service, payload) {
+                out.layers.push(Layer {
+                    name: "payload",
+                    fields,
+                });
+                return out;
+            }
             match BacnetError::decode_payload(&mut Reader::new(payload)) {
                 Ok(err) => out.layers.push(Layer {
                     name: "payload",
-                    fields: vec![
-                        ("error_class", json!(err.class.to_string())),
-                        ("error_code", json!(err.code.to_string())),
-                        ("error_class_number", json!(err.class.to_u32())),
-                        ("error_code_number", json!(err.code.to_u32())),
-                    ],
+                    fields: services::error_fields(&err),
                 }),
                 Err(e) => fail(&mut out, "payload", base, e),
             }
@@ -788,6 +792,25 @@ mod tests {
         assert_eq!(j["payload"]["error_code"], "unknown-property");
         assert_eq!(j["payload"]["error_code_number"], 32);
         assert_eq!(j["payload"]["error_class_number"], 2);
+    }
+
+    #[test]
+    fn write_multiple_and_list_errors_name_what_failed() {
+        // WritePropertyMultiple-Error: property unknown-property at analog-value,1
+        // present-value.
+        let j = dissect_bip(&hex_bytes(
+            "810a0018 0100 500110 0e91029120 0f 1e0c008000011955 1f",
+        ))
+        .to_json();
+        assert_eq!(j["payload"]["error_code"], "unknown-property");
+        assert_eq!(
+            j["payload"]["first_failed_write_attempt"],
+            "analog-value,1:present-value"
+        );
+        // ChangeList-Error of AddListElement: services other (5, 0) at element 2.
+        let j = dissect_bip(&hex_bytes("810a0011 0100 500108 0e91059100 0f 1902")).to_json();
+        assert_eq!(j["payload"]["error_class"], "services");
+        assert_eq!(j["payload"]["first_failed_element_number"], 2);
     }
 
     #[test]

@@ -4,13 +4,15 @@
 
 use serde_json::{Value, json};
 
+use crate::apdu::ConfirmedServiceChoice;
 use crate::app::value_names::describe_property as value;
 use crate::encoding::json::{date_text, time_text};
-use crate::encoding::{DateTime, ObjectIdentifier, PropertyValue};
+use crate::encoding::{DateTime, ObjectIdentifier, PropertyValue, Reader};
 use crate::enums::PropertyIdentifier;
 use crate::services::{
-    ComplexAckParameters, ConfirmedRequest, InstanceRange, PropertyReference, RangeSpec,
-    ReadAccessSpecification, ReadResult, ServiceError, UnconfirmedRequest, WhoHasObject,
+    ChangeListError, ComplexAckParameters, ConfirmedRequest, InstanceRange, PropertyReference,
+    RangeSpec, ReadAccessSpecification, ReadResult, ServiceError, UnconfirmedRequest, WhoHasObject,
+    WritePropertyMultipleError,
 };
 
 /// Named fields of a layer, in wire order.
@@ -82,6 +84,49 @@ fn specifications(specifications: &[ReadAccessSpecification]) -> Value {
 
 fn error(error: &ServiceError) -> Value {
     json!({"error_class": error.class.to_string(), "error_code": error.code.to_string()})
+}
+
+/// The class and code of an Error PDU, by name and by number.
+pub(crate) fn error_fields(error: &ServiceError) -> Fields {
+    vec![
+        ("error_class", json!(error.class.to_string())),
+        ("error_code", json!(error.code.to_string())),
+        ("error_class_number", json!(error.class.to_u32())),
+        ("error_code_number", json!(error.code.to_u32())),
+    ]
+}
+
+/// The Error-PDU parameters of the services whose errors say more than a class and a code
+/// (WritePropertyMultiple-Error, ChangeList-Error).
+pub(crate) fn error_parameters(service: ConfirmedServiceChoice, payload: &[u8]) -> Option<Fields> {
+    let mut reader = Reader::new(payload);
+    let fields = match service {
+        ConfirmedServiceChoice::WritePropertyMultiple => {
+            let failed = WritePropertyMultipleError::decode(&mut reader).ok()?;
+            let at = failed.first_failed_write_attempt;
+            let mut fields = error_fields(&failed.error);
+            fields.push((
+                "first_failed_write_attempt",
+                json!(format!(
+                    "{}:{}",
+                    at.object,
+                    property_text(at.property, at.array_index)
+                )),
+            ));
+            fields
+        }
+        ConfirmedServiceChoice::AddListElement | ConfirmedServiceChoice::RemoveListElement => {
+            let failed = ChangeListError::decode(&mut reader).ok()?;
+            let mut fields = error_fields(&failed.error);
+            fields.push((
+                "first_failed_element_number",
+                json!(failed.first_failed_element_number),
+            ));
+            fields
+        }
+        _ => return None,
+    };
+    reader.is_empty().then_some(fields)
 }
 
 fn subscription(
