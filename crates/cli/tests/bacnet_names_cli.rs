@@ -197,3 +197,27 @@ fn decode_shows_service_parameters_as_named_fields() {
     assert_eq!(json["payload"]["value"][0]["name"], "active");
     assert_eq!(json["payload"]["priority"], 8);
 }
+
+#[test]
+fn name_looks_up_values_of_enumerations() {
+    assert_eq!(
+        output(&["bacnet", "name", "62", "--enum", "engineering-units"]),
+        "enumeration: engineering-units\nname: degrees-celsius\nnumber: 62\n"
+    );
+    let found: Value =
+        serde_json::from_str(&output(&["bacnet", "name", "degrees-fahrenheit", "--json"]))
+            .unwrap();
+    assert_eq!(
+        found,
+        serde_json::json!({"enumeration": "engineering-units", "name": "degrees-fahrenheit",
+                           "number": 64})
+    );
+    assert!(output(&["bacnet", "name", "unknown-object"]).contains("number: 31\n"));
+    // A name the enumeration does not have is the user's mistake: exit status 1.
+    let refused = std::process::Command::new(env!("CARGO_BIN_EXE_buildwire"))
+        .args(["bacnet", "name", "warm", "--enum", "event-state"])
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("not a value of event-state"));
+}

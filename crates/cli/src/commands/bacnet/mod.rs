@@ -36,11 +36,14 @@ pub enum BacnetCommand {
         buildwire bacnet decode \\\n      '81 0a 00 11 01 04 00 05 01 0c 0c 00 00 00 05 19 55' --json\n  \
         xxd -p capture.bin | buildwire bacnet decode -")]
     Decode(DecodeArgs),
-    /// Look up an object type, property or object identifier (`ai,1`, `pv`, `analog-value`).
+    /// Look up an object type, property or object identifier (`ai,1`, `pv`, `analog-value`),
+    /// or a value of an enumeration (units, event state, reliability, error codes...).
     #[command(after_help = "Examples:\n  \
         buildwire bacnet name ai,1\n  \
         buildwire bacnet name pv\n  \
-        buildwire bacnet name 85 --property")]
+        buildwire bacnet name 85 --property\n  \
+        buildwire bacnet name 62 --enum engineering-units\n  \
+        buildwire bacnet name degrees-fahrenheit   # its enumeration and number")]
     Name(NameArgs),
     /// Serve a BACnet/IP device (the `stress` objects or a JSON profile) until Ctrl-C.
     #[command(after_help = "Examples:\n  \
@@ -121,6 +124,11 @@ pub struct NameArgs {
     /// Read a number as a property identifier (default: as an object type).
     #[arg(long)]
     property: bool,
+    /// Look the number or name up in this enumeration: engineering-units, event-state,
+    /// reliability, binary-pv, polarity, segmentation, device-status, error-code...
+    #[arg(long = "enum", value_name = "ENUMERATION", value_parser = values::parse_enumeration,
+          conflicts_with = "property")]
+    enumeration: Option<buildwire_bacnet::enums::Enumeration>,
     /// Print JSON instead of text.
     #[arg(long)]
     json: bool,
@@ -158,7 +166,9 @@ fn decode(args: DecodeArgs) -> CommandResult {
 }
 
 fn name(args: NameArgs) -> CommandResult {
-    let out = if let Ok(id) = args.text.parse::<ObjectIdentifier>() {
+    let out = if let Some(enumeration) = args.enumeration {
+        values::enumeration_entry(enumeration, &args.text)?
+    } else if let Ok(id) = args.text.parse::<ObjectIdentifier>() {
         json!({"object_identifier": id.to_string(),
                "object_type": id.object_type().to_string(),
                "object_type_number": id.object_type().to_u32(),
@@ -175,10 +185,13 @@ fn name(args: NameArgs) -> CommandResult {
         json!({"property": p.to_string(), "number": p.to_u32()})
     } else if let Ok(t) = args.text.parse::<ObjectType>() {
         json!({"object_type": t.to_string(), "number": t.to_u32()})
+    } else if let Some(found) = values::find_value_name(&args.text) {
+        found
     } else {
         return Err(format!(
-            "`{}` is not an object identifier (ai,1), object type (analog-input) or property \
-             (present-value, pv); see `buildwire bacnet name --help`",
+            "`{}` is not an object identifier (ai,1), object type (analog-input), property \
+             (present-value, pv) or value name (degrees-fahrenheit); see `buildwire bacnet \
+             name --help`",
             args.text
         )
         .into());

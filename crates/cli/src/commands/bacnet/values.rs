@@ -8,9 +8,10 @@ use buildwire_bacnet::app::value_names::{
 };
 use buildwire_bacnet::driver::BacnetClient;
 use buildwire_bacnet::encoding::{ApplicationValue, Element};
+use buildwire_bacnet::enums::Enumeration;
 use buildwire_bacnet::network::{DeviceAddress, LinkAddress};
 use buildwire_bacnet::{ObjectIdentifier, PropertyIdentifier};
-use serde_json::Value;
+use serde_json::{Value, json};
 
 /// A property's value with what names it.
 pub struct NamedValue {
@@ -95,4 +96,47 @@ pub async fn read_named<A: LinkAddress>(
             .map(|states| state_texts(&states));
     }
     Ok((named, value))
+}
+
+/// `--enum NAME`: an enumeration by its JSON name (`engineering-units`, `binary-pv`...).
+pub fn parse_enumeration(text: &str) -> Result<Enumeration, String> {
+    Enumeration::from_name(text.trim()).ok_or_else(|| {
+        let names: Vec<&str> = Enumeration::ALL.iter().map(|e| e.name()).collect();
+        format!(
+            "unknown enumeration `{text}`: use one of {}",
+            names.join(", ")
+        )
+    })
+}
+
+/// `text` (a number or a standard name) looked up in `enumeration`: its name and number.
+pub fn enumeration_entry(enumeration: Enumeration, text: &str) -> Result<Value, String> {
+    let text = text.trim();
+    let (name, number) = match text.parse::<u32>() {
+        Ok(number) => (enumeration.value_name(number), number),
+        Err(_) => {
+            let wanted = text.to_ascii_lowercase().replace(['_', ' '], "-");
+            let (name, number) = enumeration
+                .members()
+                .into_iter()
+                .find(|(name, _)| *name == wanted)
+                .ok_or_else(|| {
+                    format!(
+                        "`{text}` is not a value of {}; give a number or a name such as `{}`",
+                        enumeration.name(),
+                        enumeration.members().first().map_or("", |(name, _)| name)
+                    )
+                })?;
+            (Some(name), number)
+        }
+    };
+    Ok(json!({"enumeration": enumeration.name(), "name": name, "number": number}))
+}
+
+/// The first enumeration (in [`Enumeration::ALL`] order) with a value named `text`.
+pub fn find_value_name(text: &str) -> Option<Value> {
+    Enumeration::ALL
+        .into_iter()
+        .find_map(|enumeration| enumeration_entry(enumeration, text).ok())
+        .filter(|_| text.trim().parse::<u32>().is_err())
 }
