@@ -84,6 +84,10 @@ async def test_read_gives_named_values() -> None:
         }
         properties = await client.read(device, "ai,1", "property-list")
         assert PropertyIdentifier.UNITS in properties
+        # A multi-state present-value carries the object's state-text.
+        state = await client.read(device, "msv,1", "pv")
+        assert isinstance(state, bacnet.State)
+        assert state.name == f"State {int(state)}"
         rows = await client.read_multiple(device, [("ai,2", ["units"])])
         assert rows[0]["value"] is EngineeringUnits.DEGREES_CELSIUS
         # The server's own view is named the same way.

@@ -205,8 +205,7 @@ fn name_looks_up_values_of_enumerations() {
         "enumeration: engineering-units\nname: degrees-celsius\nnumber: 62\n"
     );
     let found: Value =
-        serde_json::from_str(&output(&["bacnet", "name", "degrees-fahrenheit", "--json"]))
-            .unwrap();
+        serde_json::from_str(&output(&["bacnet", "name", "degrees-fahrenheit", "--json"])).unwrap();
     assert_eq!(
         found,
         serde_json::json!({"enumeration": "engineering-units", "name": "degrees-fahrenheit",

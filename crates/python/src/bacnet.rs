@@ -122,10 +122,10 @@ impl BacnetClientHandle {
         let client = Arc::clone(&self.inner);
         future_into_py(py, async move {
             let value = client
-                .read(to, obj, prop, index)
+                .read_named(to, obj, prop, index)
                 .await
                 .map_err(client_error)?;
-            Ok(described(obj, prop, index, &value).to_string())
+            Ok(value.to_string())
         })
     }
 

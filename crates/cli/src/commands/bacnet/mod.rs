@@ -9,6 +9,7 @@ use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4, ToSocketAddrs};
 use std::time::Duration;
 
 use buildwire_bacnet::apdu::{BacnetError, MaxApdu};
+use buildwire_bacnet::app::value_names::value_text;
 use buildwire_bacnet::app::{CovOptions, Destination, ValueType, parse_value_text};
 use buildwire_bacnet::driver::{BacnetClient, BacnetServer, BacnetServerConfig, ClientConfig};
 use buildwire_bacnet::inspect::{cov_notification_json, dissect_bip};
@@ -652,26 +653,27 @@ fn whois(args: WhoisArgs) -> CommandResult {
 fn read(args: ReadArgs) -> CommandResult {
     let object = parse_object(&args.object)?;
     let property = parse_property(&args.property)?;
-    let named = values::NamedValue::new(object, property, args.index);
-    let (address, (named, value)) = if args.client.sc.is_sc() {
+    let (address, value) = if args.client.sc.is_sc() {
         let to = sc::sc_device(&args.address)?;
         let tsm = client_tsm(&args.client)?;
-        let read = runtime()?.block_on(async {
+        let value = runtime()?.block_on(async {
             let client = args.client.sc.client(tsm).await?;
-            values::read_named(&client, to, named)
+            client
+                .read_named(to, object, property, args.index)
                 .await
                 .map_err(Box::<dyn std::error::Error>::from)
         })?;
-        (to.to_string(), read)
+        (to.to_string(), value)
     } else {
         let to = args.client.foreign.target(&args.address)?;
-        let read = runtime()?.block_on(async {
+        let value = runtime()?.block_on(async {
             let client = start_client(&args.client, None).await?;
-            values::read_named(&client, to, named)
+            client
+                .read_named(to, object, property, args.index)
                 .await
                 .map_err(Box::<dyn std::error::Error>::from)
         })?;
-        (to.to_string(), read)
+        (to.to_string(), value)
     };
     if args.client.json {
         return print_json(&json!({
@@ -679,11 +681,11 @@ fn read(args: ReadArgs) -> CommandResult {
             "object": object.to_string(),
             "property": property.to_string(),
             "index": args.index,
-            "value": named.json(&value),
+            "value": value,
         }));
     }
     let index = args.index.map(|i| format!("[{i}]")).unwrap_or_default();
-    println!("{object} {property}{index}: {}", named.text(&value));
+    println!("{object} {property}{index}: {}", value_text(&value));
     Ok(())
 }
 
