@@ -180,7 +180,22 @@ class Client(AsyncClient):
     async def read(
         self, device: str, object_id: str, property_id: str, index: int | None = None
     ) -> Any:
-        """ReadProperty: one value, or a list for arrays and lists."""
+        """ReadProperty: one value, or a list for arrays and lists.
+
+        Values come by name: enumerations as :mod:`buildwire.bacnet_enums` members that
+        equal their numbers, a multi-state present-value as :class:`State` (its state-text
+        read too), status flags as a dict (see docs/bacnet-values.md).
+
+            >>> import asyncio
+            >>> async def main():
+            ...     async with Server.start("127.0.0.1:0") as device:
+            ...         async with Client.bind("127.0.0.1:0") as client:
+            ...             units = await client.read(device.address, "ai,1", "units")
+            ...             state = await client.read(device.address, "msv,1", "pv")
+            ...             return units == 64, str(units), state.name
+            >>> asyncio.run(main())
+            (True, 'degrees-fahrenheit', 'State 1')
+        """
         return _value(json.loads(await self._handle.read(device, object_id, property_id, index)))
 
     async def write(
