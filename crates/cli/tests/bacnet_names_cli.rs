@@ -220,3 +220,38 @@ fn name_looks_up_values_of_enumerations() {
     assert_eq!(refused.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&refused.stderr).contains("not a value of event-state"));
 }
+
+#[test]
+fn subscribe_names_binary_and_multi_state_values() {
+    let (_server, address, _) = device();
+    let subscribe = |object: &str, json: bool| {
+        let mut args = vec![
+            "bacnet",
+            "subscribe",
+            &address,
+            object,
+            "--count",
+            "1",
+            "--bind",
+            "127.0.0.1:0",
+        ];
+        if json {
+            args.push("--json");
+        }
+        output(&args)
+    };
+    let text = subscribe("msv,1", false);
+    assert!(
+        text.starts_with("multi-state-value,1 present-value=State "),
+        "{text}"
+    );
+    assert!(text.contains(" status-flags=none "), "{text}");
+    let json: Value = serde_json::from_str(subscribe("bv,1", true).trim()).unwrap();
+    let pv = &json["values"]["present-value"][0];
+    assert_eq!(pv["enumeration"], "binary-pv");
+    assert!(pv["name"] == "active" || pv["name"] == "inactive", "{json}");
+    assert_eq!(json["values"]["status-flags"][0]["type"], "status-flags");
+    let json: Value = serde_json::from_str(subscribe("msv,1", true).trim()).unwrap();
+    let state = &json["values"]["present-value"][0];
+    assert_eq!(state["name"], format!("State {}", state["value"]));
+}

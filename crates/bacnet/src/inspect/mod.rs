@@ -361,6 +361,15 @@ fn describe_apdu(apdu: &Apdu<'_>) -> Layer {
 /// `buildwire bacnet subscribe --json` prints these, one per line; the Python client
 /// decodes the same.
 pub fn cov_notification_json<A: fmt::Display>(notification: &CovNotification<A>) -> Value {
+    cov_notification_json_named(notification, None)
+}
+
+/// [`cov_notification_json`], with the monitored object's state-text naming a multi-state
+/// present-value (read once when subscribing: notifications do not carry it).
+pub fn cov_notification_json_named<A: fmt::Display>(
+    notification: &CovNotification<A>,
+    state_text: Option<&[String]>,
+) -> Value {
     let request = &notification.request;
     let values: serde_json::Map<String, Value> = request
         .values
@@ -373,6 +382,7 @@ pub fn cov_notification_json<A: fmt::Display>(notification: &CovNotification<A>)
             let mut context =
                 ValueContext::new(Some(request.monitored_object.object_type()), value.property);
             context.array_index = value.array_index;
+            context.state_text = state_text;
             (key, describe_value(&context, &value.value))
         })
         .collect();

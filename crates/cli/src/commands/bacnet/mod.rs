@@ -12,7 +12,7 @@ use buildwire_bacnet::apdu::{BacnetError, MaxApdu};
 use buildwire_bacnet::app::value_names::value_text;
 use buildwire_bacnet::app::{CovOptions, Destination, ValueType, parse_value_text};
 use buildwire_bacnet::driver::{BacnetClient, BacnetServer, BacnetServerConfig, ClientConfig};
-use buildwire_bacnet::inspect::{cov_notification_json, dissect_bip};
+use buildwire_bacnet::inspect::{cov_notification_json_named, dissect_bip};
 use buildwire_bacnet::objects::profile::DeviceProfile;
 use buildwire_bacnet::services::{
     InstanceRange, PropertyReference, ReadAccessSpecification, ReadResult, WriteAccessSpecification,
@@ -874,6 +874,21 @@ async fn follow_cov<A: buildwire_bacnet::network::LinkAddress + std::fmt::Displa
     stop_after: Option<Duration>,
 ) -> CommandResult {
     let object = options.object;
+    // A multi-state object's states are named by its state-text, read once here.
+    let states = if values::wants_state_text(object, PropertyIdentifier::PresentValue) {
+        client
+            .read(to, object, PropertyIdentifier::StateText, None)
+            .await
+            .ok()
+            .map(|states| values::state_texts(&states))
+    } else {
+        None
+    };
+    let named = |property, array_index| {
+        let mut named = values::NamedValue::new(object, property, array_index);
+        named.state_text.clone_from(&states);
+        named
+    };
     let mut subscription = client
         .subscribe_cov(to, options)
         .await
@@ -916,7 +931,10 @@ async fn follow_cov<A: buildwire_bacnet::network::LinkAddress + std::fmt::Displa
         let Some(notification) = next else { break };
         seen += 1;
         if args.client.json {
-            println!("{}", cov_notification_json(&notification));
+            println!(
+                "{}",
+                cov_notification_json_named(&notification, states.as_deref())
+            );
         } else if args.csv {
             let request = &notification.request;
             for value in &request.values {
@@ -924,11 +942,7 @@ async fn follow_cov<A: buildwire_bacnet::network::LinkAddress + std::fmt::Displa
                     Some(index) => format!("{}[{index}]", value.property),
                     None => value.property.to_string(),
                 };
-                let named = values::NamedValue::new(
-                    request.monitored_object,
-                    value.property,
-                    value.array_index,
-                );
+                let named = named(value.property, value.array_index);
                 let fields = [
                     request.initiating_device.to_string(),
                     request.monitored_object.to_string(),
@@ -944,11 +958,7 @@ async fn follow_cov<A: buildwire_bacnet::network::LinkAddress + std::fmt::Displa
                 .values
                 .iter()
                 .map(|v| {
-                    let named = values::NamedValue::new(
-                        notification.request.monitored_object,
-                        v.property,
-                        v.array_index,
-                    );
+                    let named = named(v.property, v.array_index);
                     format!("{}={}", v.property, named.text(&v.value))
                 })
                 .collect();
