@@ -255,3 +255,23 @@ fn subscribe_names_binary_and_multi_state_values() {
     let state = &json["values"]["present-value"][0];
     assert_eq!(state["name"], format!("State {}", state["value"]));
 }
+
+#[test]
+fn whois_gives_segmentation_by_name_and_number() {
+    let (_server, address, device) = device();
+    let found: Value = serde_json::from_str(&output(&[
+        "bacnet",
+        "whois",
+        "--to",
+        &address,
+        "--bind",
+        "127.0.0.1:0",
+        "--timeout",
+        "1s",
+        "--json",
+    ]))
+    .unwrap();
+    assert_eq!(found[0]["device"], device);
+    assert_eq!(found[0]["segmentation"], "segmented-both");
+    assert_eq!(found[0]["segmentation_number"], 0);
+}

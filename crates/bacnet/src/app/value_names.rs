@@ -426,17 +426,6 @@ fn describe_element(
     json
 }
 
-/// Adds names to the elements of a value described without its property (a dissected
-/// datagram's payload): see [`describe_value`].
-pub fn describe_elements(elements: &[Element]) -> Value {
-    Value::Array(
-        elements
-            .iter()
-            .map(|element| describe_element(element, None, None))
-            .collect(),
-    )
-}
-
 /// One line of text for a described value ([`describe_value`]): names rather than
 /// numbers, character strings quoted, several items in `[...]`, a priority array as its
 /// commanded slots (`{8: 72.5, 16: 70.0}`, `none` when all are relinquished), status flags as those set (`fault`, `none`).
