@@ -88,6 +88,11 @@ async def test_read_gives_named_values() -> None:
         state = await client.read(device, "msv,1", "pv")
         assert isinstance(state, bacnet.State)
         assert state.name == f"State {int(state)}"
+        # So does a COV notification of a multi-state object.
+        async with client.subscribe(device, "msv,1") as changes:
+            first = await changes.__anext__()
+            assert isinstance(first.values["present-value"], bacnet.State)
+            assert first.values["present-value"].name.startswith("State ")
         rows = await client.read_multiple(device, [("ai,2", ["units"])])
         assert rows[0]["value"] is EngineeringUnits.DEGREES_CELSIUS
         # The server's own view is named the same way.

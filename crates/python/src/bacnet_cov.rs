@@ -5,10 +5,11 @@
 
 use std::sync::Arc;
 
+use buildwire_bacnet::PropertyIdentifier;
 use buildwire_bacnet::app::{ClientError, CovOptions};
-use buildwire_bacnet::driver::{BacnetClient, CovSubscription};
+use buildwire_bacnet::driver::{BacnetClient, CovSubscription, state_texts, wants_state_text};
 use buildwire_bacnet::encoding::ObjectPropertyReference;
-use buildwire_bacnet::inspect::cov_notification_json;
+use buildwire_bacnet::inspect::cov_notification_json_named;
 use buildwire_bacnet::services::PropertyReference;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -69,12 +70,24 @@ pub(crate) fn subscribe<'py>(
     let to = crate::bacnet_network::target(device)?;
     let options = request.options()?;
     future_into_py(py, async move {
+        // A multi-state object's states are named by its state-text, read once here.
+        let object = options.object;
+        let state_text = if wants_state_text(object, PropertyIdentifier::PresentValue) {
+            client
+                .read(to, object, PropertyIdentifier::StateText, None)
+                .await
+                .ok()
+                .map(|states| state_texts(&states))
+        } else {
+            None
+        };
         let subscription = client
             .subscribe_cov(to, options)
             .await
             .map_err(client_error)?;
         let (stop, stopped) = watch::channel(false);
         Ok(BacnetCovHandle {
+            state_text: Arc::new(state_text),
             process_identifier: subscription.process_identifier(),
             subscription: Arc::new(Mutex::new(Some(subscription))),
             stop,
@@ -87,6 +100,8 @@ pub(crate) fn subscribe<'py>(
 #[pyclass(module = "buildwire._native")]
 pub struct BacnetCovHandle {
     subscription: Arc<Mutex<Option<CovSubscription>>>,
+    /// The monitored object's state-text, when it is a multi-state object.
+    state_text: Arc<Option<Vec<String>>>,
     /// Set by `cancel`, so a pending `next` ends at once.
     stop: watch::Sender<bool>,
     stopped: watch::Receiver<bool>,
@@ -99,6 +114,7 @@ impl BacnetCovHandle {
     /// The next notification as JSON, or None once cancelled or the client stopped.
     fn next<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let subscription = Arc::clone(&self.subscription);
+        let state_text = Arc::clone(&self.state_text);
         let mut stopped = self.stopped.clone();
         future_into_py(py, async move {
             let mut guard = tokio::select! {
@@ -112,7 +128,7 @@ impl BacnetCovHandle {
                 next = live.next() => next,
                 _ = stopped.wait_for(|s| *s) => None,
             };
-            Ok(next.map(|n| cov_notification_json(&n).to_string()))
+            Ok(next.map(|n| cov_notification_json_named(&n, state_text.as_deref()).to_string()))
         })
     }
 
