@@ -5,9 +5,8 @@
 
 use std::sync::Arc;
 
-use buildwire_bacnet::PropertyIdentifier;
 use buildwire_bacnet::app::{ClientError, CovOptions};
-use buildwire_bacnet::driver::{BacnetClient, CovSubscription, state_texts, wants_state_text};
+use buildwire_bacnet::driver::{BacnetClient, CovSubscription};
 use buildwire_bacnet::encoding::ObjectPropertyReference;
 use buildwire_bacnet::inspect::cov_notification_json_named;
 use buildwire_bacnet::services::PropertyReference;
@@ -72,15 +71,7 @@ pub(crate) fn subscribe<'py>(
     future_into_py(py, async move {
         // A multi-state object's states are named by its state-text, read once here.
         let object = options.object;
-        let state_text = if wants_state_text(object, PropertyIdentifier::PresentValue) {
-            client
-                .read(to, object, PropertyIdentifier::StateText, None)
-                .await
-                .ok()
-                .map(|states| state_texts(&states))
-        } else {
-            None
-        };
+        let state_text = client.state_text(to, object).await;
         let subscription = client
             .subscribe_cov(to, options)
             .await

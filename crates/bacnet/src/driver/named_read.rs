@@ -32,6 +32,23 @@ pub fn state_texts(value: &[Element]) -> Vec<String> {
 }
 
 impl<A: LinkAddress> BacnetClient<A> {
+    /// The state-text of a multi-state `object` (to name its present-value in reads and COV
+    /// notifications), or `None` for another object or when the device does not give it.
+    pub async fn state_text(
+        &self,
+        to: impl Into<DeviceAddress<A>>,
+        object: ObjectIdentifier,
+    ) -> Option<Vec<String>> {
+        if !is_multi_state(Some(object.object_type())) {
+            return None;
+        }
+        let states = self
+            .read(to, object, PropertyIdentifier::StateText, None)
+            .await
+            .ok()?;
+        Some(state_texts(&states))
+    }
+
     /// Reads a property and describes it by name
     /// ([`describe_value`](crate::app::value_names::describe_value)); for the present-value
     /// of a multi-state object it also reads the state-text to name the state (a device
@@ -46,10 +63,7 @@ impl<A: LinkAddress> BacnetClient<A> {
         let to = to.into();
         let value = self.read(to, object, property, array_index).await?;
         let states = if wants_state_text(object, property) {
-            self.read(to, object, PropertyIdentifier::StateText, None)
-                .await
-                .ok()
-                .map(|states| state_texts(&states))
+            self.state_text(to, object).await
         } else {
             None
         };

@@ -875,15 +875,7 @@ async fn follow_cov<A: buildwire_bacnet::network::LinkAddress + std::fmt::Displa
 ) -> CommandResult {
     let object = options.object;
     // A multi-state object's states are named by its state-text, read once here.
-    let states = if values::wants_state_text(object, PropertyIdentifier::PresentValue) {
-        client
-            .read(to, object, PropertyIdentifier::StateText, None)
-            .await
-            .ok()
-            .map(|states| values::state_texts(&states))
-    } else {
-        None
-    };
+    let states = client.state_text(to, object).await;
     let named = |property, array_index| {
         let mut named = values::NamedValue::new(object, property, array_index);
         named.state_text.clone_from(&states);
