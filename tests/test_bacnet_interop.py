@@ -270,10 +270,10 @@ def test_our_cli_against_bacpypes3_device(buildwire_cmd: list[str], bacpypes3_de
     ]
     av = {r["property"]: r for r in rpm[0]["results"]}
     assert av["present-value"]["value"] == [{"type": "real", "value": 30.5}]
-    assert av["units"]["value"] == [{"type": "enumerated", "value": 62}]  # degrees-celsius
-    assert rpm[1]["results"][0]["value"] == [{"type": "enumerated", "value": 1}]  # active
+    assert av["units"]["value"] == [DEGREES_CELSIUS]
+    assert rpm[1]["results"][0]["value"] == [ACTIVE]
     assert rpm[2]["results"][0]["value"] == [{"type": "unsigned", "value": 2}]
-    assert rpm[3]["results"][0]["error"] == {"class": "object", "code": "unknown-object"}
+    assert rpm[3]["results"][0]["error"] == UNKNOWN_OBJECT
 
     wpm = cli_json(
         buildwire_cmd, "wpm", device, "av,1:pv=31.25", "bv,1:pv=active", "--priority", "9"
@@ -281,7 +281,7 @@ def test_our_cli_against_bacpypes3_device(buildwire_cmd: list[str], bacpypes3_de
     assert wpm == {"ok": True, "writes": 2}
     after = cli_json(buildwire_cmd, "rpm", device, "av,1:priority-array[9]", "bv,1:pv")
     assert after[0]["results"][0]["value"] == [{"type": "real", "value": 31.25}]
-    assert after[1]["results"][0]["value"] == [{"type": "enumerated", "value": 1}]
+    assert after[1]["results"][0]["value"] == [ACTIVE]
     # Priority 8 still wins over 9.
     assert values(cli_json(buildwire_cmd, "read", device, "av,1", "pv")) == [30.5]
 
@@ -523,7 +523,23 @@ RUSTY_SCRIPT = REPO / "tests" / "peers" / "rusty_bacnet_device.py"
 BACPY_SCRIPT = REPO / "tests" / "peers" / "bacpy_client.py"
 PEERS_313 = REPO / ".peers" / "py313" / "bin" / "python"
 RUSTY_INSTANCE = 3041
-STATUS_NORMAL = [{"type": "bit-string", "value": "0000"}]
+DEGREES_CELSIUS = {
+    "type": "enumerated",
+    "value": 62,
+    "name": "degrees-celsius",
+    "enumeration": "engineering-units",
+}
+"""units 62 as `buildwire bacnet read --json` describes it: number and name."""
+ACTIVE = {"type": "enumerated", "value": 1, "name": "active", "enumeration": "binary-pv"}
+"""A binary present-value of 1, described."""
+UNKNOWN_OBJECT = {"class": "object", "code": "unknown-object", "class_number": 1, "code_number": 31}
+"""The error of a read of a missing object, as `buildwire bacnet rpm --json` shows it."""
+STATUS_NORMAL = [
+    {
+        "type": "status-flags",
+        "value": {"in-alarm": False, "fault": False, "overridden": False, "out-of-service": False},
+    }
+]
 
 
 @pytest.fixture(scope="module")
@@ -694,19 +710,19 @@ def test_our_cli_against_rusty_bacnet(
         "analog-input,99",
     ]
     av = {r["property"]: r["value"] for r in rpm[0]["results"]}
-    assert av == {"present-value": real(30.5), "units": [{"type": "enumerated", "value": 62}]}
+    assert av == {"present-value": real(30.5), "units": [DEGREES_CELSIUS]}
     ai = {r["property"]: r["value"] for r in rpm[1]["results"]}
     assert ai["present-value"] == real(19.25)
     assert ai["object-name"] == [{"type": "character-string", "value": "zone-temp"}]
     assert rpm[2]["results"][0]["value"] == [{"type": "unsigned", "value": 1}]
-    assert rpm[3]["results"][0]["error"] == {"class": "object", "code": "unknown-object"}
+    assert rpm[3]["results"][0]["error"] == UNKNOWN_OBJECT
     wpm = cli_json(
         buildwire_cmd, "wpm", device, "av,1:pv=31.25", "bv,1:pv=active", "--priority", "9"
     )
     assert wpm == {"ok": True, "writes": 2}
     after = cli_json(buildwire_cmd, "rpm", device, "av,1:priority-array[9]", "bv,1:pv")
     assert after[0]["results"][0]["value"] == real(31.25)
-    assert after[1]["results"][0]["value"] == [{"type": "enumerated", "value": 1}]
+    assert after[1]["results"][0]["value"] == [ACTIVE]
     object_list = cli_json(buildwire_cmd, "read", device, f"device,{RUSTY_INSTANCE}", "object-list")
     assert values(object_list) == [
         f"device,{RUSTY_INSTANCE}",
@@ -761,16 +777,9 @@ def test_our_cli_against_rusty_bacnet(
 
 def subscriptions(elements: list[dict]) -> list[tuple[int, bool]]:
     """(process identifier, confirmed) of each BACnetCOVSubscription in Active_COV_Subscriptions
-    as `buildwire bacnet read --json` shows them."""
-    found: list[tuple[int, bool]] = []
-    process = None
-    for element in elements:
-        if element.get("context") == 0:  # the recipient: [0] address, [1] process identifier
-            process = int(element["children"][1]["hex"], 16)
-        elif element.get("context") == 2:  # issue-confirmed-notifications
-            assert process is not None
-            found.append((process, element["hex"] == "01"))
-    return found
+    as `buildwire bacnet read --json` shows them (decoded, one entry per subscription)."""
+    assert all(element["type"] == "cov-subscription" for element in elements), elements
+    return [(e["value"]["process"], e["value"]["confirmed"]) for e in elements]
 
 
 def test_bacpy_client_against_our_server(

@@ -11,6 +11,9 @@ import pytest
 
 from buildwire import bacnet, opcua
 
+NORMAL = {"in-alarm": False, "fault": False, "overridden": False, "out-of-service": False}
+"""Status flags of an object in its normal state, as the BACnet client decodes them."""
+
 
 def free_udp_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
@@ -158,7 +161,7 @@ async def test_bacnet_subscribe_async_iterator() -> None:
             assert server.cov_subscriptions == 1
             first = await changes.__anext__()
             assert first.device == "device,400" and first.object == "analog-value,1"
-            assert first.values == {"present-value": 71.0, "status-flags": "0000"}
+            assert first.values == {"present-value": 71.0, "status-flags": NORMAL}
             assert first.confirmed is False
             assert first.process == changes.process_identifier
             assert 0 < first.time_remaining <= 120
@@ -188,8 +191,8 @@ async def test_bacnet_subscribe_async_iterator() -> None:
                 break
         # SubscribeCOVProperty reports the property and the object's status flags.
         assert seen == [
-            {"present-value": 61.5, "status-flags": "0000"},
-            {"present-value": 63.0, "status-flags": "0000"},
+            {"present-value": 61.5, "status-flags": NORMAL},
+            {"present-value": 63.0, "status-flags": NORMAL},
         ]
         await watch.cancel()
         assert [n async for n in watch] == []  # iteration ends once cancelled

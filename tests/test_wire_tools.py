@@ -24,10 +24,8 @@ def test_bacnet_dissect_read_property() -> None:
     assert frame["bvll"]["function"] == "original-unicast-npdu"
     assert frame["apdu"]["service"] == "read-property"
     assert frame["apdu"]["invoke_id"] == 1
-    assert frame["payload"]["elements"] == [
-        {"context": 0, "hex": "00000005"},
-        {"context": 1, "hex": "55"},
-    ]
+    # The service parameters as named fields, as a protocol analyser shows them.
+    assert frame["payload"] == {"object": "analog-input,5", "property": "present-value"}
 
 
 @pytest.mark.parametrize(

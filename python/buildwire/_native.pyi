@@ -14,6 +14,9 @@ def bacnet_parse_object_identifier(text: str) -> tuple[str, int, int]:
 def bacnet_property(text: str) -> tuple[str, int]:
     """Resolve a property name or alias; (name, number)."""
 
+def bacnet_enumerations() -> str:
+    """Every BACnet enumeration the stack names; JSON ``{name: [[member, number], ...]}``."""
+
 def opcua_dissect(stream: bytes) -> str:
     """Dissect UA TCP bytes; JSON text."""
 

@@ -44,7 +44,8 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from buildwire import _native
+from buildwire import _bacnet_values, _native
+from buildwire._bacnet_values import State
 from buildwire._lifecycle import AsyncClient, AsyncService, Opening, Subscribing
 
 __all__ = [
@@ -54,6 +55,7 @@ __all__ = [
     "ObjectIdentifier",
     "PropertyWrite",
     "Server",
+    "State",
     "dissect",
     "property_identifier",
 ]
@@ -106,12 +108,13 @@ def dissect(datagram: bytes) -> dict[str, Any]:
 
 
 def _element_value(element: dict[str, Any]) -> Any:
-    """Turn one tagged element into a Python value (constructed data becomes a list)."""
-    if "children" in element:
-        return [_element_value(c) for c in element["children"]]
-    if "context" in element:
-        return {"context": element["context"], "hex": element["hex"]}
-    return element["value"]
+    """Turn one described element into a Python value.
+
+    Enumerations become :mod:`buildwire.bacnet_enums` members (``units == 62``,
+    ``str(units) == "degrees-celsius"``), multi-state values :class:`State`, status flags
+    and other constructed values dicts, date-times :class:`datetime.datetime`.
+    """
+    return _bacnet_values.element_value(element)
 
 
 def _value(elements: list[dict[str, Any]]) -> Any:
@@ -177,7 +180,22 @@ class Client(AsyncClient):
     async def read(
         self, device: str, object_id: str, property_id: str, index: int | None = None
     ) -> Any:
-        """ReadProperty: one value, or a list for arrays and lists."""
+        """ReadProperty: one value, or a list for arrays and lists.
+
+        Values come by name: enumerations as :mod:`buildwire.bacnet_enums` members that
+        equal their numbers, a multi-state present-value as :class:`State` (its state-text
+        read too), status flags as a dict (see docs/bacnet-values.md).
+
+            >>> import asyncio
+            >>> async def main():
+            ...     async with Server.start("127.0.0.1:0") as device:
+            ...         async with Client.bind("127.0.0.1:0") as client:
+            ...             units = await client.read(device.address, "ai,1", "units")
+            ...             state = await client.read(device.address, "msv,1", "pv")
+            ...             return units == 64, str(units), state.name
+            >>> asyncio.run(main())
+            (True, 'degrees-fahrenheit', 'State 1')
+        """
         return _value(json.loads(await self._handle.read(device, object_id, property_id, index)))
 
     async def write(

@@ -6,10 +6,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
+use crate::bacnet_names::described;
 use buildwire_bacnet::app::{ValueType, parse_value_text};
 use buildwire_bacnet::driver::{BacnetClient, BacnetServer, BacnetServerConfig};
 use buildwire_bacnet::encoding::Element;
-use buildwire_bacnet::inspect::elements_json;
 use buildwire_bacnet::objects::PropertyData;
 use buildwire_bacnet::objects::profile::{DeviceProfile, ObjectSpec};
 use buildwire_bacnet::services::{
@@ -122,10 +122,10 @@ impl BacnetClientHandle {
         let client = Arc::clone(&self.inner);
         future_into_py(py, async move {
             let value = client
-                .read(to, obj, prop, index)
+                .read_named(to, obj, prop, index)
                 .await
                 .map_err(client_error)?;
-            Ok(elements_json(&value).to_string())
+            Ok(value.to_string())
         })
     }
 
@@ -199,7 +199,9 @@ impl BacnetClientHandle {
                 .flat_map(|r| {
                     r.results.iter().map(move |p| {
                         let outcome = match &p.result {
-                            ReadResult::Value(v) => json!({"value": elements_json(v)}),
+                            ReadResult::Value(v) => {
+                                json!({"value": described(r.object, p.property, p.array_index, v)})
+                            }
                             ReadResult::Error(e) => {
                                 json!({"error": format!("{}: {}", e.class, e.code)})
                             }
@@ -318,7 +320,7 @@ fn queue_writes(server: &BacnetServer) -> (mpsc::Receiver<String>, Arc<AtomicU64
         let event = json!({
             "object": change.object.to_string(),
             "property": change.property.to_string(),
-            "value": elements_json(value),
+            "value": described(change.object, change.property, None, value),
         });
         if sender.try_send(event.to_string()).is_err() {
             counter.fetch_add(1, Ordering::Relaxed);
@@ -441,7 +443,7 @@ impl BacnetServerHandle {
         let (obj, prop) = (object(object_id)?, property(property_id)?);
         self.with_database(|db| {
             db.read_property(obj, prop, index)
-                .map(|elements| elements_json(&elements).to_string())
+                .map(|elements| described(obj, prop, index, &elements).to_string())
                 .map_err(property_error)
         })
     }

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use buildwire_bacnet::app::{ClientError, CovOptions};
 use buildwire_bacnet::driver::{BacnetClient, CovSubscription};
 use buildwire_bacnet::encoding::ObjectPropertyReference;
-use buildwire_bacnet::inspect::{cov_notification_json, elements_json};
+use buildwire_bacnet::inspect::cov_notification_json_named;
 use buildwire_bacnet::services::PropertyReference;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -17,6 +17,7 @@ use serde_json::json;
 use tokio::sync::{Mutex, watch};
 
 use crate::bacnet::{client_error, object, property};
+use crate::bacnet_names::described;
 
 /// Most references one `read_many` call takes (each becomes a read of the device).
 const MAX_READ_MANY: usize = 100_000;
@@ -68,12 +69,16 @@ pub(crate) fn subscribe<'py>(
     let to = crate::bacnet_network::target(device)?;
     let options = request.options()?;
     future_into_py(py, async move {
+        // A multi-state object's states are named by its state-text, read once here.
+        let object = options.object;
+        let state_text = client.state_text(to, object).await;
         let subscription = client
             .subscribe_cov(to, options)
             .await
             .map_err(client_error)?;
         let (stop, stopped) = watch::channel(false);
         Ok(BacnetCovHandle {
+            state_text: Arc::new(state_text),
             process_identifier: subscription.process_identifier(),
             subscription: Arc::new(Mutex::new(Some(subscription))),
             stop,
@@ -86,6 +91,8 @@ pub(crate) fn subscribe<'py>(
 #[pyclass(module = "buildwire._native")]
 pub struct BacnetCovHandle {
     subscription: Arc<Mutex<Option<CovSubscription>>>,
+    /// The monitored object's state-text, when it is a multi-state object.
+    state_text: Arc<Option<Vec<String>>>,
     /// Set by `cancel`, so a pending `next` ends at once.
     stop: watch::Sender<bool>,
     stopped: watch::Receiver<bool>,
@@ -98,6 +105,7 @@ impl BacnetCovHandle {
     /// The next notification as JSON, or None once cancelled or the client stopped.
     fn next<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let subscription = Arc::clone(&self.subscription);
+        let state_text = Arc::clone(&self.state_text);
         let mut stopped = self.stopped.clone();
         future_into_py(py, async move {
             let mut guard = tokio::select! {
@@ -111,7 +119,7 @@ impl BacnetCovHandle {
                 next = live.next() => next,
                 _ = stopped.wait_for(|s| *s) => None,
             };
-            Ok(next.map(|n| cov_notification_json(&n).to_string()))
+            Ok(next.map(|n| cov_notification_json_named(&n, state_text.as_deref()).to_string()))
         })
     }
 
@@ -161,7 +169,12 @@ pub(crate) fn read_many<'py>(
             .zip(&results)
             .map(|(reference, result)| {
                 let outcome = match result {
-                    Ok(value) => json!({"value": elements_json(value)}),
+                    Ok(value) => json!({"value": described(
+                        reference.object,
+                        reference.property,
+                        reference.array_index,
+                        value
+                    )}),
                     Err(ClientError::Error { error, .. }) => {
                         json!({"error": format!("{}: {}", error.class, error.code)})
                     }

@@ -258,10 +258,10 @@ impl BacnetScClientHandle {
         let client = Arc::clone(&self.inner);
         future_into_py(py, async move {
             let value = client
-                .read(to, obj, prop, index)
+                .read_named(to, obj, prop, index)
                 .await
                 .map_err(crate::bacnet::client_error)?;
-            Ok(buildwire_bacnet::inspect::elements_json(&value).to_string())
+            Ok(value.to_string())
         })
     }
 

@@ -6,6 +6,7 @@
 
 mod bacnet;
 mod bacnet_cov;
+mod bacnet_names;
 mod bacnet_network;
 mod bacnet_sc;
 mod haystack_client;
@@ -114,6 +115,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(bacnet_dissect, m)?)?;
     m.add_function(wrap_pyfunction!(bacnet_parse_object_identifier, m)?)?;
     m.add_function(wrap_pyfunction!(bacnet_property, m)?)?;
+    m.add_function(wrap_pyfunction!(bacnet_names::bacnet_enumerations, m)?)?;
     m.add_function(wrap_pyfunction!(haystack_convert, m)?)?;
     m.add_function(wrap_pyfunction!(haystack_convert_value, m)?)?;
     m.add_function(wrap_pyfunction!(haystack_client::haystack_connect, m)?)?;

@@ -12,6 +12,7 @@ pub mod device_control;
 pub mod discovery;
 pub mod read_plan;
 pub mod server;
+pub mod value_names;
 pub(crate) mod value_text;
 
 pub use client::{

@@ -12,6 +12,7 @@ pub mod clock;
 pub mod discovery;
 mod error;
 mod link_clock;
+mod named_read;
 mod router;
 pub mod sc;
 mod server;
@@ -24,6 +25,7 @@ pub use bip::{
 pub use client::{BacnetClient, ClientConfig, CovSubscription, DEFAULT_MAX_CONCURRENT_PER_DEVICE};
 pub use error::DriverError;
 pub use link_clock::LinkClock;
+pub use named_read::{state_texts, wants_state_text};
 pub use router::{
     BacnetRouter, PortDescription, PortLink, PortSpec, RouterOptions, RouterPort, RouterPortStats,
     RouterSetupError, interface_index, parse_static_route,

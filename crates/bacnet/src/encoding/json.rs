@@ -110,8 +110,12 @@ pub fn parse_value(value: &Value, path: &str) -> Parsed<ApplicationValue> {
 }
 
 /// `{"type": kind, "value": v}`, the described form, as `(kind, v)`.
+/// Extra members a described value may carry (`name`, `enumeration`, see
+/// `crate::app::value_names`) are ignored here.
 fn described(map: &serde_json::Map<String, Value>) -> Option<(&str, &Value)> {
-    if map.len() != 2 {
+    let extra =
+        usize::from(map.contains_key("name")) + usize::from(map.contains_key("enumeration"));
+    if map.len() != 2 + extra {
         return None;
     }
     Some((map.get("type")?.as_str()?, map.get("value")?))

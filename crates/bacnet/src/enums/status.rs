@@ -86,3 +86,18 @@ bacnet_enum! {
     unknown: Other;
     aliases: {}
 }
+
+bacnet_enum! {
+    /// Status of a device (`BACnetDeviceStatus`, the Device object's system-status).
+    pub enum DeviceStatus {
+        Operational = 0 => "operational",
+        OperationalReadOnly = 1 => "operational-read-only",
+        DownloadRequired = 2 => "download-required",
+        DownloadInProgress = 3 => "download-in-progress",
+        NonOperational = 4 => "non-operational",
+        BackupInProgress = 5 => "backup-in-progress",
+    }
+    unknown: Other;
+    proprietary: 64..=65535;
+    aliases: {}
+}

@@ -5,12 +5,12 @@
 
 use buildwire_bacnet::ObjectIdentifier;
 use buildwire_bacnet::driver::discovery::PropertyReading;
-use buildwire_bacnet::inspect::elements_json;
 use clap::Args;
 use serde_json::{Value, json};
 
 use super::points::{Bar, DeviceData, Listing, SweepArgs, Wanted, on_devices, outcome, sweep_bind};
-use super::{ClientArgs, elements_text, print_json};
+use super::values::NamedValue;
+use super::{ClientArgs, print_json};
 use crate::commands::common::result::CommandResult;
 
 #[derive(Debug, Args)]
@@ -66,11 +66,14 @@ pub fn epics(mut args: EpicsArgs) -> CommandResult {
     outcome(&failures)
 }
 
-fn reading_json(reading: &PropertyReading) -> Value {
+fn reading_json(object: ObjectIdentifier, reading: &PropertyReading) -> Value {
     let mut entry = json!({"property": reading.property.to_string(),
                            "index": reading.array_index});
     match &reading.result {
-        Ok(value) => entry["value"] = elements_json(value),
+        Ok(value) => {
+            entry["value"] =
+                NamedValue::new(object, reading.property, reading.array_index).json(value);
+        }
         Err(error) => entry["error"] = Value::String(error.to_string()),
     }
     entry
@@ -82,7 +85,11 @@ fn listing_json(address: &str, device: ObjectIdentifier, listing: &Listing) -> V
         .map(|(object, result)| match result {
             Ok(readings) => json!({
                 "object": object.to_string(),
-                "properties": readings.readings.iter().map(reading_json).collect::<Vec<_>>(),
+                "properties": readings
+                    .readings
+                    .iter()
+                    .map(|reading| reading_json(*object, reading))
+                    .collect::<Vec<_>>(),
             }),
             Err(error) => json!({"object": object.to_string(), "error": error.to_string()}),
         })
@@ -109,7 +116,9 @@ fn print_listing(address: &str, device: ObjectIdentifier, listing: &Listing) {
                         .unwrap_or_default();
                     match &reading.result {
                         Ok(value) => {
-                            println!("    {}{index}: {}", reading.property, elements_text(value));
+                            let named =
+                                NamedValue::new(*object, reading.property, reading.array_index);
+                            println!("    {}{index}: {}", reading.property, named.text(value));
                         }
                         Err(error) => println!("    {}{index}: ? -- {error}", reading.property),
                     }

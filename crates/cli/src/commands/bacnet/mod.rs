@@ -6,18 +6,17 @@ mod network;
 mod points;
 mod sc;
 mod trend;
+mod values;
 
 use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4, ToSocketAddrs};
 use std::time::Duration;
 
 use buildwire_bacnet::apdu::{BacnetError, MaxApdu};
 use buildwire_bacnet::app::discovery::MAX_DEVICE_INSTANCE;
+use buildwire_bacnet::app::value_names::value_text;
 use buildwire_bacnet::app::{CovOptions, Destination, ValueType, parse_value_text};
 use buildwire_bacnet::driver::{BacnetClient, BacnetServer, BacnetServerConfig, ClientConfig};
-use buildwire_bacnet::encoding::{ApplicationValue, Element};
-use buildwire_bacnet::inspect::{
-    application_json, cov_notification_json, dissect_bip, element_json, elements_json,
-};
+use buildwire_bacnet::inspect::{cov_notification_json_named, dissect_bip};
 use buildwire_bacnet::objects::profile::DeviceProfile;
 use buildwire_bacnet::services::{
     InstanceRange, PropertyReference, ReadAccessSpecification, WriteAccessSpecification,
@@ -45,11 +44,14 @@ pub enum BacnetCommand {
         buildwire bacnet decode \\\n      '81 0a 00 11 01 04 00 05 01 0c 0c 00 00 00 05 19 55' --json\n  \
         xxd -p capture.bin | buildwire bacnet decode -")]
     Decode(DecodeArgs),
-    /// Look up an object type, property or object identifier (`ai,1`, `pv`, `analog-value`).
+    /// Look up an object type, property or object identifier (`ai,1`, `pv`, `analog-value`),
+    /// or a value of an enumeration (units, event state, reliability, error codes...).
     #[command(after_help = "Examples:\n  \
         buildwire bacnet name ai,1\n  \
         buildwire bacnet name pv\n  \
-        buildwire bacnet name 85 --property")]
+        buildwire bacnet name 85 --property\n  \
+        buildwire bacnet name 62 --enum engineering-units\n  \
+        buildwire bacnet name degrees-fahrenheit   # its enumeration and number")]
     Name(NameArgs),
     /// Serve a BACnet/IP device (the `stress` objects or a JSON profile) until Ctrl-C.
     #[command(after_help = "Examples:\n  \
@@ -148,6 +150,11 @@ pub struct NameArgs {
     /// Read a number as a property identifier (default: as an object type).
     #[arg(long)]
     property: bool,
+    /// Look the number or name up in this enumeration: engineering-units, event-state,
+    /// reliability, binary-pv, polarity, segmentation, device-status, error-code...
+    #[arg(long = "enum", value_name = "ENUMERATION", value_parser = values::parse_enumeration,
+          conflicts_with = "property")]
+    enumeration: Option<buildwire_bacnet::enums::Enumeration>,
     /// Print JSON instead of text.
     #[arg(long)]
     json: bool,
@@ -187,7 +194,9 @@ fn decode(args: DecodeArgs) -> CommandResult {
 }
 
 fn name(args: NameArgs) -> CommandResult {
-    let out = if let Ok(id) = args.text.parse::<ObjectIdentifier>() {
+    let out = if let Some(enumeration) = args.enumeration {
+        values::enumeration_entry(enumeration, &args.text)?
+    } else if let Ok(id) = args.text.parse::<ObjectIdentifier>() {
         json!({"object_identifier": id.to_string(),
                "object_type": id.object_type().to_string(),
                "object_type_number": id.object_type().to_u32(),
@@ -204,10 +213,13 @@ fn name(args: NameArgs) -> CommandResult {
         json!({"property": p.to_string(), "number": p.to_u32()})
     } else if let Ok(t) = args.text.parse::<ObjectType>() {
         json!({"object_type": t.to_string(), "number": t.to_u32()})
+    } else if let Some(found) = values::find_value_name(&args.text) {
+        found
     } else {
         return Err(format!(
-            "`{}` is not an object identifier (ai,1), object type (analog-input) or property \
-             (present-value, pv); see `buildwire bacnet name --help`",
+            "`{}` is not an object identifier (ai,1), object type (analog-input), property \
+             (present-value, pv) or value name (degrees-fahrenheit); see `buildwire bacnet \
+             name --help`",
             args.text
         )
         .into());
@@ -547,34 +559,9 @@ async fn start_client(
         .map_err(|e| bind_error(bind, &e).into())
 }
 
-/// Parses a value typed on the command line; without `--type`, guesses from the object
-/// type (binary → enumerated, multi-state → unsigned, analog → real) and the text.
-/// A one-line human rendering of tagged values.
-fn elements_text(elements: &[Element]) -> String {
-    let parts: Vec<String> = elements
-        .iter()
-        .map(|element| match element {
-            Element::Application(ApplicationValue::CharacterString(s)) => format!("{s:?}"),
-            Element::Application(ApplicationValue::Enumerated(e)) => format!("{e} (enumerated)"),
-            Element::Application(value) => {
-                let json = application_json(value);
-                match json.get("value") {
-                    Some(Value::String(s)) => s.clone(),
-                    Some(other) => other.to_string(),
-                    None => json.to_string(),
-                }
-            }
-            other => element_json(other).to_string(),
-        })
-        .collect();
-    match parts.len() {
-        1 => parts.join(""),
-        _ => format!("[{}]", parts.join(", ")),
-    }
-}
-
 fn error_json(error: &BacnetError) -> Value {
-    json!({"class": error.class.to_string(), "code": error.code.to_string()})
+    json!({"class": error.class.to_string(), "code": error.code.to_string(),
+           "class_number": error.class.to_u32(), "code_number": error.code.to_u32()})
 }
 
 /// Why a socket could not be bound, and what to do when the port is taken.
@@ -742,6 +729,7 @@ fn whois(args: WhoisArgs) -> CommandResult {
                     "instance": i_am.device.instance(),
                     "max_apdu": i_am.max_apdu_length_accepted,
                     "segmentation": i_am.segmentation_supported.to_string(),
+                    "segmentation_number": i_am.segmentation_supported.to_u32(),
                     "vendor_id": i_am.vendor_id,
                 })
             })
@@ -770,7 +758,7 @@ fn read(args: ReadArgs) -> CommandResult {
         let value = runtime()?.block_on(async {
             let client = args.client.sc.client(tsm).await?;
             client
-                .read(to, object, property, args.index)
+                .read_named(to, object, property, args.index)
                 .await
                 .map_err(Box::<dyn std::error::Error>::from)
         })?;
@@ -780,7 +768,7 @@ fn read(args: ReadArgs) -> CommandResult {
         let value = runtime()?.block_on(async {
             let client = start_client(&args.client, None).await?;
             client
-                .read(to, object, property, args.index)
+                .read_named(to, object, property, args.index)
                 .await
                 .map_err(Box::<dyn std::error::Error>::from)
         })?;
@@ -792,11 +780,11 @@ fn read(args: ReadArgs) -> CommandResult {
             "object": object.to_string(),
             "property": property.to_string(),
             "index": args.index,
-            "value": elements_json(&value),
+            "value": value,
         }));
     }
     let index = args.index.map(|i| format!("[{i}]")).unwrap_or_default();
-    println!("{object} {property}{index}: {}", elements_text(&value));
+    println!("{object} {property}{index}: {}", value_text(&value));
     Ok(())
 }
 
@@ -853,6 +841,26 @@ fn rpm(args: RpmArgs) -> CommandResult {
             Err(_) => failed += 1,
         }
     }
+    let named = |object: &buildwire_bacnet::driver::discovery::ObjectReadings,
+                 r: &buildwire_bacnet::driver::discovery::PropertyReading| {
+        let mut named = values::NamedValue::new(object.object, r.property, r.array_index);
+        if values::wants_state_text(object.object, r.property) {
+            // The state-text when the same request read it.
+            named.state_text = object
+                .readings
+                .iter()
+                .find_map(|other| match &other.result {
+                    Ok(states)
+                        if other.property == PropertyIdentifier::StateText
+                            && other.array_index.is_none() =>
+                    {
+                        Some(values::state_texts(states))
+                    }
+                    _ => None,
+                });
+        }
+        named
+    };
     if args.client.json {
         let list: Vec<Value> = results
             .iter()
@@ -864,7 +872,7 @@ fn rpm(args: RpmArgs) -> CommandResult {
                         let mut entry = json!({"property": r.property.to_string(),
                                                "index": r.array_index});
                         match &r.result {
-                            Ok(value) => entry["value"] = elements_json(value),
+                            Ok(value) => entry["value"] = named(object, r).json(value),
                             Err(error) => entry["error"] = client_error_json(error),
                         }
                         entry
@@ -880,7 +888,9 @@ fn rpm(args: RpmArgs) -> CommandResult {
             for r in &object.readings {
                 let index = r.array_index.map(|i| format!("[{i}]")).unwrap_or_default();
                 match &r.result {
-                    Ok(value) => println!("  {}{index}: {}", r.property, elements_text(value)),
+                    Ok(value) => {
+                        println!("  {}{index}: {}", r.property, named(object, r).text(value));
+                    }
                     Err(ClientError::Error { error, .. }) => {
                         println!(
                             "  {}{index}: error {}:{}",
@@ -987,6 +997,13 @@ async fn follow_cov<A: buildwire_bacnet::network::LinkAddress + std::fmt::Displa
     stop_after: Option<Duration>,
 ) -> CommandResult {
     let object = options.object;
+    // A multi-state object's states are named by its state-text, read once here.
+    let states = client.state_text(to, object).await;
+    let named = |property, array_index| {
+        let mut named = values::NamedValue::new(object, property, array_index);
+        named.state_text.clone_from(&states);
+        named
+    };
     let mut subscription = client
         .subscribe_cov(to, options)
         .await
@@ -1038,7 +1055,7 @@ async fn follow_cov<A: buildwire_bacnet::network::LinkAddress + std::fmt::Displa
         // The notification carries no time: this is when it arrived.
         let time = utc_now();
         if args.client.json {
-            let mut line = cov_notification_json(&notification);
+            let mut line = cov_notification_json_named(&notification, states.as_deref());
             line["time"] = Value::String(time);
             println!("{line}");
         } else if args.csv {
@@ -1048,11 +1065,12 @@ async fn follow_cov<A: buildwire_bacnet::network::LinkAddress + std::fmt::Displa
                     Some(index) => format!("{}[{index}]", value.property),
                     None => value.property.to_string(),
                 };
+                let named = named(value.property, value.array_index);
                 let fields = [
                     request.initiating_device.to_string(),
                     request.monitored_object.to_string(),
                     property,
-                    elements_text(&value.value),
+                    named.text(&value.value),
                     request.time_remaining.to_string(),
                     time.clone(),
                 ];
@@ -1063,7 +1081,10 @@ async fn follow_cov<A: buildwire_bacnet::network::LinkAddress + std::fmt::Displa
                 .request
                 .values
                 .iter()
-                .map(|v| format!("{}={}", v.property, elements_text(&v.value)))
+                .map(|v| {
+                    let named = named(v.property, v.array_index);
+                    format!("{}={}", v.property, named.text(&v.value))
+                })
                 .collect();
             println!(
                 "{time} {} {} (time remaining {} s)",

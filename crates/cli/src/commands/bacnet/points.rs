@@ -12,14 +12,14 @@ use buildwire_bacnet::driver::discovery::{
     self, Inventory, ObjectReadings, Progress, SweepOptions,
 };
 use buildwire_bacnet::encoding::{ApplicationValue, Element};
-use buildwire_bacnet::inspect::elements_json;
 use buildwire_bacnet::network::{DeviceAddress, LinkAddress};
-use buildwire_bacnet::{ClientError, EngineeringUnits, ObjectIdentifier};
+use buildwire_bacnet::{ClientError, EngineeringUnits, ObjectIdentifier, PropertyIdentifier};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde_json::{Value, json};
 
-use super::{ClientArgs, client_tsm, elements_text, print_json, runtime, sc, start_client};
+use super::values::NamedValue;
+use super::{ClientArgs, client_tsm, print_json, runtime, sc, start_client};
 use crate::commands::common::csv;
 use crate::commands::common::duration::parse_duration;
 use crate::commands::common::result::CommandResult;
@@ -347,10 +347,13 @@ fn point_json(device: ObjectIdentifier, address: &str, point: &Point) -> Value {
         "type": point.object.object_type().to_string(),
         "name": point.name,
         "description": point.description,
-        "present_value": point.present_value.as_deref().map(value_text),
-        "present_value_json": point.present_value.as_deref().map(elements_json),
-        "units": point.units.as_deref().map(units_text),
-        "status_flags": point.status_flags.as_deref().map(flags_text),
+        "present_value": point.present_value.as_deref().map(|v| value_text(point.object, v)),
+        "present_value_json": point
+            .present_value
+            .as_deref()
+            .map(|v| NamedValue::new(point.object, PropertyIdentifier::PresentValue, None).json(v)),
+        "units": point.units.as_deref().map(|v| units_text(point.object, v)),
+        "status_flags": point.status_flags.as_deref().map(|v| flags_text(point.object, v)),
         "out_of_service": point.out_of_service,
         "commandable": point.commandable,
         "errors": errors,
@@ -358,25 +361,25 @@ fn point_json(device: ObjectIdentifier, address: &str, point: &Point) -> Value {
 }
 
 /// A value as one cell: text without quotes.
-fn value_text(value: &[Element]) -> String {
+fn value_text(object: ObjectIdentifier, value: &[Element]) -> String {
     match value {
         [Element::Application(ApplicationValue::CharacterString(s))] => s.clone(),
-        other => elements_text(other),
+        other => NamedValue::new(object, PropertyIdentifier::PresentValue, None).text(other),
     }
 }
 
 /// Engineering units by name (`degrees-fahrenheit`).
-fn units_text(value: &[Element]) -> String {
+fn units_text(object: ObjectIdentifier, value: &[Element]) -> String {
     match value {
         [Element::Application(ApplicationValue::Enumerated(n))] => {
             EngineeringUnits::from_u32(*n).to_string()
         }
-        other => elements_text(other),
+        other => NamedValue::new(object, PropertyIdentifier::Units, None).text(other),
     }
 }
 
 /// The status flags that are set, by name (`in-alarm;fault`), or `normal`.
-fn flags_text(value: &[Element]) -> String {
+fn flags_text(object: ObjectIdentifier, value: &[Element]) -> String {
     const NAMES: [&str; 4] = ["in-alarm", "fault", "overridden", "out-of-service"];
     match value {
         [Element::Application(ApplicationValue::BitString(bits))] => {
@@ -392,7 +395,7 @@ fn flags_text(value: &[Element]) -> String {
                 set.join(";")
             }
         }
-        other => elements_text(other),
+        other => NamedValue::new(object, PropertyIdentifier::StatusFlags, None).text(other),
     }
 }
 

@@ -8,13 +8,13 @@ use std::io::Write as _;
 use std::time::Duration;
 
 use buildwire_bacnet::driver::BacnetClient;
-use buildwire_bacnet::inspect::elements_json;
 use buildwire_bacnet::network::{DeviceAddress, LinkAddress};
 use buildwire_bacnet::{ObjectIdentifier, PropertyIdentifier};
 use clap::Args;
 use serde_json::{Value, json};
 
-use super::{ReadArgs, client_tsm, elements_text, runtime, sc, start_client};
+use super::values::NamedValue;
+use super::{ReadArgs, client_tsm, runtime, sc, start_client};
 use crate::commands::common::csv;
 use crate::commands::common::duration::parse_duration;
 use crate::commands::common::result::CommandResult;
@@ -104,8 +104,9 @@ async fn rounds<A: LinkAddress + std::fmt::Display>(
         });
         let (value_text, error_text) = match &result {
             Ok(value) => {
-                row["value"] = elements_json(value);
-                (elements_text(value), String::new())
+                let named = NamedValue::new(object, property, args.index);
+                row["value"] = named.json(value);
+                (named.text(value), String::new())
             }
             Err(error) => {
                 row["error"] = Value::String(error.to_string());
