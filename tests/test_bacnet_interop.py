@@ -26,6 +26,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from conftest import free_udp_port
 
 from buildwire import bacnet
 
@@ -42,21 +43,6 @@ def peer_python() -> Path:
     subprocess.run([str(REPO / "scripts" / "peers.sh"), "py311"], check=True, timeout=900)
     assert PEERS.exists(), f"{PEERS} is missing after scripts/peers.sh py311"
     return PEERS
-
-
-def free_udp_port() -> int:
-    """A UDP port free on 127.0.0.1 and on the loopback broadcast address."""
-    for _ in range(50):
-        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
-            probe.bind(("127.0.0.1", 0))
-            port = probe.getsockname()[1]
-        try:
-            with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as other:
-                other.bind(("127.255.255.255", port))
-        except OSError:
-            continue
-        return port
-    raise RuntimeError("no free UDP port found")
 
 
 def wait_for_line(process: subprocess.Popen[str], needle: str, timeout: float = 20) -> str:
@@ -315,6 +301,64 @@ def test_our_cli_reports_errors_from_bacpypes3(
     )
     assert done.returncode == 1
     assert "unknown-object" in done.stderr, done.stderr
+
+
+# ---- our Python client's services against the BACpypes3 device (issue 25) ----
+
+
+async def test_our_python_client_writes_multiple_and_finds_objects_on_bacpypes3(
+    bacpypes3_device: int,
+) -> None:
+    device = f"127.0.0.1:{bacpypes3_device}"
+    async with bacnet.Client.bind("127.0.0.1:0", timeout=2.0, retries=1) as client:
+        await client.write_multiple(device, [("av,1", "pv", 23.25, 8), ("bv,1", "pv", "active", 8)])
+        assert await client.read(device, "av,1", "pv") == pytest.approx(23.25)
+        assert await client.read(device, "bv,1", "pv") == 1
+        # A request naming only unknown objects gets a plain Error PDU from BACpypes3 (it
+        # gives no answer at all when a known object comes first).
+        with pytest.raises(bacnet.BacnetErrorResponse) as failed:
+            await client.write_multiple(device, [("av,7", "pv", 1.0)])
+        assert failed.value.service == "write-property-multiple"
+        assert failed.value.error_code == "unknown-object"
+        by_name = await client.who_has(name="zone-temp", device=device, timeout=1.0)
+        assert by_name == [
+            bacnet.IHave(device, f"device,{DEVICE_INSTANCE}", "analog-input,1", "zone-temp")
+        ]
+        by_id = await client.who_has("msv,1", device=device, timeout=1.0)
+        assert [(h.object, h.name) for h in by_id] == [("multi-state-value,1", "mode")]
+        found = await client.who_is(timeout=1.0, device=device)
+        assert [row["instance"] for row in found] == [DEVICE_INSTANCE]
+
+
+async def test_our_python_client_raises_bacpypes3s_answers_as_typed_exceptions(
+    bacpypes3_device: int,
+) -> None:
+    device = f"127.0.0.1:{bacpypes3_device}"
+    async with bacnet.Client.bind("127.0.0.1:0", timeout=2.0, retries=1) as client:
+        with pytest.raises(bacnet.BacnetErrorResponse) as unknown:
+            await client.read(device, "av,42", "pv")
+        assert (unknown.value.error_class, unknown.value.error_code) == (
+            "object",
+            "unknown-object",
+        )
+        # BACpypes3's Application offers neither DeviceCommunicationControl nor
+        # ReinitializeDevice, and answers ReadRange with its own failure.
+        with pytest.raises(bacnet.BacnetReject) as dcc:
+            await client.device_communication_control(device, "disable", minutes=1)
+        assert dcc.value.reason == "unrecognized-service"
+        with pytest.raises(bacnet.BacnetReject) as reinitialize:
+            await client.reinitialize_device(device, "warmstart")
+        assert reinitialize.value.reason == "unrecognized-service"
+        with pytest.raises(bacnet.BacnetError) as read_range:
+            await client.read_range(device, "av,1", "priority-array")
+        assert isinstance(
+            read_range.value, (bacnet.BacnetErrorResponse, bacnet.BacnetReject, bacnet.BacnetAbort)
+        )
+        # Time synchronization is unconfirmed: BACpypes3 ignores it and keeps answering.
+        await client.time_synchronization(
+            datetime.datetime.now(datetime.timezone.utc), device=device, utc=True
+        )
+        assert await client.read(device, "ai,1", "pv") == pytest.approx(19.25)
 
 
 # ---- segmentation: a 1,500-entry object-list at max-APDU 480, in both directions ----

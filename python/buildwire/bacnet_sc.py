@@ -167,9 +167,7 @@ class Client(AsyncClient):
 
     async def read(self, device: str, object_id: str, property_id: str) -> Any:
         """ReadProperty from the device at VMAC ``device``, e.g. ``read(v, "av,1", "pv")``."""
-        elements = json.loads(await self._handle.read(device, object_id, property_id))
-        values = [element.get("value") for element in elements]
-        return values[0] if len(values) == 1 else values
+        return await self._handle.read(device, object_id, property_id)
 
     async def write(
         self,

@@ -8,6 +8,8 @@ mod bacnet;
 mod bacnet_cov;
 mod bacnet_network;
 mod bacnet_sc;
+mod bacnet_services;
+mod bacnet_values;
 mod haystack_client;
 mod opcua;
 

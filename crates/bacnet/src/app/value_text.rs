@@ -111,8 +111,8 @@ pub fn parse_value_text(
             ApplicationValue::Unsigned(text.parse().map_err(|_| bad("unsigned"))?)
         }
         ValueType::Signed => ApplicationValue::Signed(text.parse().map_err(|_| bad("signed"))?),
-        ValueType::Real => ApplicationValue::Real(text.parse().map_err(|_| bad("real"))?),
-        ValueType::Double => ApplicationValue::Double(text.parse().map_err(|_| bad("double"))?),
+        ValueType::Real => ApplicationValue::Real(real(text)?),
+        ValueType::Double => ApplicationValue::Double(double(text)?),
         ValueType::String => ApplicationValue::CharacterString(
             text.strip_prefix('"')
                 .and_then(|t| t.strip_suffix('"'))
@@ -121,6 +121,35 @@ pub fn parse_value_text(
         ),
     };
     Ok(vec![Element::Application(value)])
+}
+
+/// A REAL from text: a number within the 32-bit range, or NaN. Text parsing alone turns
+/// `3.4e39` or `1e400` into infinity, which would then be written to the device.
+fn real(text: &str) -> Result<f32, String> {
+    let value: f64 = text
+        .parse()
+        .map_err(|_| format!("`{text}` is not a valid real value"))?;
+    if !value.is_nan() && value.abs() > f64::from(f32::MAX) {
+        return Err(format!(
+            "{text} is out of the REAL (32-bit float) range of ±3.4028235e38; \
+             write it as a double (value type `double`) if the property takes one"
+        ));
+    }
+    Ok(value as f32)
+}
+
+/// A Double from text: any finite number, or NaN; infinities are refused.
+fn double(text: &str) -> Result<f64, String> {
+    let value: f64 = text
+        .parse()
+        .map_err(|_| format!("`{text}` is not a valid double value"))?;
+    if value.is_infinite() {
+        return Err(format!(
+            "{text} is infinite (or beyond the 64-bit float range); BACnet devices expect a \
+             finite number"
+        ));
+    }
+    Ok(value)
 }
 
 #[cfg(test)]
@@ -154,5 +183,29 @@ mod tests {
         );
         let error = parse_value_text("warm", Some(ValueType::Real), av, pv).unwrap_err();
         assert_eq!(error, "`warm` is not a valid real value");
+    }
+
+    #[test]
+    fn reals_out_of_range_are_refused_not_written_as_infinity() {
+        let av: ObjectIdentifier = "av,1".parse().unwrap();
+        let pv = PropertyIdentifier::PresentValue;
+        for text in ["3.4e39", "-3.4e39", "1e400", "inf", "-inf"] {
+            let error = parse_value_text(text, Some(ValueType::Real), av, pv).unwrap_err();
+            assert!(error.contains(text), "{error}");
+            let guessed = parse_value_text(text, None, av, pv).unwrap_err();
+            assert!(
+                guessed.contains("range") || guessed.contains("infinite"),
+                "{guessed}"
+            );
+        }
+        assert_eq!(
+            parse_value_text("3.4e38", Some(ValueType::Real), av, pv).unwrap(),
+            one(ApplicationValue::Real(3.4e38))
+        );
+        assert_eq!(
+            parse_value_text("3.4e39", Some(ValueType::Double), av, pv).unwrap(),
+            one(ApplicationValue::Double(3.4e39))
+        );
+        assert!(parse_value_text("1e400", Some(ValueType::Double), av, pv).is_err());
     }
 }
