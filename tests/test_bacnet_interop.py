@@ -118,9 +118,9 @@ def our_server(buildwire_cmd: list[str]) -> Iterator[int]:
         stop(process)
 
 
-@pytest.fixture
-def bacpypes3_device(peer_python: Path) -> Iterator[int]:
-    """The BACpypes3 device on 127.0.0.1:PORT."""
+@contextlib.contextmanager
+def bacpypes3_device_process(peer_python: Path, *options: str) -> Iterator[int]:
+    """The BACpypes3 device on 127.0.0.1:PORT, with the script's `options`."""
     port = free_udp_port()
     process = subprocess.Popen(
         [
@@ -130,6 +130,7 @@ def bacpypes3_device(peer_python: Path) -> Iterator[int]:
             f"127.0.0.1/8:{port}",
             "--instance",
             str(DEVICE_INSTANCE),
+            *options,
         ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -141,6 +142,13 @@ def bacpypes3_device(peer_python: Path) -> Iterator[int]:
         yield port
     finally:
         stop(process)
+
+
+@pytest.fixture
+def bacpypes3_device(peer_python: Path) -> Iterator[int]:
+    """The BACpypes3 device on 127.0.0.1:PORT."""
+    with bacpypes3_device_process(peer_python) as port:
+        yield port
 
 
 def test_bacpypes3_client_against_our_server(peer_python: Path, our_server: int) -> None:
@@ -359,6 +367,23 @@ async def test_our_python_client_raises_bacpypes3s_answers_as_typed_exceptions(
             datetime.datetime.now(datetime.timezone.utc), device=device, utc=True
         )
         assert await client.read(device, "ai,1", "pv") == pytest.approx(19.25)
+
+
+async def test_our_python_client_gets_bacpypes3s_password_failure(peer_python: Path) -> None:
+    # BACpypes3 0.0.110's DeviceCommunicationControl mixin checks the password, then fails
+    # on its own (it sets `self.smap`, which Application does not have: the answer is
+    # device: operational-problem), so only the refusal can be checked against it; our
+    # own device is disabled and enabled in tests/test_bacnet_client_services.py.
+    with bacpypes3_device_process(peer_python, "--dcc-password", "letmein") as port:
+        device = f"127.0.0.1:{port}"
+        async with bacnet.Client.bind("127.0.0.1:0", timeout=1.0, retries=1) as client:
+            with pytest.raises(bacnet.BacnetErrorResponse) as refused:
+                await client.device_communication_control(device, "disable", password="wrong")
+            error = refused.value
+            assert (error.error_class, error.error_code) == ("security", "password-failure")
+            assert (error.error_class_number, error.error_code_number) == (4, 26)
+            assert error.service == "device-communication-control"
+            assert await client.read(device, "ai,1", "pv") == pytest.approx(19.25)
 
 
 # ---- segmentation: a 1,500-entry object-list at max-APDU 480, in both directions ----
