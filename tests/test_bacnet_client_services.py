@@ -12,6 +12,7 @@ import datetime
 import json
 import logging
 import socket
+import subprocess
 import time
 from collections.abc import AsyncIterator, Iterator
 
@@ -386,3 +387,18 @@ async def test_a_float_beyond_the_real_range_raises_value_error_and_writes_nothi
     # The largest REAL is written as it is; a double holds more.
     await client.write(device.address, "av,2", "pv", 3.4e38)
     assert await client.read(device.address, "av,2", "pv") == pytest.approx(3.4e38, rel=1e-6)
+
+
+async def test_the_command_line_refuses_a_real_beyond_its_range_too(
+    device: bacnet.Server, buildwire_cmd: list[str]
+) -> None:
+    done = await asyncio.to_thread(
+        subprocess.run,
+        [*buildwire_cmd, "bacnet", "write", device.address, "av,2", "pv", "3.4e39"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 1, done.stderr
+    assert "out of the REAL (32-bit float) range" in done.stderr
+    assert device.get("av,2", "pv") == pytest.approx(0.5)

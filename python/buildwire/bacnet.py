@@ -205,7 +205,7 @@ class Client(ClientServices, AsyncClient):
 
     @property
     def broadcast_address(self) -> str | None:
-        """Where broadcasts go (``"127.255.255.255:47808"``), or None without any."""
+        """Where broadcasts go (``"127.255.255.255:47808"``; a foreign device's BBMD), or None."""
         return self._handle.broadcast_address
 
     @property

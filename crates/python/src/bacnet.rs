@@ -151,13 +151,14 @@ pub fn bacnet_client(
 }
 
 impl BacnetClientHandle {
-    /// Wraps a started client with the default timing (foreign-device clients are made in
-    /// `bacnet_network`; their broadcasts go through the BBMD).
-    pub(crate) fn from_client(client: BacnetClient) -> Self {
+    /// Wraps a started client with the default timing whose broadcasts go to
+    /// `broadcast_to` (foreign-device clients are made in `bacnet_network`: their
+    /// broadcasts go to the BBMD, which distributes them).
+    pub(crate) fn from_client(client: BacnetClient, broadcast_to: Option<SocketAddrV4>) -> Self {
         Self {
             inner: Arc::new(client),
             timing: RequestTiming::of(&TsmConfig::default()),
-            broadcast_to: None,
+            broadcast_to,
         }
     }
 
@@ -203,7 +204,8 @@ impl BacnetClientHandle {
         self.inner.local_addr().to_string()
     }
 
-    /// Where broadcasts (Who-Is, Who-Has, time synchronization) go, or None.
+    /// Where broadcasts (Who-Is, Who-Has, time synchronization) go (a foreign device's:
+    /// its BBMD), or None.
     #[getter]
     fn broadcast_address(&self) -> Option<String> {
         self.broadcast_to.map(|a| a.to_string())
