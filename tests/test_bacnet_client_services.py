@@ -159,6 +159,11 @@ async def test_each_call_may_set_its_own_timeout_and_retries(silent: socket.sock
         assert received(silent) == 1 + 1 + 3
         with pytest.raises(ValueError, match="timeout"):
             await client.read(address, "ai,1", "pv", timeout=0)
+        with pytest.raises(ValueError, match="retries must be 0 to 255"):
+            await client.read(address, "ai,1", "pv", retries=300)
+        with pytest.raises(ValueError, match="retries must be 0 to 255"):
+            await bacnet.Client.bind("127.0.0.1:0", retries=-1)
+        assert received(silent) == 0  # refused before anything was sent
         rows = await client.read_many(address, [("ai,1", "pv")], timeout=0.2, retries=0)
         assert "no answer" in rows[0]["error"]
 

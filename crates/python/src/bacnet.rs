@@ -63,7 +63,9 @@ pub(crate) use crate::bacnet_values::client_error;
 const DEFAULT_TIMEOUT: f64 = 3.0;
 
 /// A reply timeout in seconds and a number of retries as a [`RequestTiming`].
-pub(crate) fn request_timing(timeout: f64, retries: u8) -> PyResult<RequestTiming> {
+pub(crate) fn request_timing(timeout: f64, retries: i64) -> PyResult<RequestTiming> {
+    let retries = u8::try_from(retries)
+        .map_err(|_| PyValueError::new_err(format!("retries must be 0 to 255, not {retries}")))?;
     let apdu_timeout = Duration::try_from_secs_f64(timeout)
         .ok()
         .filter(|t| !t.is_zero() && *t <= Duration::from_secs(3600))
@@ -112,7 +114,7 @@ pub fn bacnet_client(
     broadcast: Option<String>,
     port: Option<u16>,
     timeout: f64,
-    retries: u8,
+    retries: i64,
 ) -> PyResult<Bound<'_, PyAny>> {
     let bind = address(&bind)?;
     let broadcast = match broadcast {
@@ -166,13 +168,14 @@ impl BacnetClientHandle {
     pub(crate) fn call_timing(
         &self,
         timeout: Option<f64>,
-        retries: Option<u8>,
+        retries: Option<i64>,
     ) -> PyResult<Option<RequestTiming>> {
         if timeout.is_none() && retries.is_none() {
             return Ok(None);
         }
         let seconds = timeout.unwrap_or(self.timing.apdu_timeout.as_secs_f64());
-        request_timing(seconds, retries.unwrap_or(self.timing.retries)).map(Some)
+        let retries = retries.unwrap_or(i64::from(self.timing.retries));
+        request_timing(seconds, retries).map(Some)
     }
 }
 
@@ -234,7 +237,7 @@ impl BacnetClientHandle {
         property_id: String,
         index: Option<u32>,
         timeout: Option<f64>,
-        retries: Option<u8>,
+        retries: Option<i64>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let (to, obj, prop) = point(&device, &object_id, &property_id)?;
         let timing = self.call_timing(timeout, retries)?;
@@ -262,7 +265,7 @@ impl BacnetClientHandle {
         index: Option<u32>,
         value_type: Option<String>,
         timeout: Option<f64>,
-        retries: Option<u8>,
+        retries: Option<i64>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let (to, obj, prop) = point(&device, &object_id, &property_id)?;
         let elements = typed_value(value, value_type.as_deref(), obj, prop)?;
@@ -286,7 +289,7 @@ impl BacnetClientHandle {
         device: String,
         specs: Vec<(String, Vec<String>)>,
         timeout: Option<f64>,
-        retries: Option<u8>,
+        retries: Option<i64>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let to = crate::bacnet_network::target(&device)?;
         let specifications = specs
@@ -325,7 +328,7 @@ impl BacnetClientHandle {
         device: String,
         references: Vec<(String, String, Option<u32>)>,
         timeout: Option<f64>,
-        retries: Option<u8>,
+        retries: Option<i64>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let timing = self.call_timing(timeout, retries)?;
         crate::bacnet_cov::read_many(py, Arc::clone(&self.inner), &device, &references, timing)
@@ -434,7 +437,7 @@ impl BacnetClientHandle {
         reference: Option<&Bound<'py, PyAny>>,
         count: Option<i32>,
         timeout: Option<f64>,
-        retries: Option<u8>,
+        retries: Option<i64>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let (to, obj, prop) = point(&device, &object_id, &property_id)?;
         let range = crate::bacnet_services::range_spec(kind.as_deref(), reference, count)?;
@@ -457,7 +460,7 @@ impl BacnetClientHandle {
         device: String,
         writes: Vec<crate::bacnet_services::WriteSpec<'py>>,
         timeout: Option<f64>,
-        retries: Option<u8>,
+        retries: Option<i64>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let to = crate::bacnet_network::target(&device)?;
         let specifications = crate::bacnet_services::write_specifications(&writes)?;
@@ -483,7 +486,7 @@ impl BacnetClientHandle {
         add: bool,
         index: Option<u32>,
         timeout: Option<f64>,
-        retries: Option<u8>,
+        retries: Option<i64>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let (obj, prop) = (object(&object_id)?, property(&property_id)?);
         let elements = crate::bacnet_services::list_items(obj, prop, items)?;
@@ -509,7 +512,7 @@ impl BacnetClientHandle {
         minutes: Option<u16>,
         password: Option<String>,
         timeout: Option<f64>,
-        retries: Option<u8>,
+        retries: Option<i64>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let state = crate::bacnet_services::enable_disable(&state)?;
         let request = crate::bacnet_services::Management::Dcc(state, minutes, password);
@@ -526,7 +529,7 @@ impl BacnetClientHandle {
         state: String,
         password: Option<String>,
         timeout: Option<f64>,
-        retries: Option<u8>,
+        retries: Option<i64>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let state = crate::bacnet_services::reinitialized_state(&state)?;
         let request = crate::bacnet_services::Management::Reinitialize(state, password);
