@@ -694,6 +694,66 @@ def rusty_device(peer_python: Path) -> Iterator[tuple[int, subprocess.Popen[str]
         yield device
 
 
+async def test_our_python_client_uses_the_services_of_rusty_bacnet(peer_python: Path) -> None:
+    with rusty_bacnet(peer_python, "--password", "pw") as (port, _):
+        device = f"127.0.0.1:{port}"
+        async with bacnet.Client.bind("127.0.0.1:0", timeout=2.0, retries=1) as client:
+            # Device management, guarded by the password.
+            with pytest.raises(bacnet.BacnetErrorResponse) as refused:
+                await client.device_communication_control(device, "disable", password="no")
+            assert (refused.value.error_class, refused.value.error_code) == (
+                "security",
+                "password-failure",
+            )
+            # rusty-bacnet takes disable-initiation (it still answers) and refuses the full
+            # disable that BACnet 2020 deprecated, with services: service-request-denied.
+            await client.device_communication_control(
+                device, "disable-initiation", minutes=1, password="pw"
+            )
+            assert await client.read(device, "ai,1", "pv") == pytest.approx(19.25)
+            await client.device_communication_control(device, "enable", password="pw")
+            with pytest.raises(bacnet.BacnetErrorResponse) as denied:
+                await client.device_communication_control(device, "disable", password="pw")
+            assert denied.value.error_code == "service-request-denied"
+            with pytest.raises(bacnet.BacnetErrorResponse) as wrong:
+                await client.reinitialize_device(device, "warmstart", password="no")
+            assert wrong.value.error_code == "password-failure"
+            await client.reinitialize_device(device, "warmstart", password="pw")
+            # The calendar's date-list grows and shrinks.
+            await client.add_list_element(
+                device, "calendar,1", "date-list", [{"date": "2026-12-25"}]
+            )
+            # One context-tagged date: 2026 (126), December, the 25th, any weekday.
+            assert await client.read(device, "calendar,1", "date-list") == {
+                "context": 0,
+                "hex": "7e0c19ff",
+            }
+            await client.remove_list_element(
+                device, "calendar,1", "date-list", [{"date": "2026-12-25"}]
+            )
+            assert await client.read(device, "calendar,1", "date-list") == []
+            # Several writes in one request, and who has the zone temperature.
+            await client.write_multiple(device, [("av,1", "pv", 20.5, 8), ("bv,1", "pv", 1, 8)])
+            assert await client.read(device, "av,1", "pv") == pytest.approx(20.5)
+            found = await client.who_has(name="zone-temp", device=device, timeout=1.0)
+            assert [(h.device, h.object) for h in found] == [
+                (f"device,{RUSTY_INSTANCE}", "analog-input,1")
+            ]
+            # The trend log polls the analog input every second: its records by ReadRange.
+            for _ in range(50):
+                if await client.read(device, "trend-log,1", "record-count") >= 2:
+                    break
+                await asyncio.sleep(0.1)
+            log = await client.read_range(device, "trend-log,1")
+            assert log.item_count == len(log.items) >= 2 and log.first_item
+            first = log.items[0]
+            assert isinstance(first, bacnet.LogRecord)
+            assert first.value == pytest.approx(19.25)
+            assert first.timestamp is not None and first.timestamp.tzinfo is not None
+            one = await client.read_range(device, "trend-log,1", position=1, count=1)
+            assert one.items == [first] and not one.last_item
+
+
 def test_our_cli_against_rusty_bacnet(
     buildwire_cmd: list[str], rusty_device: tuple[int, subprocess.Popen[str]]
 ) -> None:
