@@ -189,8 +189,11 @@ async def test_who_is_with_port_finds_a_device_on_that_port_and_logs_where_it_we
             assert [row["device"] for row in found] == ["device,77"]
             assert found[0]["address"] == server.address
             assert f"Who-Is sent to 127.255.255.255:{port}" in caplog.text
-            # The range limits who answers.
-            assert await client.who_is(timeout=0.5, low=1, high=10) == []
+            # The range limits who answers; an empty answer says where the Who-Is went.
+            caplog.clear()
+            with caplog.at_level(logging.INFO, logger="buildwire.bacnet"):
+                assert await client.who_is(timeout=0.5, low=1, high=10) == []
+            assert f"no device answered the Who-Is sent to 127.255.255.255:{port}" in caplog.text
             # Directed to the device itself.
             direct = await client.who_is(timeout=0.5, device=server.address)
             assert [row["instance"] for row in direct] == [77]

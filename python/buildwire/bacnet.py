@@ -393,6 +393,13 @@ class Client(ClientServices, AsyncClient):
         if device is None:
             _log.info("Who-Is sent to %s", self.broadcast_address)
         result: list[dict[str, Any]] = await self._handle.who_is(timeout, low, high, device)
+        if not result:
+            _log.info(
+                "no device answered the Who-Is sent to %s within %s s (devices on another "
+                "port: Client.bind(port=...); one device: who_is(device=...))",
+                device or self.broadcast_address,
+                timeout,
+            )
         return result
 
     async def close(self) -> None:
