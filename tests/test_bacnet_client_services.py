@@ -55,6 +55,7 @@ def test_the_exceptions_form_one_family_importable_from_buildwire_bacnet() -> No
     for family in (
         bacnet.BacnetErrorResponse,
         bacnet.BacnetWriteMultipleError,
+        bacnet.BacnetListError,
         bacnet.BacnetReject,
         bacnet.BacnetAbort,
         bacnet.BacnetTimeoutError,
@@ -64,6 +65,7 @@ def test_the_exceptions_form_one_family_importable_from_buildwire_bacnet() -> No
     assert issubclass(bacnet.BacnetTimeoutError, asyncio.TimeoutError)
     assert issubclass(bacnet.BacnetTimeoutError, TimeoutError)
     assert issubclass(bacnet.BacnetWriteMultipleError, bacnet.BacnetErrorResponse)
+    assert issubclass(bacnet.BacnetListError, bacnet.BacnetErrorResponse)
 
 
 async def test_an_error_pdu_raises_bacnet_error_response_with_names_and_numbers(
@@ -294,10 +296,24 @@ async def test_add_and_remove_list_elements_of_a_date_list(
     await client.remove_list_element(
         device.address, "calendar,1", "date-list", [{"date": "2026-01-01"}, christmas]
     )
-    assert await dates() == [[]] or await dates() == []
+    assert await dates() == []
     with pytest.raises(bacnet.BacnetErrorResponse) as not_a_list:
         await client.add_list_element(device.address, "av,1", "pv", [1.0])
     assert not_a_list.value.service == "add-list-element"
+    # Removing a date the list does not hold: the device names the element, changes nothing.
+    await client.add_list_element(device.address, "calendar,1", "date-list", [christmas])
+    with pytest.raises(bacnet.BacnetListError) as missing:
+        await client.remove_list_element(
+            device.address, "calendar,1", "date-list", [christmas, {"date": "2027-05-01"}]
+        )
+    assert missing.value.first_failed_element == 2
+    assert missing.value.service == "remove-list-element"
+    assert (missing.value.error_class, missing.value.error_code) == (
+        "services",
+        "list-element-not-found",
+    )
+    assert missing.value.error_code_number == 81
+    assert len(await dates()) == 1
 
 
 async def test_device_communication_control_silences_and_enables_the_device(

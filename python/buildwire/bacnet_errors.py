@@ -3,17 +3,15 @@
 Import them from :mod:`buildwire.bacnet` (they are defined here so that the native module
 can make them without importing the whole client module first).
 
-========================== ===============================================================
-exception                  raised when
-========================== ===============================================================
-:class:`BacnetError`       any BACnet failure (the base; also a :class:`RuntimeError`)
-:class:`BacnetErrorResponse` the device answered with an Error PDU (``error_class``,
-                           ``error_code``: names and numbers)
-:class:`BacnetWriteMultipleError` WritePropertyMultiple failed at ``first_failed``
-:class:`BacnetReject`      the device rejected the request (``reason``)
-:class:`BacnetAbort`       the transaction was aborted (``reason``, ``by_device``)
-:class:`BacnetTimeoutError` no answer after every retry (also an :class:`asyncio.TimeoutError`)
-========================== ===============================================================
+- :class:`BacnetError`: any BACnet failure (the base; also a :class:`RuntimeError`);
+- :class:`BacnetErrorResponse`: the device answered with an Error PDU (``error_class``,
+  ``error_code``: names and numbers);
+- :class:`BacnetWriteMultipleError`: WritePropertyMultiple failed at ``first_failed``;
+- :class:`BacnetListError`: Add/RemoveListElement failed at ``first_failed_element``;
+- :class:`BacnetReject`: the device rejected the request (``reason``);
+- :class:`BacnetAbort`: the transaction was aborted (``reason``, ``by_device``);
+- :class:`BacnetTimeoutError`: no answer after every retry (also an
+  :class:`asyncio.TimeoutError`).
 
 Example::
 
@@ -33,6 +31,7 @@ __all__ = [
     "BacnetAbort",
     "BacnetError",
     "BacnetErrorResponse",
+    "BacnetListError",
     "BacnetReject",
     "BacnetTimeoutError",
     "BacnetWriteMultipleError",
@@ -99,6 +98,18 @@ class BacnetWriteMultipleError(BacnetErrorResponse):
         self.first_failed = first_failed
 
 
+class BacnetListError(BacnetErrorResponse):
+    """AddListElement or RemoveListElement failed: no element was added or removed.
+
+    ``first_failed_element`` is the position (from 1, in the order given) of the first
+    element the device refused.
+    """
+
+    def __init__(self, message: str, *, first_failed_element: int, **error: object) -> None:
+        super().__init__(message, **error)  # type: ignore[arg-type]
+        self.first_failed_element = first_failed_element
+
+
 class BacnetReject(BacnetError):
     """The device rejected the request (it could not parse it, or does not offer it).
 
@@ -146,6 +157,7 @@ class BacnetTimeoutError(BacnetError, *_TIMEOUTS):  # type: ignore[misc]
 _KINDS: dict[str, type[BacnetError]] = {
     "error": BacnetErrorResponse,
     "write-multiple": BacnetWriteMultipleError,
+    "change-list": BacnetListError,
     "reject": BacnetReject,
     "abort": BacnetAbort,
     "timeout": BacnetTimeoutError,

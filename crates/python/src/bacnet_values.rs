@@ -208,6 +208,16 @@ fn failure<'py>(
             )?;
             "write-multiple"
         }
+        ClientError::ChangeListFailed {
+            service,
+            error,
+            first_failed_element,
+        } => {
+            details.set_item("service", service.to_string())?;
+            error_details(&details, error)?;
+            details.set_item("first_failed_element", first_failed_element)?;
+            "change-list"
+        }
         ClientError::Reject(reason) => {
             details.set_item("reason", reason.to_string())?;
             details.set_item("reason_number", reason.to_u32())?;

@@ -54,6 +54,15 @@ pub enum ClientError {
         /// The first write that failed.
         first_failed: ObjectPropertyReference,
     },
+    /// Add/RemoveListElement failed: no element was added or removed.
+    ChangeListFailed {
+        /// The failed service.
+        service: ConfirmedServiceChoice,
+        /// Error class and code.
+        error: BacnetError,
+        /// The position (from 1, in the request's order) of the first element that failed.
+        first_failed_element: u32,
+    },
     /// The device rejected the request (it could not parse or does not offer it).
     Reject(RejectReason),
     /// The transaction was aborted.
@@ -103,6 +112,16 @@ impl fmt::Display for ClientError {
                     error.class, error.code
                 )
             }
+            Self::ChangeListFailed {
+                service,
+                error,
+                first_failed_element,
+            } => write!(
+                f,
+                "{service} failed at element {first_failed_element}: {}:{}; no element was \
+                 changed",
+                error.class, error.code
+            ),
             Self::Reject(reason) => write!(
                 f,
                 "request rejected: {reason}; the device does not support or cannot parse it"
@@ -560,12 +579,12 @@ fn decode_error(service: ConfirmedServiceChoice, payload: &[u8]) -> ClientError 
         service,
         ConfirmedServiceChoice::AddListElement | ConfirmedServiceChoice::RemoveListElement
     ) {
-        // Change-List-Error: the error and the first element that failed (reported as the
-        // plain error; the elements are applied all or none).
+        // Change-List-Error: the error and the first element that failed.
         if let Ok(change) = ChangeListError::decode(&mut Reader::new(payload)) {
-            return ClientError::Error {
+            return ClientError::ChangeListFailed {
                 service,
                 error: change.error,
+                first_failed_element: change.first_failed_element_number,
             };
         }
     }
