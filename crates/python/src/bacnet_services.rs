@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use buildwire_bacnet::ObjectIdentifier;
 use buildwire_bacnet::app::Destination;
+use buildwire_bacnet::encoding::calendar::{days_from_civil, weekday_from_days};
 use buildwire_bacnet::encoding::json::{
     parse_calendar_entry, parse_destination, parse_reference, parse_value,
 };
@@ -86,26 +87,13 @@ pub(crate) fn date_time(fields: DateTimeFields) -> PyResult<DateTime> {
             "BACnet dates hold the years 1900 to 2154, not {year}"
         )));
     }
-    let date = Date::new(year, month, day, weekday(year, month, day));
+    let weekday = weekday_from_days(days_from_civil(i64::from(year), month, day));
+    let date = Date::new(year, month, day, weekday);
     let time = Time::new(hour, minute, second, hundredths);
     date.validate()
         .and_then(|()| time.validate())
         .map_err(PyValueError::new_err)?;
     Ok(DateTime { date, time })
-}
-
-/// Monday 1 .. Sunday 7 (Sakamoto's method for the Gregorian calendar).
-fn weekday(year: u16, month: u8, day: u8) -> u8 {
-    const OFFSETS: [u32; 12] = [0, 3, 2, 5, 0, 3, 5, 1, 4, 6, 2, 4];
-    let y = u32::from(year) - u32::from(month < 3);
-    let m = usize::from(month.clamp(1, 12)) - 1;
-    let sunday_zero = (y + y / 4 - y / 100 + y / 400 + OFFSETS[m] + u32::from(day)) % 7;
-    // 0 is Sunday here; BACnet counts Monday 1 .. Sunday 7.
-    if sunday_zero == 0 {
-        7
-    } else {
-        sunday_zero as u8
-    }
 }
 
 /// A DateTime's fields for Python, or None when any field is unspecified.
