@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import socket
 import sys
 from pathlib import Path
 
@@ -29,3 +30,18 @@ def haystack_data() -> Path:
     path = SHARED / "data" / "haystack"
     assert path.is_dir(), f"{path} is missing: clone the project next to shared/"
     return path
+
+
+def free_udp_port() -> int:
+    """A UDP port free on 127.0.0.1 and on the loopback broadcast address."""
+    for _ in range(50):
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        try:
+            with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as other:
+                other.bind(("127.255.255.255", port))
+        except OSError:
+            continue
+        return port
+    raise RuntimeError("no free UDP port found")

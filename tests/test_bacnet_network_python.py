@@ -37,6 +37,7 @@ def test_foreign_device_finds_a_device_through_a_python_bbmd() -> None:
                 if found:
                     break
             assert found, "the foreign device's Who-Is found no device through the BBMD"
+            assert client.broadcast_address == f"127.0.0.61:{port}"  # the BBMD
             fdt = bbmd.fdt()
             assert len(fdt) == 1 and fdt[0]["address"].startswith("127.0.0.63:"), fdt
             assert fdt[0]["ttl"] == 30

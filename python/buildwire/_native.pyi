@@ -1,5 +1,7 @@
 """Type stubs of the Rust extension module ``buildwire._native``."""
 
+from typing import Any
+
 __version__: str
 
 def run_cli(argv: list[str]) -> int:
@@ -30,26 +32,52 @@ def haystack_convert_value(text: str, from_: str, to: str) -> str:
     """Convert one value between ``zinc`` and ``json`` (Hayson)."""
 
 class BacnetClientHandle:
-    """A bound BACnet/IP client (see :class:`buildwire.bacnet.Client`)."""
+    """A bound BACnet/IP client (see :class:`buildwire.bacnet.Client`).
+
+    Values cross as Python objects; failures raise the ``buildwire.bacnet_errors``
+    family. ``timeout`` (seconds per attempt) and ``retries`` of a call override the
+    client's when given.
+    """
 
     local_address: str
+    broadcast_address: str | None
+    timeout: float
+    retries: int
     async def read(
-        self, device: str, object_id: str, property_id: str, index: int | None = None
-    ) -> str: ...
+        self,
+        device: str,
+        object_id: str,
+        property_id: str,
+        index: int | None = None,
+        timeout: float | None = None,
+        retries: int | None = None,
+    ) -> Any: ...
     async def write(
         self,
         device: str,
         object_id: str,
         property_id: str,
-        value: str,
+        value: float | int | str | bool | None,
         priority: int | None = None,
         index: int | None = None,
         value_type: str | None = None,
+        timeout: float | None = None,
+        retries: int | None = None,
     ) -> None: ...
-    async def read_multiple(self, device: str, specs: list[tuple[str, list[str]]]) -> str: ...
+    async def read_multiple(
+        self,
+        device: str,
+        specs: list[tuple[str, list[str]]],
+        timeout: float | None = None,
+        retries: int | None = None,
+    ) -> list[dict[str, Any]]: ...
     async def read_many(
-        self, device: str, references: list[tuple[str, str, int | None]]
-    ) -> str: ...
+        self,
+        device: str,
+        references: list[tuple[str, str, int | None]],
+        timeout: float | None = None,
+        retries: int | None = None,
+    ) -> list[dict[str, Any]]: ...
     async def subscribe_cov(
         self,
         device: str,
@@ -61,15 +89,85 @@ class BacnetClientHandle:
         increment: float | None = None,
     ) -> BacnetCovHandle: ...
     async def who_is(
-        self, timeout: float = 2.0, low: int | None = None, high: int | None = None
-    ) -> str: ...
+        self,
+        timeout: float = 2.0,
+        low: int | None = None,
+        high: int | None = None,
+        device: str | None = None,
+    ) -> list[dict[str, Any]]: ...
+    async def who_has(
+        self,
+        object_id: str | None = None,
+        name: str | None = None,
+        timeout: float = 2.0,
+        low: int | None = None,
+        high: int | None = None,
+        device: str | None = None,
+    ) -> list[tuple[str, str, str, str]]:
+        """Find an object: (address, device, object, name) of each I-Have."""
+    async def read_range(
+        self,
+        device: str,
+        object_id: str,
+        property_id: str,
+        index: int | None = None,
+        kind: str | None = None,
+        reference: int | tuple[int, int, int, int, int, int, int] | None = None,
+        count: int | None = None,
+        timeout: float | None = None,
+        retries: int | None = None,
+    ) -> dict[str, Any]:
+        """Read a range; ``records`` in the answer tells whether ``items`` are log records."""
+    async def write_multiple(
+        self,
+        device: str,
+        writes: list[tuple[Any, ...]],
+        timeout: float | None = None,
+        retries: int | None = None,
+    ) -> None:
+        """Write (object, property, value, priority, index, value_type) tuples."""
+    async def change_list(
+        self,
+        device: str,
+        object_id: str,
+        property_id: str,
+        items: list[Any],
+        add: bool,
+        index: int | None = None,
+        timeout: float | None = None,
+        retries: int | None = None,
+    ) -> None: ...
+    async def device_communication_control(
+        self,
+        device: str,
+        state: str,
+        minutes: int | None = None,
+        password: str | None = None,
+        timeout: float | None = None,
+        retries: int | None = None,
+    ) -> None: ...
+    async def reinitialize_device(
+        self,
+        device: str,
+        state: str,
+        password: str | None = None,
+        timeout: float | None = None,
+        retries: int | None = None,
+    ) -> None: ...
+    async def time_synchronization(
+        self,
+        fields: tuple[int, int, int, int, int, int, int],
+        utc: bool = False,
+        device: str | None = None,
+    ) -> None:
+        """Send (year, month, day, hour, minute, second, hundredths)."""
     def close(self) -> None: ...
 
 class BacnetCovHandle:
     """A live COV subscription (see :class:`buildwire.bacnet.CovSubscription`)."""
 
     process_identifier: int
-    async def next(self) -> str | None: ...
+    async def next(self) -> dict[str, Any] | None: ...
     async def cancel(self) -> None: ...
 
 class BacnetServerHandle:
@@ -84,14 +182,24 @@ class BacnetServerHandle:
     def dropped_writes(self) -> int: ...
     def add_object(self, spec_json: str) -> str: ...
     def remove_object(self, object_id: str) -> None: ...
-    def get(self, object_id: str, property_id: str, index: int | None = None) -> str: ...
+    def get(self, object_id: str, property_id: str, index: int | None = None) -> Any: ...
     def set(
-        self, object_id: str, property_id: str, value: str, value_type: str | None = None
+        self,
+        object_id: str,
+        property_id: str,
+        value: float | int | str | bool | None,
+        value_type: str | None = None,
     ) -> None: ...
-    async def next_write(self) -> str | None: ...
+    async def next_write(self) -> tuple[str, str, Any] | None: ...
     async def stop(self) -> None: ...
 
-async def bacnet_client(bind: str, broadcast: str | None = None) -> BacnetClientHandle: ...
+async def bacnet_client(
+    bind: str,
+    broadcast: str | None = None,
+    port: int | None = None,
+    timeout: float = 3.0,
+    retries: int = 3,
+) -> BacnetClientHandle: ...
 async def bacnet_serve(
     bind: str, objects: str = "stress", broadcast: str | None = None
 ) -> BacnetServerHandle: ...
@@ -264,7 +372,7 @@ class BacnetScClientHandle:
     async def who_is(self, timeout: float) -> str: ...
     async def read(
         self, device: str, object_id: str, property_id: str, index: int | None = None
-    ) -> str: ...
+    ) -> Any: ...
     async def write(
         self,
         device: str,

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
+import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any, NamedTuple
@@ -47,18 +48,41 @@ from typing import Any, NamedTuple
 from buildwire import _bacnet_values, _native
 from buildwire._bacnet_values import State
 from buildwire._lifecycle import AsyncClient, AsyncService, Opening, Subscribing
+from buildwire.bacnet_errors import (
+    BacnetAbort,
+    BacnetError,
+    BacnetErrorResponse,
+    BacnetListError,
+    BacnetReject,
+    BacnetTimeoutError,
+    BacnetWriteMultipleError,
+)
+from buildwire.bacnet_services import ClientServices, IHave, LogRecord, ReadRangeResult, Write
 
 __all__ = [
+    "BacnetAbort",
+    "BacnetError",
+    "BacnetErrorResponse",
+    "BacnetListError",
+    "BacnetReject",
+    "BacnetTimeoutError",
+    "BacnetWriteMultipleError",
     "Client",
     "CovNotification",
     "CovSubscription",
+    "IHave",
+    "LogRecord",
     "ObjectIdentifier",
     "PropertyWrite",
+    "ReadRangeResult",
     "Server",
     "State",
+    "Write",
     "dissect",
     "property_identifier",
 ]
+
+_log = logging.getLogger("buildwire.bacnet")
 
 
 class ObjectIdentifier(NamedTuple):
@@ -123,62 +147,114 @@ def _value(elements: list[dict[str, Any]]) -> Any:
     return values[0] if len(values) == 1 else values
 
 
-def _result_rows(text: str) -> list[dict[str, Any]]:
-    """Turn the rows of a multiple read into dicts with either ``value`` or ``error``."""
-    rows = json.loads(text)
+def _result_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Name the values of a multiple read's rows (each has ``value`` or ``error``)."""
     for row in rows:
-        result = row.pop("result")
-        if "value" in result:
-            row["value"] = _value(result["value"])
-        else:
-            row["error"] = result["error"]
+        if "value" in row:
+            row["value"] = _value(row["value"])
     return rows
 
 
-def _text(value: Any) -> tuple[str, str | None]:
-    """Give the text and datatype the Rust side parses for a Python value."""
-    if value is None:
-        return "null", "null"
-    if isinstance(value, bool):
-        return ("true" if value else "false"), "boolean"
-    if isinstance(value, float):
-        return repr(value), None
-    if isinstance(value, int):
-        return str(value), None
-    return str(value), None
-
-
-class Client(AsyncClient):
-    """An asyncio BACnet/IP client. Create it with :meth:`Client.bind`.
+class Client(ClientServices, AsyncClient):
+    r"""An asyncio BACnet/IP client. Create it with :meth:`Client.bind`.
 
     Addresses are ``"HOST:PORT"`` (the port defaults to 47808); objects are ``"ai,1"`` or
     ``"analog-input,1"``; properties are names or aliases (``"pv"``, ``"present-value"``).
-    Failed requests raise :class:`RuntimeError` with the BACnet error class and code, reject or
-    abort reason; requests that get no answer raise :class:`TimeoutError`.
+
+    Every request waits ``timeout`` seconds for its answer and is sent again up to
+    ``retries`` times (the client's, from :meth:`bind`, or the call's own ``timeout=`` and
+    ``retries=``). Failures raise the :class:`BacnetError` family:
+    :class:`BacnetErrorResponse` (error class and code), :class:`BacnetReject`,
+    :class:`BacnetAbort`, and :class:`BacnetTimeoutError`, an :class:`asyncio.TimeoutError`,
+    when no answer came. Arguments the client cannot use raise :class:`ValueError`.
+
+        >>> import asyncio
+        >>> async def main():
+        ...     async with Server.start("127.0.0.1:0") as server, \
+        ...                Client.bind("127.0.0.1:0") as client:
+        ...         try:
+        ...             await client.read(server.address, "ai,99", "pv")
+        ...         except BacnetErrorResponse as error:
+        ...             return error.error_class, error.error_code, error.error_code_number
+        >>> asyncio.run(main())
+        ('object', 'unknown-object', 31)
+
+    The other services (Who-Has, ReadRange, WritePropertyMultiple, list elements, device
+    communication control, reinitialization, time synchronization) are described in
+    :mod:`buildwire.bacnet_services`.
     """
 
     def __init__(self, handle: Any) -> None:
         self._handle = handle
 
     @classmethod
-    def bind(cls, address: str = "0.0.0.0:0", broadcast: str | None = None) -> Opening[Client]:
-        """Bind a client (port 0 picks one); give ``broadcast`` to send Who-Is broadcasts.
+    def bind(
+        cls,
+        address: str = "0.0.0.0:0",
+        broadcast: str | None = None,
+        *,
+        port: int | None = None,
+        timeout: float = 3.0,
+        retries: int = 3,
+    ) -> Opening[Client]:
+        """Bind a client (port 0 picks one).
+
+        Broadcasts (Who-Is, Who-Has, time synchronization) go to ``broadcast`` (default:
+        the broadcast address of ``address``'s subnet, 127.255.255.255 on loopback) on
+        ``port``: by default 47808, the standard port, when ``address`` has port 0, else
+        the client's own port. :attr:`broadcast_address` says where they go.
+
+        ``timeout`` is how long each attempt of a request waits for the answer (seconds)
+        and ``retries`` how often it is sent again: a silent device raises
+        :class:`BacnetTimeoutError` after ``timeout * (retries + 1)`` seconds (12 s by
+        default). Each call may set its own.
 
         Await it (``client = await Client.bind(...)``) or use it in ``async with``.
+
+            >>> import asyncio
+            >>> async def main():
+            ...     async with Client.bind("127.0.0.1:0", timeout=0.5, retries=1) as client:
+            ...         return client.broadcast_address, client.timeout, client.retries
+            >>> asyncio.run(main())
+            ('127.255.255.255:47808', 0.5, 1)
         """
-        return Opening(cls._bind(address, broadcast))
+        return Opening(cls._bind(address, broadcast, port, timeout, retries))
 
     @classmethod
-    async def _bind(cls, address: str, broadcast: str | None) -> Client:
-        return cls(await _native.bacnet_client(address, broadcast))
+    async def _bind(
+        cls, address: str, broadcast: str | None, port: int | None, timeout: float, retries: int
+    ) -> Client:
+        return cls(await _native.bacnet_client(address, broadcast, port, timeout, retries))
 
     @property
     def address(self) -> str:
         """The local address."""
         return self._handle.local_address
 
+    @property
+    def broadcast_address(self) -> str | None:
+        """Where broadcasts go (``"127.255.255.255:47808"``; a foreign device's BBMD), or None."""
+        return self._handle.broadcast_address
+
+    @property
+    def timeout(self) -> float:
+        """How long each attempt of a request waits for its answer, in seconds."""
+        return self._handle.timeout
+
+    @property
+    def retries(self) -> int:
+        """How often a request is sent again before :class:`BacnetTimeoutError`."""
+        return self._handle.retries
+
     async def read(
-        self, device: str, object_id: str, property_id: str, index: int | None = None
+        self,
+        device: str,
+        object_id: str,
+        property_id: str,
+        index: int | None = None,
+        *,
+        timeout: float | None = None,
+        retries: int | None = None,
     ) -> Any:
         """ReadProperty: one value, or a list for arrays and lists.
 
@@ -195,8 +271,12 @@ class Client(AsyncClient):
             ...             return units == 64, str(units), state.name
             >>> asyncio.run(main())
             (True, 'degrees-fahrenheit', 'State 1')
+
+        ``timeout`` and ``retries`` apply to this call only (see :meth:`bind`).
         """
-        return _value(json.loads(await self._handle.read(device, object_id, property_id, index)))
+        return _value(
+            await self._handle.read(device, object_id, property_id, index, timeout, retries)
+        )
 
     async def write(
         self,
@@ -207,30 +287,53 @@ class Client(AsyncClient):
         priority: int | None = None,
         index: int | None = None,
         value_type: str | None = None,
+        *,
+        timeout: float | None = None,
+        retries: int | None = None,
     ) -> None:
-        """Write a property (WriteProperty).
+        r"""Write a property (WriteProperty).
 
         ``None`` relinquishes a priority; binary present-values take ``"active"``/``"inactive"``
-        or 1/0. ``value_type`` forces the datatype (``"real"``, ``"unsigned"``,
-        ``"enumerated"``, ``"boolean"``, ``"string"``, ...).
+        or 1/0. ``value_type`` forces the datatype (``"real"``, ``"double"``,
+        ``"unsigned"``, ``"enumerated"``, ``"boolean"``, ``"string"``, ...). A float
+        beyond the REAL range (``3.4e39``, ``1e400``, which Python makes infinite) raises
+        :class:`ValueError` rather than writing infinity.
+
+            >>> import asyncio
+            >>> async def main():
+            ...     async with Server.start("127.0.0.1:0") as server, \
+            ...                Client.bind("127.0.0.1:0") as client:
+            ...         await client.write(server.address, "av,1", "pv", 3.4e39, priority=8)
+            >>> asyncio.run(main())  # doctest: +ELLIPSIS
+            Traceback (most recent call last):
+            ValueError: `3.4e39` is out of range for a real ...
         """
-        text, guessed = _text(value)
         await self._handle.write(
-            device, object_id, property_id, text, priority, index, value_type or guessed
+            device, object_id, property_id, value, priority, index, value_type, timeout, retries
         )
 
     async def read_multiple(
-        self, device: str, specs: list[tuple[str, list[str]]]
+        self,
+        device: str,
+        specs: list[tuple[str, list[str]]],
+        *,
+        timeout: float | None = None,
+        retries: int | None = None,
     ) -> list[dict[str, Any]]:
         """ReadPropertyMultiple of ``[(object, [property, ...]), ...]``.
 
         Returns one dict per property: ``object``, ``property``, ``index`` and either
-        ``value`` or ``error``.
+        ``value`` or ``error`` (``"object: unknown-object"``).
         """
-        return _result_rows(await self._handle.read_multiple(device, specs))
+        return _result_rows(await self._handle.read_multiple(device, specs, timeout, retries))
 
     async def read_many(
-        self, device: str, references: list[tuple[str, str] | tuple[str, str, int | None]]
+        self,
+        device: str,
+        references: list[tuple[str, str] | tuple[str, str, int | None]],
+        *,
+        timeout: float | None = None,
+        retries: int | None = None,
     ) -> list[dict[str, Any]]:
         """Read many properties of one device, batched for speed.
 
@@ -256,7 +359,7 @@ class Client(AsyncClient):
             [61.5, None]
         """
         triples = [(r[0], r[1], r[2] if len(r) > 2 else None) for r in references]
-        return _result_rows(await self._handle.read_many(device, triples))
+        return _result_rows(await self._handle.read_many(device, triples, timeout, retries))
 
     def subscribe(
         self,
@@ -304,10 +407,39 @@ class Client(AsyncClient):
         )
 
     async def who_is(
-        self, timeout: float = 2.0, low: int | None = None, high: int | None = None
+        self,
+        timeout: float = 2.0,
+        low: int | None = None,
+        high: int | None = None,
+        *,
+        device: str | None = None,
     ) -> list[dict[str, Any]]:
-        """Broadcast Who-Is and return the devices that answered within ``timeout`` seconds."""
-        result: list[dict[str, Any]] = json.loads(await self._handle.who_is(timeout, low, high))
+        r"""Who-Is: the devices that answered within ``timeout`` seconds.
+
+        Broadcast to :attr:`broadcast_address` (logged on the ``buildwire.bacnet`` logger),
+        or sent to ``device`` (``HOST:PORT``) only. Each answer is a dict: ``address``,
+        ``device``, ``instance``, ``max_apdu``, ``segmentation`` and ``vendor_id``.
+        ``low`` and ``high`` limit the device instances asked.
+
+            >>> import asyncio
+            >>> async def main():
+            ...     async with Server.start("127.0.0.1:0") as server, \
+            ...                Client.bind("127.0.0.1:0") as client:
+            ...         found = await client.who_is(1.0, device=server.address)
+            ...         return [answer["device"] for answer in found]
+            >>> asyncio.run(main())
+            ['device,400']
+        """
+        if device is None:
+            _log.info("Who-Is sent to %s", self.broadcast_address)
+        result: list[dict[str, Any]] = await self._handle.who_is(timeout, low, high, device)
+        if not result:
+            _log.info(
+                "no device answered the Who-Is sent to %s within %s s (devices on another "
+                "port: Client.bind(port=...); one device: who_is(device=...))",
+                device or self.broadcast_address,
+                timeout,
+            )
         return result
 
     async def close(self) -> None:
@@ -378,7 +510,7 @@ class Server(AsyncService):
 
     def get(self, object_id: str, property_id: str, index: int | None = None) -> Any:
         """Read a property of this device locally (as a client's ``read`` would)."""
-        return _value(json.loads(self._handle.get(object_id, property_id, index)))
+        return _value(self._handle.get(object_id, property_id, index))
 
     def set(
         self, object_id: str, property_id: str, value: Any, value_type: str | None = None
@@ -390,8 +522,7 @@ class Server(AsyncService):
         primitive values; ``value_type`` forces the datatype (``"real"``, ``"unsigned"``,
         ``"enumerated"`` ...).
         """
-        text, guessed = _text(value)
-        self._handle.set(object_id, property_id, text, value_type or guessed)
+        self._handle.set(object_id, property_id, value, value_type)
 
     async def writes(self) -> AsyncIterator[PropertyWrite]:
         """Every property a network client changes, as it happens, until the device stops.
@@ -417,8 +548,8 @@ class Server(AsyncService):
             event = await self._handle.next_write()
             if event is None:
                 return
-            data = json.loads(event)
-            yield PropertyWrite(data["object"], data["property"], _value(data["value"]))
+            obj, prop, value = event
+            yield PropertyWrite(obj, prop, _value(value))
 
     @property
     def cov_subscriptions(self) -> int:
@@ -507,10 +638,9 @@ class CovSubscription(Subscribing):
     async def __anext__(self) -> CovNotification:
         """Wait for the next notification (subscribing first if needed)."""
         await self.start()
-        text = await self._handle.next()
-        if text is None:
+        data = await self._handle.next()
+        if data is None:
             raise StopAsyncIteration
-        data = json.loads(text)
         return CovNotification(
             device=data["device"],
             object=data["object"],

@@ -1,7 +1,10 @@
 """A BACpypes3 device for interoperability tests: serves a commandable AV, an AI, a BI, a
 commandable BV and an MSV at the address given with ``--address 127.0.0.1/8:PORT``.
 
-Prints ``ready`` on stdout once it listens, then runs until killed.
+Prints ``ready`` on stdout once it listens, then runs until killed. With
+``--dcc-password`` it also takes DeviceCommunicationControl (BACpypes3's mixin, not part of
+its default Application), guarded by that password (in 0.0.110 only the password check
+works: a correct password ends in device: operational-problem).
 
     python bacpypes3_device.py --address 127.0.0.1/8:47820 --instance 3021
 """
@@ -15,6 +18,7 @@ from bacpypes3.argparse import SimpleArgumentParser
 from bacpypes3.local.analog import AnalogInputObject, AnalogValueObjectCmd
 from bacpypes3.local.binary import BinaryInputObject, BinaryValueObjectCmd
 from bacpypes3.local.multistate import MultiStateValueObject
+from bacpypes3.service.device import DeviceCommunicationControlServices
 
 
 def objects() -> list:
@@ -59,9 +63,19 @@ def objects() -> list:
     ]
 
 
+class ManagedApplication(Application, DeviceCommunicationControlServices):
+    """The default Application and DeviceCommunicationControl."""
+
+
 async def main() -> None:
-    args = SimpleArgumentParser().parse_args()
-    app = Application.from_args(args)
+    parser = SimpleArgumentParser()
+    parser.add_argument("--dcc-password", help="offer DeviceCommunicationControl")
+    args = parser.parse_args()
+    if args.dcc_password:
+        app = ManagedApplication.from_args(args)
+        app.device_object._dcc_password = args.dcc_password
+    else:
+        app = Application.from_args(args)
     for obj in objects():
         app.add_object(obj)
     print("ready", flush=True)

@@ -7,6 +7,10 @@ Prints ``ready`` on stdout once it listens. Each line ``ai VALUE`` read from std
 analog input's present value locally (as a sensor would), then ``set`` is printed.
 
     python rusty_bacnet_device.py --port 47820 --instance 3041
+
+With ``--password PW`` it guards DeviceCommunicationControl and ReinitializeDevice with PW
+(accepting a warm start) and adds a calendar (``calendar,1``, no dates) and a trend log
+(``trend-log,1``) of the analog input polled every second.
 """
 
 from __future__ import annotations
@@ -15,7 +19,13 @@ import argparse
 import asyncio
 import sys
 
-from rusty_bacnet import BACnetServer, ObjectIdentifier, ObjectType, PropertyValue
+from rusty_bacnet import (
+    BACnetServer,
+    ObjectIdentifier,
+    ObjectType,
+    PropertyIdentifier,
+    PropertyValue,
+)
 
 
 async def read_commands(server: BACnetServer) -> None:
@@ -38,13 +48,23 @@ async def main() -> None:
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--instance", type=int, required=True)
     parser.add_argument("--extra", type=int, default=0, help="more analog values, 101...")
+    parser.add_argument("--password", help="device-management password; adds a calendar and log")
     args = parser.parse_args()
+    management = {}
+    if args.password:
+        management = {
+            "dcc_password": args.password,
+            "reinit_password": args.password,
+            "dcc_policy": "require_password",
+            "on_reinitialize": lambda request: True,
+        }
     server = BACnetServer(
         device_instance=args.instance,
         device_name="rusty-peer",
         interface="127.0.0.1",
         port=args.port,
         broadcast_address="127.255.255.255",
+        **management,
     )
     server.add_analog_input(1, "zone-temp", units=62, present_value=19.25)
     server.add_analog_value(1, "setpoint", units=62)
@@ -52,6 +72,10 @@ async def main() -> None:
     server.add_multistate_value(1, "mode", 3)
     for i in range(args.extra):
         server.add_analog_value(101 + i, f"extra-{101 + i}", units=62)
+    if args.password:
+        server.add_calendar(1, "holidays")
+        reference = (ObjectIdentifier(ObjectType.ANALOG_INPUT, 1), PropertyIdentifier.PRESENT_VALUE)
+        server.add_trend_log(1, "zone-temp-log", reference=reference, log_interval=100)
     await server.start()
     print("ready", flush=True)
     try:

@@ -75,4 +75,4 @@ pub use network::{DeviceAddress, RoutedAddress};
 pub use objects::database::ObjectDatabase;
 pub use objects::profile::{DeviceProfile, ProfileError};
 pub use objects::{PropertyData, PropertyError};
-pub use tsm::TsmConfig;
+pub use tsm::{RequestTiming, TsmConfig};

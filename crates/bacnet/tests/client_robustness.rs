@@ -14,9 +14,12 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use buildwire_bacnet::PropertyIdentifier as P;
+use buildwire_bacnet::RequestTiming;
 use buildwire_bacnet::apdu::MaxApdu;
 use buildwire_bacnet::app::ClientError;
-use buildwire_bacnet::driver::{BacnetClient, BacnetServer, BacnetServerConfig, ClientConfig};
+use buildwire_bacnet::driver::{
+    BacnetClient, BacnetServer, BacnetServerConfig, ClientConfig, with_timing,
+};
 use buildwire_bacnet::encoding::{
     ApplicationValue, Element, ObjectIdentifier, ObjectPropertyReference,
 };
@@ -427,4 +430,34 @@ async fn discovery_reads_every_property_from_a_device_without_rpm() {
         got[1].readings[0].result,
         Ok(vec![Element::Application(ApplicationValue::Real(61.5))])
     );
+}
+
+#[tokio::test]
+async fn a_call_with_its_own_timing_ends_on_it_and_sends_that_many_attempts() {
+    let silent = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+    let to = match silent.local_addr().unwrap() {
+        SocketAddr::V4(v4) => v4,
+        SocketAddr::V6(_) => unreachable!(),
+    };
+    // The client's own timing would take 12 s (3 s, 3 retries).
+    let client = client_with(TsmConfig::default()).await;
+    let quick = RequestTiming {
+        apdu_timeout: Duration::from_millis(150),
+        retries: 2,
+    };
+    let started = Instant::now();
+    let result = with_timing(quick, client.read(to, id("ai,1"), P::PresentValue, None)).await;
+    assert!(matches!(result, Err(ClientError::Timeout)), "{result:?}");
+    assert!(
+        started.elapsed() < Duration::from_secs(6),
+        "{:?}",
+        started.elapsed()
+    );
+    // The request and its two retries reached the device, nothing more.
+    let mut buf = [0u8; 1500];
+    let mut attempts = 0;
+    while silent.try_recv_from(&mut buf).is_ok() {
+        attempts += 1;
+    }
+    assert_eq!(attempts, 3);
 }

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use buildwire_bacnet::apdu::{ConfirmedServiceChoice, MaxApdu, MaxSegments};
 use buildwire_bacnet::enums::{AbortReason, Segmentation};
 use buildwire_bacnet::tsm::{
-    ClientEvent, ClientTsm, Response, SendError, ServerEvent, ServerTsm, TsmConfig,
+    ClientEvent, ClientTsm, RequestTiming, Response, SendError, ServerEvent, ServerTsm, TsmConfig,
 };
 use proptest::prelude::*;
 
@@ -610,6 +610,70 @@ fn retries_then_timeout() {
     client.handle_datagram(start, SERVER, &[0x20, id, 0x0C]);
     assert_eq!(client.poll_event(), None);
     assert_eq!(client.stats().ignored, 1);
+}
+
+#[test]
+fn a_request_with_its_own_timing_retries_and_times_out_on_it() {
+    let mut client = ClientTsm::new(TsmConfig::default());
+    let start = Instant::now();
+    let patient = client
+        .send_request(
+            start,
+            SERVER,
+            ConfirmedServiceChoice::ReadProperty,
+            vec![0x0C],
+        )
+        .unwrap();
+    let quick_timing = RequestTiming {
+        apdu_timeout: Duration::from_millis(300),
+        retries: 1,
+    };
+    let quick = client
+        .send_request_timed(
+            start,
+            SERVER,
+            ConfirmedServiceChoice::ReadProperty,
+            vec![0x0D],
+            quick_timing,
+        )
+        .unwrap();
+    assert_eq!(
+        client.poll_timeout(),
+        Some(start + Duration::from_millis(300))
+    );
+    let mut quick_sends = 0;
+    let mut patient_sends = 0;
+    let mut timed_out = None;
+    while let Some(deadline) = client.poll_timeout() {
+        while let Some((_, apdu)) = client.poll_transmit() {
+            if apdu[2] == quick {
+                quick_sends += 1;
+            } else {
+                patient_sends += 1;
+            }
+        }
+        if timed_out.is_some() {
+            break;
+        }
+        client.handle_timeout(deadline);
+        if let Some(event) = client.poll_event() {
+            assert_eq!(
+                event,
+                ClientEvent::Timeout {
+                    peer: SERVER,
+                    invoke_id: quick
+                }
+            );
+            timed_out = Some(deadline - start);
+        }
+    }
+    // 300 ms, one retry: the quick request ends at 600 ms after two sends; the other keeps
+    // the configuration's 3 s and three retries.
+    assert_eq!(timed_out, Some(Duration::from_millis(600)));
+    assert_eq!(quick_sends, 2);
+    assert_eq!(patient_sends, 1);
+    assert!(client.is_active(&SERVER, patient));
+    assert_eq!(client.poll_timeout(), Some(start + Duration::from_secs(3)));
 }
 
 #[test]

@@ -1,23 +1,26 @@
 //! COV subscriptions and batched reads of the BACnet/IP client for Python: thin wrappers
 //! over `BacnetClient::subscribe_cov` (a stream kept alive by the driver: renewed before
 //! its lifetime ends, subscribed again after the device restarts) and
-//! `BacnetClient::read_many`. Notifications and results cross as JSON text.
+//! `BacnetClient::read_many`. Notifications and results cross as Python objects.
 
 use std::sync::Arc;
 
+use buildwire_bacnet::RequestTiming;
 use buildwire_bacnet::app::{ClientError, CovOptions};
 use buildwire_bacnet::driver::{BacnetClient, CovSubscription};
 use buildwire_bacnet::encoding::ObjectPropertyReference;
 use buildwire_bacnet::inspect::cov_notification_json_named;
 use buildwire_bacnet::services::PropertyReference;
+use pyo3::IntoPyObjectExt;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
 use pyo3_async_runtimes::tokio::future_into_py;
-use serde_json::json;
 use tokio::sync::{Mutex, watch};
 
-use crate::bacnet::{client_error, object, property};
+use crate::bacnet::{client_error, object, property, timed};
 use crate::bacnet_names::described;
+use crate::bacnet_values::json_py;
 
 /// Most references one `read_many` call takes (each becomes a read of the device).
 const MAX_READ_MANY: usize = 100_000;
@@ -102,7 +105,7 @@ pub struct BacnetCovHandle {
 
 #[pymethods]
 impl BacnetCovHandle {
-    /// The next notification as JSON, or None once cancelled or the client stopped.
+    /// The next notification as a dict, or None once cancelled or the client stopped.
     fn next<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let subscription = Arc::clone(&self.subscription);
         let state_text = Arc::clone(&self.state_text);
@@ -119,7 +122,10 @@ impl BacnetCovHandle {
                 next = live.next() => next,
                 _ = stopped.wait_for(|s| *s) => None,
             };
-            Ok(next.map(|n| cov_notification_json_named(&n, state_text.as_deref()).to_string()))
+            Python::attach(|py| {
+                next.map(|n| json_py(py, &cov_notification_json_named(&n, state_text.as_deref())))
+                    .transpose()
+            })
         })
     }
 
@@ -137,14 +143,15 @@ impl BacnetCovHandle {
     }
 }
 
-/// `read_many` of `(object, property, index)` triples: a JSON list, in order, of rows as
-/// `read_multiple` gives them: `object`, `property`, `index` and `result`, which holds
-/// `{"value": elements}` or `{"error": text}` (`class: code` for a BACnet error).
+/// `read_many` of `(object, property, index)` triples: a list, in order, of rows as
+/// `read_multiple` gives them: `object`, `property`, `index` and either `value` or
+/// `error` (text, `class: code` for a BACnet error).
 pub(crate) fn read_many<'py>(
     py: Python<'py>,
     client: Arc<BacnetClient>,
     device: &str,
     references: &[(String, String, Option<u32>)],
+    timing: Option<RequestTiming>,
 ) -> PyResult<Bound<'py, PyAny>> {
     if references.len() > MAX_READ_MANY {
         return Err(PyValueError::new_err(format!(
@@ -163,28 +170,32 @@ pub(crate) fn read_many<'py>(
         })
         .collect::<PyResult<Vec<_>>>()?;
     future_into_py(py, async move {
-        let results = client.read_many(to, &references).await;
-        let rows: Vec<_> = references
-            .iter()
-            .zip(&results)
-            .map(|(reference, result)| {
-                let outcome = match result {
-                    Ok(value) => json!({"value": described(
-                        reference.object,
-                        reference.property,
-                        reference.array_index,
-                        value
-                    )}),
-                    Err(ClientError::Error { error, .. }) => {
-                        json!({"error": format!("{}: {}", error.class, error.code)})
+        let results = timed(timing, client.read_many(to, &references)).await;
+        Python::attach(|py| {
+            let rows = PyList::empty(py);
+            for (reference, result) in references.iter().zip(&results) {
+                let row = PyDict::new(py);
+                row.set_item("object", reference.object.to_string())?;
+                row.set_item("property", reference.property.to_string())?;
+                row.set_item("index", reference.array_index)?;
+                match result {
+                    Ok(value) => {
+                        let value = described(
+                            reference.object,
+                            reference.property,
+                            reference.array_index,
+                            value,
+                        );
+                        row.set_item("value", json_py(py, &value)?)?;
                     }
-                    Err(other) => json!({"error": other.to_string()}),
-                };
-                json!({"object": reference.object.to_string(),
-                       "property": reference.property.to_string(),
-                       "index": reference.array_index, "result": outcome})
-            })
-            .collect();
-        Ok(serde_json::Value::Array(rows).to_string())
+                    Err(ClientError::Error { error, .. }) => {
+                        row.set_item("error", format!("{}: {}", error.class, error.code))?;
+                    }
+                    Err(other) => row.set_item("error", other.to_string())?,
+                }
+                rows.append(row)?;
+            }
+            rows.into_py_any(py)
+        })
     })
 }

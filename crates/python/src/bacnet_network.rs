@@ -338,15 +338,16 @@ pub fn bacnet_foreign_client(
         .map(|b| b.parse::<Ipv4Addr>())
         .transpose()
         .map_err(|e| PyValueError::new_err(format!("invalid broadcast address: {e}")))?;
+    let bbmd = socket_address(&bbmd)?;
     let mut config = ClientConfig::new(bind, broadcast);
     config.role = BipRole::Foreign(ForeignConfig {
-        bbmd: socket_address(&bbmd)?,
+        bbmd,
         time_to_live: ttl,
     });
     future_into_py(py, async move {
         let client = BacnetClient::start(config).await.map_err(|e| {
             PyRuntimeError::new_err(format!("cannot register with the BBMD from {bind}: {e}"))
         })?;
-        Ok(BacnetClientHandle::from_client(client))
+        Ok(BacnetClientHandle::from_client(client, Some(bbmd)))
     })
 }

@@ -240,7 +240,7 @@ impl BacnetScClientHandle {
         })
     }
 
-    /// ReadProperty: the value as JSON elements.
+    /// ReadProperty: the value as a Python object (as `buildwire.bacnet.Client.read`).
     #[pyo3(signature = (device, object_id, property_id, index=None))]
     fn read<'py>(
         &self,
@@ -261,7 +261,7 @@ impl BacnetScClientHandle {
                 .read_named(to, obj, prop, index)
                 .await
                 .map_err(crate::bacnet::client_error)?;
-            Ok(value.to_string())
+            Python::attach(|py| crate::bacnet_values::json_py(py, &value))
         })
     }
 

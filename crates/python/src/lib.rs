@@ -9,6 +9,8 @@ mod bacnet_cov;
 mod bacnet_names;
 mod bacnet_network;
 mod bacnet_sc;
+mod bacnet_services;
+mod bacnet_values;
 mod haystack_client;
 mod opcua;
 

@@ -21,12 +21,12 @@ use crate::network::npdu::{
     RemoteAddress,
 };
 use crate::services::{
-    ComplexAckParameters, ConfirmedRequest, IAm, IHave, InstanceRange, ReadAccessSpecification,
-    ReadPropertyMultipleRequest, ReadPropertyRequest, UnconfirmedRequest, WhoHas, WhoHasObject,
-    WhoIs, WriteAccessSpecification, WritePropertyMultipleError, WritePropertyMultipleRequest,
-    WritePropertyRequest,
+    ChangeListError, ComplexAckParameters, ConfirmedRequest, IAm, IHave, InstanceRange,
+    ReadAccessSpecification, ReadPropertyMultipleRequest, ReadPropertyRequest, UnconfirmedRequest,
+    WhoHas, WhoHasObject, WhoIs, WriteAccessSpecification, WritePropertyMultipleError,
+    WritePropertyMultipleRequest, WritePropertyRequest,
 };
-use crate::tsm::{ClientEvent, ClientTsm, SendError, TsmConfig};
+use crate::tsm::{ClientEvent, ClientTsm, RequestTiming, SendError, TsmConfig};
 
 mod notifications;
 pub use notifications::{CovNotification, MAX_QUEUED_NOTIFICATIONS};
@@ -53,6 +53,15 @@ pub enum ClientError {
         error: BacnetError,
         /// The first write that failed.
         first_failed: ObjectPropertyReference,
+    },
+    /// Add/RemoveListElement failed: no element was added or removed.
+    ChangeListFailed {
+        /// The failed service.
+        service: ConfirmedServiceChoice,
+        /// Error class and code.
+        error: BacnetError,
+        /// The position (from 1, in the request's order) of the first element that failed.
+        first_failed_element: u32,
     },
     /// The device rejected the request (it could not parse or does not offer it).
     Reject(RejectReason),
@@ -103,6 +112,16 @@ impl fmt::Display for ClientError {
                     error.class, error.code
                 )
             }
+            Self::ChangeListFailed {
+                service,
+                error,
+                first_failed_element,
+            } => write!(
+                f,
+                "{service} failed at element {first_failed_element}: {}:{}; no element was \
+                 changed",
+                error.class, error.code
+            ),
             Self::Reject(reason) => write!(
                 f,
                 "request rejected: {reason}; the device does not support or cannot parse it"
@@ -235,11 +254,23 @@ impl<A: LinkAddress> ClientCore<A> {
         to: impl Into<PeerAddress<A>>,
         request: &ConfirmedRequest,
     ) -> Result<u8, ClientError> {
+        let timing = RequestTiming::of(self.tsm.config());
+        self.send_timed(now, to, request, timing)
+    }
+
+    /// [`Self::send`] with this request's own reply timeout and retries.
+    pub fn send_timed(
+        &mut self,
+        now: Instant,
+        to: impl Into<PeerAddress<A>>,
+        request: &ConfirmedRequest,
+        timing: RequestTiming,
+    ) -> Result<u8, ClientError> {
         let mut payload = Vec::new();
         request.encode(&mut payload);
         let invoke_id = self
             .tsm
-            .send_request(now, to.into(), request.service_choice(), payload)
+            .send_request_timed(now, to.into(), request.service_choice(), payload, timing)
             .map_err(ClientError::Send)?;
         self.drain_tsm();
         Ok(invoke_id)
@@ -332,6 +363,12 @@ impl<A: LinkAddress> ClientCore<A> {
     ) {
         let request = UnconfirmedRequest::WhoHas(WhoHas { range, object });
         self.queue_unconfirmed(&request, destination);
+    }
+
+    /// Queues any unconfirmed request (TimeSynchronization, UTCTimeSynchronization...) to
+    /// `destination`; a broadcast is global when [`Self::set_global_broadcasts`] says so.
+    pub fn send_unconfirmed(&mut self, request: &UnconfirmedRequest, destination: Destination<A>) {
+        self.queue_unconfirmed(request, destination);
     }
 
     fn queue_unconfirmed(&mut self, request: &UnconfirmedRequest, destination: Destination<A>) {
@@ -553,6 +590,19 @@ fn decode_error(service: ConfirmedServiceChoice, payload: &[u8]) -> ClientError 
             return ClientError::WriteMultipleFailed {
                 error: wpm.error,
                 first_failed: wpm.first_failed_write_attempt,
+            };
+        }
+    }
+    if matches!(
+        service,
+        ConfirmedServiceChoice::AddListElement | ConfirmedServiceChoice::RemoveListElement
+    ) {
+        // Change-List-Error: the error and the first element that failed.
+        if let Ok(change) = ChangeListError::decode(&mut Reader::new(payload)) {
+            return ClientError::ChangeListFailed {
+                service,
+                error: change.error,
+                first_failed_element: change.first_failed_element_number,
             };
         }
     }

@@ -126,20 +126,18 @@ pub fn parse_value_text(
 }
 
 /// A REAL (`limit` f32::MAX) or DOUBLE from text. A number beyond the type's range is
-/// refused rather than written as infinity (`1e400`, `3.4e39` for a REAL); only the
-/// words `inf`, `-inf`, `infinity` and `nan` give those values.
+/// refused rather than written as infinity (`1e400`, `3.4e39` for a REAL), and so is an
+/// infinity itself: from Python `1e400` already is `inf`, so the two cannot be told apart.
+/// NaN passes (a device may use it for "no value").
 fn parse_float(text: &str, kind: &str, limit: f64) -> Result<f64, String> {
     let value: f64 = text
         .parse()
         .map_err(|_| format!("`{text}` is not a valid {kind} value"))?;
-    let word = text
-        .trim_start_matches(['+', '-'])
-        .chars()
-        .all(|c| c.is_ascii_alphabetic());
-    if !word && value.abs() > limit {
+    if !value.is_nan() && value.abs() > limit {
+        let upper = kind.to_uppercase();
         return Err(format!(
-            "`{text}` is out of range for a {kind} (largest magnitude about {limit:.7e}); \
-             a {kind} cannot hold it"
+            "`{text}` is out of range for a {kind} ({upper} holds magnitudes up to about \
+             {limit:.7e}; an infinite value is refused, never written to a device)"
         ));
     }
     Ok(value)
@@ -183,9 +181,29 @@ mod tests {
         let error = parse_value_text("1e400", Some(ValueType::Double), av, pv).unwrap_err();
         assert!(error.contains("out of range for a double"), "{error}");
         assert_eq!(guess("3.4e38", av), one(ApplicationValue::Real(3.4e38_f32)));
+    }
+
+    #[test]
+    fn reals_out_of_range_are_refused_not_written_as_infinity() {
+        let av: ObjectIdentifier = "av,1".parse().unwrap();
+        let pv = PropertyIdentifier::PresentValue;
+        for text in ["3.4e39", "-3.4e39", "1e400", "inf", "-inf"] {
+            let error = parse_value_text(text, Some(ValueType::Real), av, pv).unwrap_err();
+            assert!(error.contains(text), "{error}");
+            let guessed = parse_value_text(text, None, av, pv).unwrap_err();
+            assert!(
+                guessed.contains("range") || guessed.contains("infinite"),
+                "{guessed}"
+            );
+        }
         assert_eq!(
-            guess("-inf", av),
-            one(ApplicationValue::Real(f32::NEG_INFINITY))
+            parse_value_text("3.4e38", Some(ValueType::Real), av, pv).unwrap(),
+            one(ApplicationValue::Real(3.4e38))
         );
+        assert_eq!(
+            parse_value_text("3.4e39", Some(ValueType::Double), av, pv).unwrap(),
+            one(ApplicationValue::Double(3.4e39))
+        );
+        assert!(parse_value_text("1e400", Some(ValueType::Double), av, pv).is_err());
     }
 }

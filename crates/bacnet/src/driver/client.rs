@@ -31,18 +31,21 @@ use crate::encoding::{Element, ObjectIdentifier};
 use crate::enums::PropertyIdentifier;
 use crate::services::{
     ComplexAckParameters, ConfirmedRequest, IAm, IHave, InstanceRange, ReadAccessResult,
-    ReadAccessSpecification, ReadPropertyMultipleRequest, WhoHasObject, WriteAccessSpecification,
-    WritePropertyMultipleRequest, WritePropertyRequest,
+    ReadAccessSpecification, ReadPropertyMultipleRequest, UnconfirmedRequest, WhoHasObject,
+    WriteAccessSpecification, WritePropertyMultipleRequest, WritePropertyRequest,
 };
-use crate::tsm::TsmConfig;
+use crate::tsm::{RequestTiming, TsmConfig};
 
 mod cov;
 mod robust;
+mod services;
 pub use cov::CovSubscription;
-pub use robust::DEFAULT_MAX_CONCURRENT_PER_DEVICE;
 pub(crate) use robust::join_all;
+pub use robust::{DEFAULT_MAX_CONCURRENT_PER_DEVICE, with_timing};
 use robust::{Extras, Notice, send_request};
 
+/// The standard BACnet/IP UDP port (0xBAC0), where broadcasts of a client bound to port 0 go.
+pub const STANDARD_PORT: u16 = 0xBAC0;
 /// Most requests the API queues before callers wait for the task.
 const COMMAND_QUEUE: usize = 1024;
 /// Time added to the TSM's own limit before a call gives up on its own.
@@ -57,6 +60,9 @@ pub struct ClientConfig {
     pub bind: SocketAddrV4,
     /// The subnet's broadcast address for Who-Is / Who-Has; `None` for unicast only.
     pub broadcast: Option<Ipv4Addr>,
+    /// The UDP port broadcasts go to; `None`: the bound port, or the standard 47808 when
+    /// the client was bound to port 0 (its own port is then one nobody else listens on).
+    pub broadcast_port: Option<u16>,
     /// Timeouts, retries, APDU size and segmentation.
     pub tsm: TsmConfig,
     /// The B/IP link role: a plain node (default), or a foreign device registered with a
@@ -76,6 +82,7 @@ impl ClientConfig {
         Self {
             bind,
             broadcast,
+            broadcast_port: None,
             tsm: TsmConfig::default(),
             role: BipRole::Node,
             global_broadcasts: true,
@@ -112,6 +119,8 @@ enum Command<A> {
     Request {
         to: DeviceAddress<A>,
         request: ConfirmedRequest,
+        /// The call's own reply timeout and retries ([`with_timing`]).
+        timing: Option<RequestTiming>,
         reply: oneshot::Sender<Result<Reply, ClientError>>,
     },
     Discover {
@@ -126,6 +135,11 @@ enum Command<A> {
     BroadcastNetworkMessage(Vec<u8>),
     /// The routes known so far.
     Routes(oneshot::Sender<Vec<(u16, A)>>),
+    /// An unconfirmed request to send as it is (TimeSynchronization...).
+    Unconfirmed {
+        request: UnconfirmedRequest,
+        destination: Destination<A>,
+    },
 }
 
 struct Collector<A> {
@@ -138,7 +152,7 @@ struct Collector<A> {
 /// A request waiting for the route to its network.
 type Parked = (
     RoutedAddress,
-    ConfirmedRequest,
+    (ConfirmedRequest, Option<RequestTiming>),
     oneshot::Sender<Result<Reply, ClientError>>,
 );
 
@@ -176,14 +190,17 @@ impl BacnetClient {
 
     /// Binds and starts the client task.
     pub async fn start(config: ClientConfig) -> io::Result<Self> {
-        let transport = BipTransport::bind_with_role(
-            &BipConfig {
-                bind: config.bind,
-                broadcast: config.broadcast,
-            },
-            config.role.clone(),
-        )
-        .await?;
+        let bip = BipConfig {
+            bind: config.bind,
+            broadcast: config.broadcast,
+        };
+        let broadcast_port = config
+            .broadcast_port
+            .or_else(|| (config.bind.port() == 0).then_some(STANDARD_PORT));
+        let transport = match broadcast_port {
+            Some(port) => BipTransport::bind_client(&bip, config.role.clone(), port).await?,
+            None => BipTransport::bind_with_role(&bip, config.role.clone()).await?,
+        };
         let client = Self::start_on(transport, config.tsm, config.global_broadcasts)?;
         client.set_max_concurrent_per_device(config.max_concurrent_per_device);
         Ok(client)
@@ -203,16 +220,19 @@ impl<A: LinkAddress> BacnetClient<A> {
         let attempts = u32::from(tsm.retries) + 1;
         // A remote device may first need its router found: that many more seconds.
         let discovery = crate::network::RouteCacheConfig::default();
+        let slack = tsm
+            .segment_timeout
+            .saturating_mul(4)
+            .saturating_add(discovery.retry_interval * u32::from(discovery.attempts))
+            .saturating_add(SAFETY_MARGIN);
         let limit = tsm
             .apdu_timeout
             .saturating_mul(attempts)
-            .saturating_add(tsm.segment_timeout.saturating_mul(4))
-            .saturating_add(discovery.retry_interval * u32::from(discovery.attempts))
-            .saturating_add(SAFETY_MARGIN);
+            .saturating_add(slack);
         let (commands, receiver) = mpsc::channel(COMMAND_QUEUE);
         let mut core = ClientCore::new(tsm);
         core.set_global_broadcasts(global_broadcasts);
-        let extras = std::sync::Arc::new(Extras::new());
+        let extras = std::sync::Arc::new(Extras::new(slack));
         let task = tokio::spawn(run(transport, core, receiver, extras.notices.clone()));
         Ok(Self {
             commands,
@@ -506,10 +526,15 @@ fn submit<A: LinkAddress>(
     core: &mut ClientCore<A>,
     pending: &mut Pending<A>,
     peer: PeerAddress<A>,
-    request: &ConfirmedRequest,
+    (request, timing): &(ConfirmedRequest, Option<RequestTiming>),
     reply: oneshot::Sender<Result<Reply, ClientError>>,
 ) {
-    match core.send(std::time::Instant::now(), peer, request) {
+    let now = std::time::Instant::now();
+    let sent = match timing {
+        Some(timing) => core.send_timed(now, peer, request, *timing),
+        None => core.send(now, peer, request),
+    };
+    match sent {
         Ok(invoke_id) => {
             pending.insert((peer, invoke_id), reply);
         }
@@ -601,7 +626,9 @@ async fn run<T: Transport>(
         .unwrap_or_else(|| now + IDLE_WAKE);
         tokio::select! {
             command = commands.recv(), if open => match command {
-                Some(Command::Request { to, request, reply }) => match to {
+                Some(Command::Request { to, request, timing, reply }) => {
+                    let request = (request, timing);
+                    match to {
                     DeviceAddress::Local(link) => {
                         submit(&mut core, &mut pending, PeerAddress::local(link), &request, reply);
                     }
@@ -624,7 +651,8 @@ async fn run<T: Transport>(
                             submit(&mut core, &mut pending, peer, &request, reply);
                         }
                     }
-                },
+                }
+                }
                 Some(Command::Discover { wanted, destination, network, wait, reply }) => {
                     match (&wanted, network) {
                         (Wanted::IAm(range), Some(network)) => {
@@ -647,6 +675,9 @@ async fn run<T: Transport>(
                 }
                 Some(Command::Routes(reply)) => {
                     let _ = reply.send(routes.routes());
+                }
+                Some(Command::Unconfirmed { request, destination }) => {
+                    core.send_unconfirmed(&request, destination);
                 }
                 None => open = false,
             },

@@ -22,7 +22,10 @@ pub use bip::{
     BacnetBbmd, Bip6Config, Bip6Transport, BipConfig, BipTransport, MAX_BIP_DATAGRAM, MAX_BIP_NPDU,
     Received,
 };
-pub use client::{BacnetClient, ClientConfig, CovSubscription, DEFAULT_MAX_CONCURRENT_PER_DEVICE};
+pub use client::{
+    BacnetClient, ClientConfig, CovSubscription, DEFAULT_MAX_CONCURRENT_PER_DEVICE, STANDARD_PORT,
+    with_timing,
+};
 pub use error::DriverError;
 pub use link_clock::LinkClock;
 pub use named_read::{state_texts, wants_state_text};

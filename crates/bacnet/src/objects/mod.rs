@@ -7,7 +7,7 @@
 //! Nothing here reads a clock: the caller passes the local date and time in.
 
 pub mod database;
-pub(crate) mod datatypes;
+pub mod datatypes;
 pub mod device;
 pub(crate) mod error;
 pub(crate) mod object;

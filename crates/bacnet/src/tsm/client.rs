@@ -7,7 +7,7 @@
 use std::collections::{HashMap, VecDeque};
 use std::fmt::Debug;
 use std::hash::Hash;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crate::apdu::service_choice::ConfirmedServiceChoice;
 use crate::apdu::{Apdu, MaxApdu, MaxSegments, SegmentInfo};
@@ -88,6 +88,28 @@ struct ClientTransaction {
     state: ClientState,
     request_retries: u8,
     deadline: Instant,
+    /// This request's reply timeout and retries (the configuration's unless overridden).
+    timing: RequestTiming,
+}
+
+/// The reply timeout and number of retries of one request, for a caller that wants other
+/// values than the client's [`TsmConfig`] for some calls (a quick probe, a patient read).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RequestTiming {
+    /// Time to wait for the reply before sending the request again.
+    pub apdu_timeout: Duration,
+    /// Retries before the request ends with a timeout.
+    pub retries: u8,
+}
+
+impl RequestTiming {
+    /// The configuration's timing.
+    pub fn of(config: &TsmConfig) -> Self {
+        Self {
+            apdu_timeout: config.apdu_timeout,
+            retries: config.retries,
+        }
+    }
 }
 
 /// Client transaction state machine, generic over the peer address `A`.
@@ -164,6 +186,20 @@ impl<A: Clone + Eq + Hash + Debug> ClientTsm<A> {
         service: ConfirmedServiceChoice,
         payload: Vec<u8>,
     ) -> Result<u8, SendError> {
+        let timing = RequestTiming::of(&self.config);
+        self.send_request_timed(now, to, service, payload, timing)
+    }
+
+    /// [`Self::send_request`] with this request's own reply timeout and retries (segment
+    /// windows keep the configuration's).
+    pub fn send_request_timed(
+        &mut self,
+        now: Instant,
+        to: A,
+        service: ConfirmedServiceChoice,
+        payload: Vec<u8>,
+        timing: RequestTiming,
+    ) -> Result<u8, SendError> {
         if self.transactions.len() >= self.config.max_transactions {
             return Err(SendError::TooManyOutstanding);
         }
@@ -191,6 +227,7 @@ impl<A: Clone + Eq + Hash + Debug> ClientTsm<A> {
             state: ClientState::AwaitConfirmation,
             request_retries: 0,
             deadline: now,
+            timing,
         };
         self.start_request(now, &to, invoke_id, &mut transaction);
         self.transactions.insert((to, invoke_id), transaction);
@@ -231,7 +268,7 @@ impl<A: Clone + Eq + Hash + Debug> ClientTsm<A> {
                 let bytes = self.request_bytes(invoke_id, transaction, None, &transaction.payload);
                 self.transmits.push_back((to.clone(), bytes));
                 transaction.state = ClientState::AwaitConfirmation;
-                transaction.deadline = after(now, self.config.apdu_timeout);
+                transaction.deadline = after(now, transaction.timing.apdu_timeout);
             }
             Some(size) => {
                 let sender =
@@ -588,7 +625,7 @@ impl<A: Clone + Eq + Hash + Debug> ClientTsm<A> {
                 }
                 AckOutcome::Finished => {
                     transaction.state = ClientState::AwaitConfirmation;
-                    transaction.deadline = after(now, self.config.apdu_timeout);
+                    transaction.deadline = after(now, transaction.timing.apdu_timeout);
                 }
                 AckOutcome::Ignored => self.stats.duplicates += 1,
             }
@@ -629,7 +666,7 @@ impl<A: Clone + Eq + Hash + Debug> ClientTsm<A> {
                 continue;
             }
             let can_retry = matches!(transaction.state, ClientState::AwaitConfirmation)
-                && transaction.request_retries < self.config.retries;
+                && transaction.request_retries < transaction.timing.retries;
             if can_retry {
                 transaction.request_retries += 1;
                 self.stats.retries += 1;

@@ -19,7 +19,7 @@ use crate::apdu::service_choice::ConfirmedServiceChoice;
 use crate::apdu::{MaxApdu, MaxSegments};
 use crate::enums::{AbortReason, RejectReason, Segmentation};
 
-pub use client::{ClientTsm, SendError};
+pub use client::{ClientTsm, RequestTiming, SendError};
 pub use server::{RespondError, ServerTsm};
 
 /// Default APDU timeout (Device `APDU_Timeout`, Clause 12.11.27): 3 s.

@@ -153,7 +153,7 @@ impl BipTransport {
                  know it by that address",
             ));
         }
-        let transport = Self::bind_sockets(config, role, clock).await?;
+        let transport = Self::bind_sockets(config, role, clock, None).await?;
         if foreign {
             transport.wait_registered(REGISTRATION_WAIT).await?;
         }
@@ -221,7 +221,30 @@ impl BipTransport {
         self.lock().registration().map(|r| r.state())
     }
 
-    async fn bind_sockets(config: &BipConfig, role: BipRole, clock: LinkClock) -> io::Result<Self> {
+    /// Binds a plain node whose broadcasts go to `broadcast_port` rather than its own port:
+    /// a client on a port of its own (port 0) that looks for devices on the standard port.
+    /// It listens for broadcasts on that port too when it can share it (best effort: a
+    /// device that holds it alone keeps its broadcasts, directed answers still arrive).
+    pub async fn bind_client(
+        config: &BipConfig,
+        role: BipRole,
+        broadcast_port: u16,
+    ) -> io::Result<Self> {
+        let foreign = matches!(role, BipRole::Foreign(_));
+        let transport =
+            Self::bind_sockets(config, role, LinkClock::system(), Some(broadcast_port)).await?;
+        if foreign {
+            transport.wait_registered(REGISTRATION_WAIT).await?;
+        }
+        Ok(transport)
+    }
+
+    async fn bind_sockets(
+        config: &BipConfig,
+        role: BipRole,
+        clock: LinkClock,
+        broadcast_port: Option<u16>,
+    ) -> io::Result<Self> {
         let unicast = udp_socket(config.bind, false)?;
         let local = match unicast.local_addr()? {
             SocketAddr::V4(v4) => v4,
@@ -229,13 +252,15 @@ impl BipTransport {
                 return Err(io::Error::other(DriverError::BoundToIpv6(v6)));
             }
         };
+        let own_port = broadcast_port.is_none_or(|p| p == local.port());
         let broadcast_to = config
             .broadcast
-            .map(|ip| SocketAddrV4::new(ip, local.port()));
+            .map(|ip| SocketAddrV4::new(ip, broadcast_port.unwrap_or(local.port())));
         // A socket bound to a specific unicast address does not see broadcasts: add one bound
         // to the broadcast address itself (shared with other applications on this host).
         let broadcast_rx = match broadcast_to {
-            Some(b) if !config.bind.ip().is_unspecified() => Some(udp_socket(b, true)?),
+            Some(b) if !config.bind.ip().is_unspecified() && own_port => Some(udp_socket(b, true)?),
+            Some(b) if !config.bind.ip().is_unspecified() => udp_socket(b, true).ok(),
             _ => None,
         };
         // Best effort: without it only subnet-directed broadcasts are heard.

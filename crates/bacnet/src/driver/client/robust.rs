@@ -21,6 +21,7 @@ use crate::encoding::{ApplicationValue, Element, ObjectIdentifier, ObjectPropert
 use crate::enums::PropertyIdentifier;
 use crate::network::{DeviceAddress, LinkAddress};
 use crate::services::{ComplexAckParameters, ConfirmedRequest, ReadPropertyRequest};
+use crate::tsm::RequestTiming;
 
 /// Default limit on requests outstanding to one device.
 pub const DEFAULT_MAX_CONCURRENT_PER_DEVICE: usize = 16;
@@ -43,17 +44,20 @@ pub(super) enum Notice<A> {
 pub(super) struct Extras<A> {
     pub(super) notices: broadcast::Sender<Notice<A>>,
     pub(super) next_process: AtomicU32,
+    /// The time a request's limit allows beyond its reply timeouts (see [`send_request`]).
+    pub(super) slack: Duration,
     per_device: AtomicUsize,
     limits: Mutex<HashMap<DeviceAddress<A>, Arc<Semaphore>>>,
     without_rpm: Mutex<HashSet<DeviceAddress<A>>>,
 }
 
 impl<A: LinkAddress> Extras<A> {
-    pub(super) fn new() -> Self {
+    pub(super) fn new(slack: Duration) -> Self {
         let (notices, _) = broadcast::channel(NOTICE_BUFFER);
         Self {
             notices,
             next_process: AtomicU32::new(1),
+            slack,
             per_device: AtomicUsize::new(DEFAULT_MAX_CONCURRENT_PER_DEVICE),
             limits: Mutex::new(HashMap::new()),
             without_rpm: Mutex::new(HashSet::new()),
@@ -93,8 +97,35 @@ impl<A: LinkAddress> Extras<A> {
     }
 }
 
+tokio::task_local! {
+    /// The reply timeout and retries of the requests made inside [`with_timing`].
+    static CALL_TIMING: RequestTiming;
+}
+
+/// Runs `future` with its own reply timeout and retries for every request it makes
+/// through a [`BacnetClient`] (reads with their element-by-element fallback, batched
+/// reads, writes, the other services) instead of the client's [`crate::TsmConfig`]; each
+/// request's overall time limit follows. COV renewals, which run on their own, keep the
+/// client's settings.
+///
+/// ```no_run
+/// # async fn demo(client: &buildwire_bacnet::driver::BacnetClient) {
+/// use std::time::Duration;
+/// use buildwire_bacnet::RequestTiming;
+/// use buildwire_bacnet::driver::with_timing;
+/// let quick = RequestTiming { apdu_timeout: Duration::from_millis(300), retries: 0 };
+/// let device: std::net::SocketAddrV4 = "127.0.0.1:47808".parse().unwrap();
+/// let answer = with_timing(quick, client.read_str(device, "ai,1", "pv")).await;
+/// # }
+/// ```
+pub async fn with_timing<F: Future>(timing: RequestTiming, future: F) -> F::Output {
+    CALL_TIMING.scope(timing, future).await
+}
+
 /// Sends one request through the client task, at most `per-device limit` at a time to
-/// one device, and gives up after `limit` (the wait for a turn included).
+/// one device, and gives up after `limit` (the wait for a turn included), or after the
+/// limit of the timing [`with_timing`] set (`slack` is what `limit` allows beyond the
+/// client's own reply timeouts: segment windows, route discovery, a margin).
 pub(super) async fn send_request<A: LinkAddress>(
     commands: &mpsc::Sender<Command<A>>,
     extras: &Extras<A>,
@@ -102,12 +133,23 @@ pub(super) async fn send_request<A: LinkAddress>(
     to: DeviceAddress<A>,
     request: ConfirmedRequest,
 ) -> Result<Reply, ClientError> {
+    let timing = CALL_TIMING.try_with(|t| *t).ok();
+    let limit = timing.map_or(limit, |t| {
+        t.apdu_timeout
+            .saturating_mul(u32::from(t.retries) + 1)
+            .saturating_add(extras.slack)
+    });
     let semaphore = extras.semaphore(to);
     let call = async {
         let _turn = semaphore.acquire().await.map_err(|_| closed())?;
         let (reply, answer) = oneshot::channel();
         commands
-            .send(Command::Request { to, request, reply })
+            .send(Command::Request {
+                to,
+                request,
+                timing,
+                reply,
+            })
             .await
             .map_err(|_| closed())?;
         answer.await.map_err(|_| closed())?
