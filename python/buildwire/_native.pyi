@@ -157,6 +157,34 @@ class OpcuaServerHandle:
     """A running OPC UA server (see :class:`buildwire.opcua.Server`)."""
 
     endpoint: str
+    dropped_writes: int
+    def add_namespace(self, uri: str) -> int: ...
+    def add_object(self, parent: str, node_id: str, name: str, folder: bool) -> None: ...
+    def add_variable(
+        self,
+        parent: str,
+        node_id: str,
+        name: str,
+        value: str,
+        data_type: str,
+        writable: bool,
+        description: str | None = None,
+        eu_range: tuple[float, float] | None = None,
+        units: tuple[str, str | None, str] | None = None,
+    ) -> None: ...
+    def add_method(
+        self,
+        parent: str,
+        node_id: str,
+        name: str,
+        inputs: list[tuple[str, str, str]],
+        outputs: list[tuple[str, str, str]],
+    ) -> None: ...
+    def set_value(self, node_id: str, value: str) -> None: ...
+    def get_value(self, node_id: str) -> str: ...
+    async def next_write(self) -> str | None: ...
+    async def next_call(self) -> str | None: ...
+    def complete_call(self, id: int, method_id: str, outputs: str, status: int) -> None: ...
     async def stop(self) -> None: ...
 
 async def opcua_connect(
