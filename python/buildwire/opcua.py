@@ -341,13 +341,22 @@ class Client(AsyncClient):
         _bad_rows(node_ids, rows)
         return [r["value"] for r in rows]
 
-    async def write(self, node_id: str, value: Any, type_name: str = "double") -> None:
-        """Write the Value attribute as ``type_name`` (double, int32, string, boolean...)."""
+    async def write(self, node_id: str, value: Any, type_name: str | None = None) -> None:
+        """Write the Value attribute.
+
+        Without ``type_name`` the value is converted to the node's DataType (read first; a
+        number that does not fit raises :class:`ValueError`); with it (``"double"``,
+        ``"int32"``, ``"string"``, ``"boolean"`` ...) it is sent as that type.
+        """
         text = ("true" if value else "false") if isinstance(value, bool) else str(value)
         await self._handle.write(node_id, text, type_name)
 
     async def call(self, object_id: str, method_id: str, args: list[str]) -> list[Any]:
-        """Call a method with typed text arguments (``"uint32:4"``, ``"string:abc"``)."""
+        """Call a method with text arguments.
+
+        A bare argument (``"1.5"``, ``"7"``, ``"abc"``) is read as the type the method
+        declares in its InputArguments; ``"uint32:4"`` or ``"string:abc"`` forces a type.
+        """
         outputs = json.loads(await self._handle.call(object_id, method_id, args))
         return [
             bytes.fromhex(o["bytes_hex"]) if isinstance(o, dict) and "bytes_hex" in o else o

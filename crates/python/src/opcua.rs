@@ -8,7 +8,9 @@ use buildwire_opcua::client::ClientIdentity;
 use buildwire_opcua::client::subscriptions::{
     MonitoredItemSpec, SubscriptionEvent, SubscriptionSettings,
 };
-use buildwire_opcua::client::value_text::{data_value_json, parse_value, value_to_json};
+use buildwire_opcua::client::value_text::{
+    data_value_json, parse_argument_as, parse_typed, parse_value, value_to_json,
+};
 use buildwire_opcua::driver::{ClientError, ReconnectPolicy, ReconnectingClient};
 use buildwire_opcua::encoding::NodeId;
 use buildwire_opcua::services::AttributeId;
@@ -237,26 +239,46 @@ impl OpcuaClientHandle {
         })
     }
 
-    /// Writes `value` (text) as `type_name` (double, int32, string, boolean, ...).
+    /// Writes `value` (text) as `type_name` (double, int32, string, boolean, ...), or as
+    /// the node's DataType (read first) when `type_name` is None.
+    #[pyo3(signature = (node_id, value, type_name=None))]
     fn write<'py>(
         &self,
         py: Python<'py>,
         node_id: String,
         value: String,
-        type_name: String,
+        type_name: Option<String>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let node = node(&node_id)?;
-        let variant =
-            parse_value(&type_name, &value).map_err(|e| PyValueError::new_err(e.to_string()))?;
+        let given = match &type_name {
+            Some(name) => {
+                Some(parse_value(name, &value).map_err(|e| PyValueError::new_err(e.to_string()))?)
+            }
+            None => None,
+        };
         let inner = Arc::clone(&self.inner);
         future_into_py(py, async move {
             let mut guard = inner.lock().await;
             let client = guard.as_mut().ok_or_else(closed)?;
+            let variant = match given {
+                Some(variant) => variant,
+                None => {
+                    let kind = client.value_type(&node).await.map_err(client_failed)?;
+                    let kind = kind.ok_or_else(|| {
+                        PyValueError::new_err(format!(
+                            "{node_id} does not say its value type: pass type_name"
+                        ))
+                    })?;
+                    parse_typed(kind, &value)
+                        .map_err(|e| PyValueError::new_err(format!("{node_id}: {e}")))?
+                }
+            };
             client.write(&node, variant).await.map_err(client_failed)
         })
     }
 
-    /// Calls `method` on `object` with typed text arguments (`uint32:4`); JSON list of outputs.
+    /// Calls `method` on `object` with text arguments: `uint32:4`, or bare values read as
+    /// the method's declared InputArguments; JSON list of outputs.
     fn call<'py>(
         &self,
         py: Python<'py>,
@@ -265,15 +287,20 @@ impl OpcuaClientHandle {
         args: Vec<String>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let (object, method) = (node(&object_id)?, node(&method_id)?);
-        let args = args
-            .iter()
-            .map(|a| buildwire_opcua::client::value_text::parse_argument(a))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| PyValueError::new_err(e.to_string()))?;
         let inner = Arc::clone(&self.inner);
         future_into_py(py, async move {
             let mut guard = inner.lock().await;
             let client = guard.as_mut().ok_or_else(closed)?;
+            let declared = client
+                .input_argument_types(&method)
+                .await
+                .map_err(client_failed)?;
+            let args = args
+                .iter()
+                .enumerate()
+                .map(|(i, a)| parse_argument_as(a, declared.get(i).copied().flatten()))
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|e| PyValueError::new_err(e.to_string()))?;
             let outputs = client
                 .call(&object, &method, args)
                 .await

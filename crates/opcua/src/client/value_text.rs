@@ -247,6 +247,22 @@ pub fn parse_argument(text: &str) -> Result<Variant, ValueTextError> {
     })
 }
 
+/// A method argument for a method whose declared type is `declared`: `type:value` keeps
+/// its own type; a bare value is read as the declared type (`1.5` for a Double, `7` for a
+/// UInt32), or guessed as [`parse_argument`] does when the type is unknown.
+pub fn parse_argument_as(
+    text: &str,
+    declared: Option<VariantType>,
+) -> Result<Variant, ValueTextError> {
+    let typed = text
+        .split_once(':')
+        .is_some_and(|(name, _)| TYPE_NAMES.contains(&name.to_ascii_lowercase().as_str()));
+    match declared {
+        Some(kind) if !typed => parse_typed(kind, text),
+        _ => parse_argument(text),
+    }
+}
+
 /// `YYYY-MM-DDTHH:MM:SS.fffffffZ` for a DateTime (ticks of 100 ns since 1601, UTC).
 pub fn date_time_to_iso(value: DateTime) -> String {
     let since_epoch = i128::from(value.ticks()) - i128::from(UNIX_EPOCH_TICKS);
