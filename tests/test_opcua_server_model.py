@@ -220,3 +220,34 @@ async def test_simulated_points_move_within_bounds() -> None:
     for node, values in seen.items():
         assert all(10 <= v <= 20 for v in values), (node, values)
         assert len(set(values)) > 3, (node, values)
+
+
+async def test_writes_and_methods_know_the_user() -> None:
+    async def whoami(user: str | None = None) -> str:
+        return user or "anonymous"
+
+    async with opcua.Server.start(
+        "127.0.0.1:0", users={"alice": "secret"}, allow_cleartext_passwords=True
+    ) as server:
+        ns = server.add_namespace(URI)
+        obj = server.add_object("i=85", f"ns={ns};s=Desk", "Desk")
+        method = server.add_method(
+            obj, f"ns={ns};s=Desk.WhoAmI", "WhoAmI", whoami, outputs=[("name", "String")]
+        )
+        sp = server.add_variable(
+            obj, f"ns={ns};s=Desk.SP", "SP", 1, data_type="UInt16", writable=True
+        )
+        async with (
+            opcua.Client.connect(
+                server.endpoint, user="alice", password="secret", allow_cleartext_password=True
+            ) as alice,
+            opcua.Client.connect(server.endpoint) as anonymous,
+        ):
+            assert await alice.call(obj, method, []) == ["alice"]
+            assert await anonymous.call(obj, method, []) == ["anonymous"]
+            await alice.write(sp, 7)  # typed by the node's DataType: a UInt16
+            with pytest.raises(ValueError, match="out of range for uint16"):
+                await anonymous.write(sp, 70000)
+        writes = server.writes()
+        write = await writes.__anext__()
+    assert (write.node, write.value, write.user) == (sp, 7, "alice")

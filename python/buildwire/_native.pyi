@@ -206,6 +206,8 @@ async def opcua_serve(
     mode: str | None = None,
     pki: str | None = None,
     auto_trust: bool = False,
+    users: list[tuple[str, str]] | None = None,
+    allow_cleartext_passwords: bool = False,
 ) -> OpcuaServerHandle: ...
 
 class HaystackClientHandle:

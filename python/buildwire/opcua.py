@@ -542,8 +542,16 @@ class Server(AsyncService):
         mode: str = "both",
         pki: str | None = None,
         auto_trust: bool = False,
+        users: dict[str, str] | None = None,
+        allow_cleartext_passwords: bool = False,
     ) -> Opening[Server]:
         """Start serving on ``address`` (port 0 picks one); await it or ``async with`` it.
+
+        ``users`` maps user names to passwords accepted at login (besides anonymous
+        sessions); their names are the ``user`` of :meth:`writes` and method callbacks. A
+        password travels encrypted under a secured policy; over SecurityPolicy None without
+        a certificate it would cross the network readable, so the server offers user names
+        there only with ``allow_cleartext_passwords=True`` (tests and closed networks).
 
         Without ``security`` only SecurityPolicy None is offered. With a list of policies
         (``["Basic256Sha256", "Aes256_Sha256_RsaPss"]``; add ``"None"`` to keep an open
@@ -559,7 +567,12 @@ class Server(AsyncService):
             ) as server:
                 print(server.endpoint)
         """
-        return Opening(cls._start(address, security, mode, pki, auto_trust))
+        accounts = sorted((users or {}).items())
+        return Opening(
+            cls._start(
+                address, security, mode, pki, auto_trust, accounts, allow_cleartext_passwords
+            )
+        )
 
     @classmethod
     async def _start(cls, *args: Any) -> Server:

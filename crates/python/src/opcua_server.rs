@@ -15,7 +15,9 @@ use buildwire_opcua::server::address_space::{
     ACCESS_LEVEL_CURRENT_READ, ACCESS_LEVEL_CURRENT_WRITE, AddNodeError, DataVariableSpec,
     EngineeringUnits, NodeAttributes,
 };
-use buildwire_opcua::server::{MethodArgument, MethodHandler, Server, ServerConfig, bench_methods};
+use buildwire_opcua::server::{
+    MethodArgument, MethodHandler, Server, ServerConfig, UserAccount, bench_methods,
+};
 use buildwire_opcua::services::attribute::builtin_type_of;
 use buildwire_opcua::types::StatusCode;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
@@ -103,7 +105,8 @@ fn variable_type(server: &Server, node_id: &NodeId) -> PyResult<VariantType> {
 /// certificate in `pki`, trusting the client certificates in `pki/trusted` (or every one
 /// with `auto_trust`).
 #[pyfunction]
-#[pyo3(signature = (bind, security=None, mode=None, pki=None, auto_trust=false))]
+#[pyo3(signature = (bind, security=None, mode=None, pki=None, auto_trust=false, users=None, allow_cleartext_passwords=false))]
+#[allow(clippy::too_many_arguments)]
 pub fn opcua_serve(
     py: Python<'_>,
     bind: String,
@@ -111,7 +114,17 @@ pub fn opcua_serve(
     mode: Option<String>,
     pki: Option<std::path::PathBuf>,
     auto_trust: bool,
+    users: Option<Vec<(String, String)>>,
+    allow_cleartext_passwords: bool,
 ) -> PyResult<Bound<'_, PyAny>> {
+    let users: Vec<UserAccount> = users
+        .unwrap_or_default()
+        .into_iter()
+        .map(|(user_name, password)| UserAccount {
+            user_name,
+            password,
+        })
+        .collect();
     use buildwire_opcua::security::pki::Pki;
     use buildwire_opcua::security::{MessageSecurityMode, SecurityPolicy};
     use buildwire_opcua::server::ServerSecurity;
@@ -170,6 +183,8 @@ pub fn opcua_serve(
             endpoint_url: String::new(),
             application_uri: application_uri.unwrap_or(defaults.application_uri.clone()),
             security: server_security,
+            users,
+            allow_cleartext_passwords,
             ..defaults
         };
         let (write_sender, writes) = mpsc::channel::<String>(EVENT_QUEUE);
