@@ -265,3 +265,125 @@ impl Server {
         self.hooks.calls.len()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use super::*;
+    use crate::server::ServerConfig;
+    use crate::services::{ServiceResponse, well_known_nodes as ids};
+
+    fn external(input: f64) -> CallStep {
+        CallStep::External {
+            object_id: ids::OBJECTS_FOLDER,
+            method_id: NodeId::string(0, "M"),
+            input_arguments: vec![Variant::Double(input)],
+        }
+    }
+
+    #[test]
+    fn external_calls_wait_for_every_answer_then_reach_the_outbox() {
+        let now = Instant::now();
+        let mut server = Server::new(ServerConfig::default(), now).unwrap();
+        let header = RequestHeader {
+            request_handle: 9,
+            ..RequestHeader::default()
+        };
+        // No hook: the external step is refused at once, the done one kept.
+        let refused = server
+            .defer_call(
+                1,
+                5,
+                &header,
+                vec![
+                    CallStep::Done(CallOutcome::status(StatusCode::GOOD)),
+                    external(1.0),
+                ],
+                None,
+            )
+            .unwrap_err();
+        assert_eq!(
+            refused[1].result.status_code,
+            StatusCode::BAD_NOT_IMPLEMENTED
+        );
+
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let sink = Arc::clone(&seen);
+        server.on_method_call(move |invocation| sink.lock().unwrap().push(invocation));
+        server
+            .defer_call(
+                1,
+                5,
+                &header,
+                vec![external(1.0), external(2.0)],
+                Some("alice"),
+            )
+            .unwrap();
+        let invocations = std::mem::take(&mut *seen.lock().unwrap());
+        assert_eq!(invocations.len(), 2);
+        assert_eq!(invocations[0].user.as_deref(), Some("alice"));
+        assert_eq!(invocations[1].input_arguments, vec![Variant::Double(2.0)]);
+        assert_eq!(server.pending_method_calls(), 1);
+
+        // Answered out of order; nothing goes out until both are.
+        assert!(server.complete_method_call(
+            invocations[1].id,
+            Err(StatusCode::BAD_OUT_OF_RANGE),
+            now
+        ));
+        assert!(server.subscriptions.take_outbox(1).is_empty());
+        assert!(server.complete_method_call(
+            invocations[0].id,
+            Ok(vec![Variant::Double(3.0)]),
+            now
+        ));
+        assert!(!server.complete_method_call(invocations[0].id, Ok(Vec::new()), now));
+        let ready = server.subscriptions.take_outbox(1);
+        assert_eq!(ready.len(), 1);
+        assert_eq!(ready[0].request_id, 5);
+        let ServiceResponse::Call(response) =
+            ServiceResponse::decode_message(&ready[0].body).unwrap()
+        else {
+            panic!("a CallResponse");
+        };
+        assert_eq!(response.response_header.request_handle, 9);
+        assert_eq!(
+            response.results[0].output_arguments,
+            vec![Variant::Double(3.0)]
+        );
+        assert_eq!(
+            response.results[1].status_code,
+            StatusCode::BAD_OUT_OF_RANGE
+        );
+        assert_eq!(server.pending_method_calls(), 0);
+    }
+
+    #[test]
+    fn calls_on_a_closed_channel_are_forgotten() {
+        let now = Instant::now();
+        let mut server = Server::new(ServerConfig::default(), now).unwrap();
+        let invoked = Arc::new(Mutex::new(Vec::new()));
+        let sink = Arc::clone(&invoked);
+        server.on_method_call(move |invocation| sink.lock().unwrap().push(invocation.id));
+        server
+            .defer_call(7, 1, &RequestHeader::default(), vec![external(1.0)], None)
+            .unwrap();
+        server.drop_pending_calls(7);
+        let id = invoked.lock().unwrap()[0];
+        assert!(!server.complete_method_call(id, Ok(Vec::new()), now));
+        assert!(server.subscriptions.take_outbox(7).is_empty());
+
+        let writes = Arc::new(Mutex::new(Vec::new()));
+        let sink = Arc::clone(&writes);
+        server.on_write(move |written| sink.lock().unwrap().push(written.clone()));
+        server.clear_hooks();
+        server.written(WrittenValue {
+            node_id: ids::OBJECTS_FOLDER,
+            value: Variant::Boolean(true),
+            source_timestamp: DateTime::MIN,
+            user: None,
+        });
+        assert!(writes.lock().unwrap().is_empty());
+    }
+}
