@@ -9,7 +9,7 @@ use buildwire_opcua::client::subscriptions::{
     MonitoredItemSpec, SubscriptionEvent, SubscriptionSettings,
 };
 use buildwire_opcua::client::value_text::{
-    data_value_json, parse_argument_as, parse_typed, parse_value, value_to_json,
+    data_value_json, is_typed_argument, parse_argument_as, parse_typed, parse_value, value_to_json,
 };
 use buildwire_opcua::driver::{ClientError, ReconnectPolicy, ReconnectingClient};
 use buildwire_opcua::encoding::NodeId;
@@ -291,10 +291,14 @@ impl OpcuaClientHandle {
         future_into_py(py, async move {
             let mut guard = inner.lock().await;
             let client = guard.as_mut().ok_or_else(closed)?;
-            let declared = client
-                .input_argument_types(&method)
-                .await
-                .map_err(client_failed)?;
+            let declared = if args.iter().all(|a| is_typed_argument(a)) {
+                Vec::new()
+            } else {
+                client
+                    .input_argument_types(&method)
+                    .await
+                    .map_err(client_failed)?
+            };
             let args = args
                 .iter()
                 .enumerate()

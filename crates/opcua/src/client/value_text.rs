@@ -254,13 +254,17 @@ pub fn parse_argument_as(
     text: &str,
     declared: Option<VariantType>,
 ) -> Result<Variant, ValueTextError> {
-    let typed = text
-        .split_once(':')
-        .is_some_and(|(name, _)| TYPE_NAMES.contains(&name.to_ascii_lowercase().as_str()));
     match declared {
-        Some(kind) if !typed => parse_typed(kind, text),
+        Some(kind) if !is_typed_argument(text) => parse_typed(kind, text),
         _ => parse_argument(text),
     }
+}
+
+/// True when an argument names its own type (`uint32:4`); a caller with only such
+/// arguments needs no look at the method's InputArguments.
+pub fn is_typed_argument(text: &str) -> bool {
+    text.split_once(':')
+        .is_some_and(|(name, _)| TYPE_NAMES.contains(&name.to_ascii_lowercase().as_str()))
 }
 
 /// `YYYY-MM-DDTHH:MM:SS.fffffffZ` for a DateTime (ticks of 100 ns since 1601, UTC).

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use buildwire_opcua::StatusCode;
 use buildwire_opcua::client::value_text::{
-    parse_argument_as, parse_typed, parse_value, value_to_json,
+    is_typed_argument, parse_argument_as, parse_typed, parse_value, value_to_json,
 };
 use buildwire_opcua::driver::OpcuaServer;
 use buildwire_opcua::driver::OpcuaServerConfig;
@@ -626,7 +626,11 @@ async fn call(args: CallArgs) -> CommandResult {
     let object = parse_node(&args.object)?;
     let method = parse_node(&args.method)?;
     let mut client = connect(&args.client).await?;
-    let declared = client.input_argument_types(&method).await?;
+    let declared = if args.args.iter().all(|a| is_typed_argument(a)) {
+        Vec::new()
+    } else {
+        client.input_argument_types(&method).await?
+    };
     let inputs = args
         .args
         .iter()
