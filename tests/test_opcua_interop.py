@@ -188,3 +188,35 @@ def test_throughput_benchmark_against_asyncua(
     assert report["calls"] > 0
     assert report["total_bytes"] == report["calls"] * 1024
     assert 1.9 <= report["elapsed_s"] < 10
+
+
+def test_our_cli_checks_and_writes_typed_to_asyncua_server(
+    buildwire_cmd: list[str], asyncua_server: str
+) -> None:
+    """`opcua endpoints` reads asyncua's endpoints, ServerStatus and namespaces; `opcua
+    write` without --type sends the node's DataType (Float) and refuses what a Float cannot
+    hold; `opcua call` types a bare argument by the method's InputArguments (UInt32)."""
+    opcua = [*buildwire_cmd, "opcua"]
+    checked = run_json([*opcua, "endpoints", asyncua_server, "--json"])
+    policies = {(e["security_policy"], e["security_mode"]) for e in checked["endpoints"]}
+    assert ("None", "None") in policies
+    tokens = {t["type"] for e in checked["endpoints"] for t in e["user_tokens"]}
+    assert "Anonymous" in tokens
+    assert checked["server_status"]["state"] == "Running"
+    assert checked["server_status"]["build_info"]["product_uri"]
+    assert checked["namespaces"][0] == "http://opcfoundation.org/UA/"
+
+    written = run_json([*opcua, "write", asyncua_server, "ns=1;s=Ratio", "0.25", "--json"])
+    assert written["value"] == 0.25
+    read = run_json([*opcua, "read", asyncua_server, "ns=1;s=Ratio", "--json"])
+    assert read["results"][0]["type"] == "Float" and read["results"][0]["value"] == 0.25
+
+    refused = subprocess.run(
+        [*opcua, "write", asyncua_server, "ns=1;s=Ratio", "3.4e39"],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert refused.returncode == 1
+    assert "out of range for float" in refused.stderr and "Float" in refused.stderr
+
+    called = run_json([*opcua, "call", asyncua_server, "ns=1;i=5000", "ns=1;i=6000", "2", "--json"])
+    assert called["status"].startswith("Good")

@@ -44,8 +44,12 @@ from __future__ import annotations
 
 import asyncio
 import datetime as _dt
+import inspect
 import json
-from collections.abc import AsyncIterator
+import logging
+import math
+import random
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -61,9 +65,11 @@ __all__ = [
     "BadUserAccessError",
     "Client",
     "DataChange",
+    "MethodCallback",
     "Server",
     "StatusError",
     "Subscription",
+    "ValueWrite",
     "dissect",
     "status_name",
 ]
@@ -335,13 +341,22 @@ class Client(AsyncClient):
         _bad_rows(node_ids, rows)
         return [r["value"] for r in rows]
 
-    async def write(self, node_id: str, value: Any, type_name: str = "double") -> None:
-        """Write the Value attribute as ``type_name`` (double, int32, string, boolean...)."""
+    async def write(self, node_id: str, value: Any, type_name: str | None = None) -> None:
+        """Write the Value attribute.
+
+        Without ``type_name`` the value is converted to the node's DataType (read first; a
+        number that does not fit raises :class:`ValueError`); with it (``"double"``,
+        ``"int32"``, ``"string"``, ``"boolean"`` ...) it is sent as that type.
+        """
         text = ("true" if value else "false") if isinstance(value, bool) else str(value)
         await self._handle.write(node_id, text, type_name)
 
     async def call(self, object_id: str, method_id: str, args: list[str]) -> list[Any]:
-        """Call a method with typed text arguments (``"uint32:4"``, ``"string:abc"``)."""
+        """Call a method with text arguments.
+
+        A bare argument (``"1.5"``, ``"7"``, ``"abc"``) is read as the type the method
+        declares in its InputArguments; ``"uint32:4"`` or ``"string:abc"`` forces a type.
+        """
         outputs = json.loads(await self._handle.call(object_id, method_id, args))
         return [
             bytes.fromhex(o["bytes_hex"]) if isinstance(o, dict) and "bytes_hex" in o else o
@@ -456,11 +471,67 @@ class Subscription(Subscribing):
         await self.delete()
 
 
+MethodCallback = Callable[..., Awaitable[Any]]
+"""An ``async def`` implementing an OPC UA method: called with the input arguments (and
+``user=`` when it takes a ``user`` keyword), it returns the outputs: None for none, a single
+value for one, a tuple or list for several."""
+
+_SIMULATIONS = ("sine", "ramp", "random", "counter")
+
+
+@dataclass(frozen=True)
+class ValueWrite:
+    """One value a client wrote to the server (see :meth:`Server.writes`)."""
+
+    node: str
+    """The Variable written, e.g. ``"ns=2;s=Setpoint"``."""
+    value: Any
+    """The value written."""
+    timestamp: _dt.datetime
+    """The write's source timestamp (the client's, else the server's time of the write)."""
+    user: str | None
+    """The session's user name; None for an anonymous session."""
+
+
 class Server(AsyncService):
-    """An OPC UA server with namespace 0 and the Throughput benchmark object (ns=1;i=5000)."""
+    """An OPC UA server that you model: folders, objects, variables, async methods.
+
+    It starts with namespace 0 and the Throughput benchmark object (ns=1;i=5000).
+
+    Example (a folder with a temperature and a writable setpoint, a method, and our own
+    client using them)::
+
+        >>> import asyncio
+        >>> from buildwire import opcua
+        >>> async def main():
+        ...     async with opcua.Server.start("127.0.0.1:0") as server:
+        ...         ns = server.add_namespace("urn:example:plant")
+        ...         plant = server.add_folder("i=85", f"ns={ns};s=Plant", "Plant")
+        ...         temp = server.add_variable(plant, f"ns={ns};s=Temp", "Temp", 21.5,
+        ...                                    eu_range=(-20, 60), units=("°C", "CEL"))
+        ...         sp = server.add_variable(plant, f"ns={ns};s=Setpoint", "Setpoint", 20.0,
+        ...                                  writable=True)
+        ...         async def add(a: float, b: float) -> float:
+        ...             return a + b
+        ...         server.add_method(plant, f"ns={ns};s=Add", "Add", add,
+        ...                           inputs=[("a", "Double"), ("b", "Double")],
+        ...                           outputs=[("sum", "Double")])
+        ...         server.set_value(temp, 22.0)
+        ...         async with opcua.Client.connect(server.endpoint) as client:
+        ...             await client.write(sp, 19.5)
+        ...             (total,) = await client.call(plant, f"ns={ns};s=Add", ["1.5", "2"])
+        ...             values = await client.read(temp, sp)
+        ...         return values, total
+        >>> asyncio.run(main())
+        ([22.0, 19.5], 3.5)
+    """
 
     def __init__(self, handle: Any) -> None:
         self._handle = handle
+        self._methods: dict[str, MethodCallback] = {}
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._pump: asyncio.Task[None] | None = None
+        self._stopped = False
 
     @classmethod
     def start(
@@ -471,8 +542,16 @@ class Server(AsyncService):
         mode: str = "both",
         pki: str | None = None,
         auto_trust: bool = False,
+        users: dict[str, str] | None = None,
+        allow_cleartext_passwords: bool = False,
     ) -> Opening[Server]:
         """Start serving on ``address`` (port 0 picks one); await it or ``async with`` it.
+
+        ``users`` maps user names to passwords accepted at login (besides anonymous
+        sessions); their names are the ``user`` of :meth:`writes` and method callbacks. A
+        password travels encrypted under a secured policy; over SecurityPolicy None without
+        a certificate it would cross the network readable, so the server offers user names
+        there only with ``allow_cleartext_passwords=True`` (tests and closed networks).
 
         Without ``security`` only SecurityPolicy None is offered. With a list of policies
         (``["Basic256Sha256", "Aes256_Sha256_RsaPss"]``; add ``"None"`` to keep an open
@@ -488,7 +567,12 @@ class Server(AsyncService):
             ) as server:
                 print(server.endpoint)
         """
-        return Opening(cls._start(address, security, mode, pki, auto_trust))
+        accounts = sorted((users or {}).items())
+        return Opening(
+            cls._start(
+                address, security, mode, pki, auto_trust, accounts, allow_cleartext_passwords
+            )
+        )
 
     @classmethod
     async def _start(cls, *args: Any) -> Server:
@@ -499,6 +583,343 @@ class Server(AsyncService):
         """The endpoint URL clients connect to."""
         return self._handle.endpoint
 
+    @property
+    def dropped_writes(self) -> int:
+        """Client writes lost because :meth:`writes` was not read fast enough."""
+        return self._handle.dropped_writes
+
+    def add_namespace(self, uri: str) -> int:
+        """Register a namespace URI (or find it); returns its index for your NodeIds.
+
+        Index 1 is the Throughput benchmark's; your first namespace is 2.
+        """
+        return self._handle.add_namespace(uri)
+
+    def add_folder(self, parent: str, node_id: str, name: str) -> str:
+        """Add a Folder (FolderType) below ``parent`` (``"i=85"`` is Objects).
+
+        Returns its NodeId. Nodes added below a folder are organized by it.
+        """
+        self._handle.add_object(parent, node_id, name, True)
+        return node_id
+
+    def add_object(self, parent: str, node_id: str, name: str) -> str:
+        """Add an Object (BaseObjectType) below ``parent``; returns its NodeId.
+
+        Variables and methods added below it are its components (HasComponent).
+        """
+        self._handle.add_object(parent, node_id, name, False)
+        return node_id
+
+    def add_variable(
+        self,
+        parent: str,
+        node_id: str,
+        name: str,
+        value: Any,
+        *,
+        data_type: str | None = None,
+        writable: bool = False,
+        description: str | None = None,
+        eu_range: tuple[float, float] | None = None,
+        units: str | tuple[str, str] | tuple[str, str, str] | None = None,
+    ) -> str:
+        """Add a Variable with an initial ``value``; returns its NodeId.
+
+        ``data_type`` is a built-in DataType name (``"Double"``, ``"Float"``, ``"Int32"``,
+        ``"UInt16"``, ``"Boolean"``, ``"String"``, ``"LocalizedText"`` ...); without it a
+        bool is Boolean, an int Int32, a float Double and a str String (a list: an array of
+        that type). The value is converted to the DataType and refused (:class:`ValueError`)
+        when it does not fit (300 for a Byte). ``writable=True`` lets clients write it
+        (AccessLevel CurrentWrite); every write they make is in :meth:`writes`.
+
+        ``eu_range=(low, high)`` and ``units`` make it an AnalogItemType with EURange and
+        EngineeringUnits properties. ``units`` is a display name (``"°C"``), or a tuple of
+        display name and UNECE common code (``("°C", "CEL")``), optionally with a
+        description (``("°C", "CEL", "degree Celsius")``); the code gives the UnitId of
+        OPC 10000-8.
+
+            >>> import asyncio
+            >>> async def main():
+            ...     async with Server.start("127.0.0.1:0") as server:
+            ...         ns = server.add_namespace("urn:example")
+            ...         node = server.add_variable("i=85", f"ns={ns};s=Level", "Level", 3,
+            ...                                    data_type="Float", eu_range=(0, 10),
+            ...                                    units=("m", "MTR", "metre"))
+            ...         return server.get_value(node)
+            >>> asyncio.run(main())
+            3.0
+        """
+        kind = data_type or _guess_type(value)
+        unit_fields: tuple[str, str | None, str] | None
+        if units is None:
+            unit_fields = None
+        elif isinstance(units, str):
+            unit_fields = (units, None, "")
+        elif len(units) == 2:
+            unit_fields = (units[0], units[1], "")
+        else:
+            unit_fields = (units[0], units[1], units[2])
+        range_fields = None if eu_range is None else (float(eu_range[0]), float(eu_range[1]))
+        self._handle.add_variable(
+            parent,
+            node_id,
+            name,
+            json.dumps(value),
+            kind,
+            writable,
+            description,
+            range_fields,
+            unit_fields,
+        )
+        return node_id
+
+    def add_method(
+        self,
+        parent: str,
+        node_id: str,
+        name: str,
+        callback: MethodCallback,
+        *,
+        inputs: list[tuple[str, str] | tuple[str, str, str]] | None = None,
+        outputs: list[tuple[str, str] | tuple[str, str, str]] | None = None,
+    ) -> str:
+        """Add a Method of ``parent`` answered by ``callback`` (an ``async def``).
+
+        ``inputs`` and ``outputs`` declare the arguments as ``(name, DataType)`` or
+        ``(name, DataType, description)``; they become the InputArguments and
+        OutputArguments properties, and the server checks the clients' arguments against
+        them (Bad_TypeMismatch, Bad_ArgumentsMissing) before calling you. The callback gets
+        the inputs as Python values (and ``user=`` the session's user name if it has a
+        ``user`` parameter) and returns the outputs: None, one value, or a tuple of them.
+        Raising :class:`StatusError` answers that StatusCode, :class:`ValueError`
+        Bad_InvalidArgument, anything else Bad_InternalError. The server goes on serving
+        while callbacks run.
+
+            >>> import asyncio
+            >>> async def main():
+            ...     async with Server.start("127.0.0.1:0") as server:
+            ...         ns = server.add_namespace("urn:example")
+            ...         pump = server.add_object("i=85", f"ns={ns};s=Pump", "Pump")
+            ...         async def start(speed: int, user: str | None = None) -> str:
+            ...             await asyncio.sleep(0.01)
+            ...             return f"running at {speed} rpm"
+            ...         server.add_method(pump, f"ns={ns};s=Pump.Start", "Start", start,
+            ...                           inputs=[("speed", "UInt32")],
+            ...                           outputs=[("state", "String")])
+            ...         async with Client.connect(server.endpoint) as client:
+            ...             return await client.call(pump, f"ns={ns};s=Pump.Start",
+            ...                                      ["uint32:1500"])
+            >>> asyncio.run(main())
+            ['running at 1500 rpm']
+        """
+
+        def triples(
+            items: list[tuple[str, str] | tuple[str, str, str]] | None,
+        ) -> list[tuple[str, str, str]]:
+            return [(i[0], i[1], i[2] if len(i) > 2 else "") for i in items or []]  # type: ignore[misc]
+
+        if not asyncio.iscoroutinefunction(callback):
+            raise ValueError(f"the callback of {name} must be an async def function")
+        self._handle.add_method(parent, node_id, name, triples(inputs), triples(outputs))
+        self._methods[node_id] = callback
+        self._ensure_pump()
+        return node_id
+
+    def set_value(self, node: str, value: Any) -> None:
+        """Set a Variable's value from the application (a new reading, a simulated point).
+
+        The value is converted to the Variable's DataType (:class:`ValueError` when it does
+        not fit); clients subscribed to it get the change right away.
+        """
+        self._handle.set_value(node, json.dumps(value))
+
+    def get_value(self, node: str) -> Any:
+        """Return a Variable's current value, as a client's read would give it."""
+        return json.loads(self._handle.get_value(node))["value"]
+
+    async def writes(self) -> AsyncIterator[ValueWrite]:
+        """Every value a client writes, as it happens, until the server stops.
+
+        Writes are queued from the start (up to 4,096; beyond that the newest are dropped
+        and counted in :attr:`dropped_writes`).
+
+            >>> import asyncio
+            >>> async def main():
+            ...     async with Server.start("127.0.0.1:0") as server:
+            ...         ns = server.add_namespace("urn:example")
+            ...         sp = server.add_variable("i=85", f"ns={ns};s=SP", "SP", 20.0,
+            ...                                  writable=True)
+            ...         async with Client.connect(server.endpoint) as client:
+            ...             await client.write(sp, 18.0)
+            ...         async for write in server.writes():
+            ...             return write.node, write.value, write.user
+            >>> asyncio.run(main())
+            ('ns=2;s=SP', 18.0, None)
+        """
+        while True:
+            event = await self._handle.next_write()
+            if event is None:
+                return
+            data = json.loads(event)
+            timestamp = parse_datetime(data["timestamp"])
+            assert timestamp is not None
+            yield ValueWrite(data["node"], data["value"], timestamp, data.get("user"))
+
+    def simulate(
+        self,
+        node: str,
+        kind: str = "sine",
+        *,
+        interval: float = 1.0,
+        period: float = 60.0,
+        low: float = 0.0,
+        high: float = 100.0,
+    ) -> asyncio.Task[None]:
+        """Change a Variable's value every ``interval`` seconds until the server stops.
+
+        ``kind`` is ``"sine"`` (between ``low`` and ``high``, one cycle per ``period``
+        seconds), ``"ramp"`` (from ``low`` up to ``high`` in ``period`` seconds, then again),
+        ``"random"`` (uniform between ``low`` and ``high``) or ``"counter"`` (``low``, then
+        one more each change). The values are converted to the Variable's DataType. Returns
+        the asyncio task; cancel it to stop this point only. Call it from a running loop.
+
+            >>> import asyncio
+            >>> async def main():
+            ...     async with Server.start("127.0.0.1:0") as server:
+            ...         ns = server.add_namespace("urn:example")
+            ...         node = server.add_variable("i=85", f"ns={ns};s=Count", "Count", 0)
+            ...         server.simulate(node, "counter", interval=0.01, low=5)
+            ...         await asyncio.sleep(0.1)
+            ...         return server.get_value(node) > 5
+            >>> asyncio.run(main())
+            True
+        """
+        if kind not in _SIMULATIONS:
+            raise ValueError(f"simulation {kind!r}: use one of {', '.join(_SIMULATIONS)}")
+        if not (interval > 0 and period > 0):
+            raise ValueError("interval and period must be positive numbers of seconds")
+        if not low <= high:
+            raise ValueError(f"low {low} is above high {high}")
+        self._handle.get_value(node)  # an unknown node or a non-Variable raises here
+        task = asyncio.get_running_loop().create_task(
+            self._simulate(node, kind, interval, period, low, high)
+        )
+        self._keep(task)
+        return task
+
+    async def _simulate(
+        self, node: str, kind: str, interval: float, period: float, low: float, high: float
+    ) -> None:
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        step = 0
+        integral = isinstance(self.get_value(node), int)
+        while not self._stopped:
+            elapsed = loop.time() - started
+            value: float
+            if kind == "sine":
+                mid, amplitude = (low + high) / 2, (high - low) / 2
+                value = mid + amplitude * math.sin(2 * math.pi * elapsed / period)
+            elif kind == "ramp":
+                value = low + (high - low) * ((elapsed % period) / period)
+            elif kind == "random":
+                value = random.uniform(low, high)
+            else:
+                value = low + step
+            self.set_value(node, round(value) if integral else value)
+            step += 1
+            await asyncio.sleep(interval)
+
+    def _keep(self, task: asyncio.Task[Any]) -> None:
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def _ensure_pump(self) -> None:
+        if self._pump is None:
+            try:
+                loop = asyncio.get_running_loop()
+            except RuntimeError as e:  # pragma: no cover - needs a loop like every server call
+                raise RuntimeError("add_method needs a running asyncio loop") from e
+            self._pump = loop.create_task(self._serve_calls())
+
+    async def _serve_calls(self) -> None:
+        """Hands every method call to its callback, each in a task of its own."""
+        while True:
+            event = await self._handle.next_call()
+            if event is None:
+                return
+            self._keep(asyncio.get_running_loop().create_task(self._answer(json.loads(event))))
+
+    async def _answer(self, call: dict[str, Any]) -> None:
+        callback = self._methods.get(call["method"])
+        if callback is None:
+            self._handle.complete_call(call["id"], call["method"], "[]", _BAD_NOT_IMPLEMENTED)
+            return
+        inputs = [_input_value(v) for v in call["inputs"]]
+        try:
+            if "user" in inspect.signature(callback).parameters:
+                result = await callback(*inputs, user=call.get("user"))
+            else:
+                result = await callback(*inputs)
+        except StatusError as e:
+            self._handle.complete_call(call["id"], call["method"], "[]", e.code)
+            return
+        except ValueError as e:
+            _log.warning("method %s: %s", call["method"], e)
+            self._handle.complete_call(call["id"], call["method"], "[]", _BAD_INVALID_ARGUMENT)
+            return
+        except Exception:
+            _log.exception("method %s failed", call["method"])
+            self._handle.complete_call(call["id"], call["method"], "[]", _BAD_INTERNAL_ERROR)
+            return
+        if result is None:
+            outputs: list[Any] = []
+        elif isinstance(result, (tuple, list)):
+            outputs = list(result)
+        else:
+            outputs = [result]
+        try:
+            self._handle.complete_call(call["id"], call["method"], json.dumps(outputs), 0)
+        except (TypeError, ValueError):
+            _log.exception(
+                "method %s returned outputs that do not fit its OutputArguments", call["method"]
+            )
+
     async def stop(self) -> None:
-        """Stop the server."""
+        """Stop the server (and its simulations and method calls in progress)."""
+        self._stopped = True
+        for task in list(self._tasks):
+            task.cancel()
+        if self._pump is not None:
+            self._pump.cancel()
         await self._handle.stop()
+
+
+_BAD_NOT_IMPLEMENTED = 0x80400000
+_BAD_INVALID_ARGUMENT = 0x80AB0000
+_BAD_INTERNAL_ERROR = 0x80020000
+_log = logging.getLogger("buildwire.opcua")
+
+
+def _guess_type(value: Any) -> str:
+    """Name the DataType of a Python value when none is given."""
+    first = value[0] if isinstance(value, (list, tuple)) and value else value
+    if isinstance(first, bool):
+        return "Boolean"
+    if isinstance(first, int):
+        return "Int32"
+    if isinstance(first, float):
+        return "Double"
+    if isinstance(first, str):
+        return "String"
+    raise ValueError(
+        f"cannot tell the DataType of {value!r}: pass data_type= (Double, Int32, String ...)"
+    )
+
+
+def _input_value(value: Any) -> Any:
+    """Turn a method input into the Python value the callback gets (ByteStrings as bytes)."""
+    if isinstance(value, dict) and "bytes_hex" in value:
+        return bytes.fromhex(value["bytes_hex"])
+    return value

@@ -56,6 +56,14 @@ async def main(port: int) -> None:
         ua.Variant(0.0, ua.VariantType.Double),
     )
     await setpoint.set_writable()
+    # A writable Float: typed writes (`buildwire opcua write` without --type) must send a
+    # Float here, and refuse numbers a Float cannot hold.
+    ratio = await objects.add_variable(
+        ua.NodeId("Ratio", 1),
+        ua.QualifiedName("Ratio", 1),
+        ua.Variant(0.5, ua.VariantType.Float),
+    )
+    await ratio.set_writable()
 
     async with server:
         print(f"listening on {endpoint}", flush=True)

@@ -13,6 +13,7 @@ mod bacnet_services;
 mod bacnet_values;
 mod haystack_client;
 mod opcua;
+mod opcua_server;
 
 /// Rust allocations of the extension go through mimalloc, as in the `buildwire` binary
 /// (see its `main.rs`): lock-free per-thread free lists instead of glibc's locked arenas.
@@ -145,8 +146,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(bacnet_sc::bacnet_sc_client, m)?)?;
     m.add_class::<bacnet_sc::BacnetScClientHandle>()?;
     m.add_function(wrap_pyfunction!(opcua::opcua_connect, m)?)?;
-    m.add_function(wrap_pyfunction!(opcua::opcua_serve, m)?)?;
+    m.add_function(wrap_pyfunction!(opcua_server::opcua_serve, m)?)?;
     m.add_class::<opcua::OpcuaClientHandle>()?;
-    m.add_class::<opcua::OpcuaServerHandle>()?;
+    m.add_class::<opcua_server::OpcuaServerHandle>()?;
     Ok(())
 }

@@ -8,12 +8,11 @@ use buildwire_opcua::client::ClientIdentity;
 use buildwire_opcua::client::subscriptions::{
     MonitoredItemSpec, SubscriptionEvent, SubscriptionSettings,
 };
-use buildwire_opcua::client::value_text::{data_value_json, parse_value, value_to_json};
-use buildwire_opcua::driver::{
-    ClientError, OpcuaServer, OpcuaServerConfig, ReconnectPolicy, ReconnectingClient,
+use buildwire_opcua::client::value_text::{
+    data_value_json, is_typed_argument, parse_argument_as, parse_typed, parse_value, value_to_json,
 };
+use buildwire_opcua::driver::{ClientError, ReconnectPolicy, ReconnectingClient};
 use buildwire_opcua::encoding::NodeId;
-use buildwire_opcua::server::{ServerConfig, bench_methods};
 use buildwire_opcua::services::AttributeId;
 use buildwire_opcua::services::{DataChangeFilter, DataChangeTrigger, deadband_type};
 use buildwire_opcua::types::StatusCode;
@@ -23,12 +22,12 @@ use pyo3_async_runtimes::tokio::future_into_py;
 use serde_json::json;
 use tokio::sync::Mutex;
 
-fn node(text: &str) -> PyResult<NodeId> {
+pub(crate) fn node(text: &str) -> PyResult<NodeId> {
     text.parse::<NodeId>()
         .map_err(|e| PyValueError::new_err(format!("invalid NodeId `{text}`: {e}")))
 }
 
-fn failed(e: impl std::fmt::Display) -> PyErr {
+pub(crate) fn failed(e: impl std::fmt::Display) -> PyErr {
     PyRuntimeError::new_err(e.to_string())
 }
 
@@ -60,7 +59,7 @@ fn closed() -> PyErr {
 }
 
 /// A method output as JSON; unlike the display form, ByteStrings come whole (as hex).
-fn output_json(value: &buildwire_opcua::encoding::Variant) -> serde_json::Value {
+pub(crate) fn output_json(value: &buildwire_opcua::encoding::Variant) -> serde_json::Value {
     match value {
         buildwire_opcua::encoding::Variant::ByteString(b) => b.as_bytes().map_or(
             serde_json::Value::Null,
@@ -240,26 +239,46 @@ impl OpcuaClientHandle {
         })
     }
 
-    /// Writes `value` (text) as `type_name` (double, int32, string, boolean, ...).
+    /// Writes `value` (text) as `type_name` (double, int32, string, boolean, ...), or as
+    /// the node's DataType (read first) when `type_name` is None.
+    #[pyo3(signature = (node_id, value, type_name=None))]
     fn write<'py>(
         &self,
         py: Python<'py>,
         node_id: String,
         value: String,
-        type_name: String,
+        type_name: Option<String>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let node = node(&node_id)?;
-        let variant =
-            parse_value(&type_name, &value).map_err(|e| PyValueError::new_err(e.to_string()))?;
+        let given = match &type_name {
+            Some(name) => {
+                Some(parse_value(name, &value).map_err(|e| PyValueError::new_err(e.to_string()))?)
+            }
+            None => None,
+        };
         let inner = Arc::clone(&self.inner);
         future_into_py(py, async move {
             let mut guard = inner.lock().await;
             let client = guard.as_mut().ok_or_else(closed)?;
+            let variant = match given {
+                Some(variant) => variant,
+                None => {
+                    let kind = client.value_type(&node).await.map_err(client_failed)?;
+                    let kind = kind.ok_or_else(|| {
+                        PyValueError::new_err(format!(
+                            "{node_id} does not say its value type: pass type_name"
+                        ))
+                    })?;
+                    parse_typed(kind, &value)
+                        .map_err(|e| PyValueError::new_err(format!("{node_id}: {e}")))?
+                }
+            };
             client.write(&node, variant).await.map_err(client_failed)
         })
     }
 
-    /// Calls `method` on `object` with typed text arguments (`uint32:4`); JSON list of outputs.
+    /// Calls `method` on `object` with text arguments: `uint32:4`, or bare values read as
+    /// the method's declared InputArguments; JSON list of outputs.
     fn call<'py>(
         &self,
         py: Python<'py>,
@@ -268,15 +287,24 @@ impl OpcuaClientHandle {
         args: Vec<String>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let (object, method) = (node(&object_id)?, node(&method_id)?);
-        let args = args
-            .iter()
-            .map(|a| buildwire_opcua::client::value_text::parse_argument(a))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| PyValueError::new_err(e.to_string()))?;
         let inner = Arc::clone(&self.inner);
         future_into_py(py, async move {
             let mut guard = inner.lock().await;
             let client = guard.as_mut().ok_or_else(closed)?;
+            let declared = if args.iter().all(|a| is_typed_argument(a)) {
+                Vec::new()
+            } else {
+                client
+                    .input_argument_types(&method)
+                    .await
+                    .map_err(client_failed)?
+            };
+            let args = args
+                .iter()
+                .enumerate()
+                .map(|(i, a)| parse_argument_as(a, declared.get(i).copied().flatten()))
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|e| PyValueError::new_err(e.to_string()))?;
             let outputs = client
                 .call(&object, &method, args)
                 .await
@@ -488,115 +516,6 @@ impl OpcuaClientHandle {
                 Some(client) => client.close().await.map_err(client_failed),
                 None => Ok(()),
             }
-        })
-    }
-}
-
-/// A running OPC UA server (with the Throughput benchmark methods).
-#[pyclass(module = "buildwire._native")]
-pub struct OpcuaServerHandle {
-    inner: Arc<Mutex<Option<OpcuaServer>>>,
-    #[pyo3(get)]
-    endpoint: String,
-}
-
-/// Starts a server on `bind` (`host:port`, port 0 picks one); with `security` (policy
-/// names) it offers those policies in `mode` ("sign", "encrypt" or "both") with the
-/// certificate in `pki`, trusting the client certificates in `pki/trusted` (or every one
-/// with `auto_trust`).
-#[pyfunction]
-#[pyo3(signature = (bind, security=None, mode=None, pki=None, auto_trust=false))]
-pub fn opcua_serve(
-    py: Python<'_>,
-    bind: String,
-    security: Option<Vec<String>>,
-    mode: Option<String>,
-    pki: Option<std::path::PathBuf>,
-    auto_trust: bool,
-) -> PyResult<Bound<'_, PyAny>> {
-    use buildwire_opcua::security::pki::Pki;
-    use buildwire_opcua::security::{MessageSecurityMode, SecurityPolicy};
-    use buildwire_opcua::server::ServerSecurity;
-    let mut server_security = ServerSecurity::default();
-    let mut application_uri = None;
-    if let Some(names) = security.filter(|names| !names.is_empty()) {
-        let modes = match mode.as_deref() {
-            Some("sign") => vec![MessageSecurityMode::Sign],
-            Some("encrypt") => vec![MessageSecurityMode::SignAndEncrypt],
-            None | Some("both") => vec![
-                MessageSecurityMode::Sign,
-                MessageSecurityMode::SignAndEncrypt,
-            ],
-            Some(other) => {
-                return Err(PyValueError::new_err(format!(
-                    "mode `{other}` is not \"sign\", \"encrypt\" or \"both\""
-                )));
-            }
-        };
-        let pki = pki.ok_or_else(|| {
-            PyValueError::new_err(
-                "a secured server needs pki=DIR (its certificate is created there on first use)",
-            )
-        })?;
-        let mut endpoints = Vec::new();
-        for name in &names {
-            let policy = SecurityPolicy::from_name(name).ok_or_else(|| {
-                PyValueError::new_err(format!("unknown security policy `{name}`"))
-            })?;
-            if policy.is_secured() {
-                endpoints.extend(modes.iter().map(|mode| (policy, *mode)));
-            } else {
-                endpoints.push((SecurityPolicy::None, MessageSecurityMode::None));
-            }
-        }
-        let store = Pki::open(&pki).map_err(failed)?;
-        let identity = store
-            .own_or_create(
-                "urn:buildwire:opcua:python:server",
-                "buildwire Python server",
-                &["localhost".to_owned(), "127.0.0.1".to_owned()],
-            )
-            .map_err(failed)?;
-        application_uri = identity.certificate.application_uri().map(str::to_owned);
-        server_security = ServerSecurity {
-            identity: Some(identity),
-            endpoints,
-            trust: store.trust_list(auto_trust).map_err(failed)?,
-            pki: Some(store),
-        };
-    }
-    future_into_py(py, async move {
-        // An empty endpoint URL makes the server advertise the address it actually bound.
-        let defaults = ServerConfig::default();
-        let config = ServerConfig {
-            endpoint_url: String::new(),
-            application_uri: application_uri.unwrap_or(defaults.application_uri.clone()),
-            security: server_security,
-            ..defaults
-        };
-        let server = OpcuaServer::start(
-            OpcuaServerConfig::new(&bind, config).with_setup(bench_methods::install),
-        )
-        .await
-        .map_err(failed)?;
-        let endpoint = server.endpoint_url().to_owned();
-        Ok(OpcuaServerHandle {
-            inner: Arc::new(Mutex::new(Some(server))),
-            endpoint,
-        })
-    })
-}
-
-#[pymethods]
-impl OpcuaServerHandle {
-    /// Stops accepting connections and ends the server.
-    fn stop<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let inner = Arc::clone(&self.inner);
-        future_into_py(py, async move {
-            if let Some(server) = inner.lock().await.take() {
-                server.shutdown().await;
-            }
-            Ok(())
         })
     }
 }

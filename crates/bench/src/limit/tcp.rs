@@ -70,8 +70,11 @@ fn tcp_client(
      -> std::io::Result<()> {
         seq += 1;
         request[..8].copy_from_slice(&seq.to_be_bytes());
+        // Timed from before the write: on loopback the answer can be back before the
+        // write returns.
+        let sent_at = Instant::now();
         stream.write_all(&request)?;
-        outstanding.push_back((seq, Instant::now()));
+        outstanding.push_back((seq, sent_at));
         Ok(())
     };
     for _ in 0..config.in_flight {

@@ -27,6 +27,7 @@ pub mod node_id_text;
 pub mod reconnect;
 pub mod request_table;
 pub mod security;
+pub mod structures;
 pub mod subscriptions;
 pub mod value_text;
 

@@ -21,7 +21,9 @@ use crate::client::reconnect::ResumeSession;
 use crate::client::{
     ClientConfig, ClientConnection, ClientEvent, ClientIdentity, ClientSecurity, SendError,
 };
-use crate::encoding::{ByteString, DataValue, ExpandedNodeId, NodeId, QualifiedName, Variant};
+use crate::encoding::{
+    ByteString, DataValue, ExpandedNodeId, NodeId, QualifiedName, Variant, VariantType,
+};
 use crate::security::{Certificate, MessageSecurityMode, SecurityPolicy};
 use crate::services::BINARY_ENCODING_IDS;
 use crate::services::view::{browse_result_mask, node_class_mask};
@@ -403,6 +405,75 @@ impl OpcuaClient {
             ));
         }
         Ok(response.results)
+    }
+
+    /// The built-in type that values of Variable `node` have: from its DataType attribute,
+    /// else (an abstract or structured DataType such as BaseDataType or Number) from its
+    /// current value; None when neither tells.
+    pub async fn value_type(&mut self, node: &NodeId) -> Result<Option<VariantType>, ClientError> {
+        let read = self
+            .read(std::slice::from_ref(node), AttributeId::DataType)
+            .await?;
+        let data_type = read.into_iter().next().unwrap_or_default();
+        let status = data_type.status.unwrap_or_default();
+        if status.is_bad() {
+            return Err(ClientError::status(
+                status,
+                format!("reading the DataType of {node}"),
+            ));
+        }
+        if let Some(Variant::NodeId(id)) = &data_type.value
+            && let Some(kind) = crate::services::attribute::builtin_type_of(id)
+        {
+            return Ok(Some(kind));
+        }
+        let value = self
+            .read(std::slice::from_ref(node), AttributeId::Value)
+            .await?;
+        Ok(value
+            .into_iter()
+            .next()
+            .and_then(|v| v.value)
+            .and_then(|v| match v {
+                Variant::Array(array) => Some(array.element_type()),
+                other => other.scalar_type(),
+            }))
+    }
+
+    /// The built-in types of `method`'s declared InputArguments, in order (None for an
+    /// argument of another DataType); empty when the method declares none.
+    pub async fn input_argument_types(
+        &mut self,
+        method: &NodeId,
+    ) -> Result<Vec<Option<VariantType>>, ClientError> {
+        let path = [QualifiedName::new(0, "InputArguments")];
+        let targets = match self.translate(method, &path).await {
+            Ok(targets) => targets,
+            Err(e) if e.status_code() == StatusCode::BAD_NO_MATCH => return Ok(Vec::new()),
+            Err(e) => return Err(e),
+        };
+        let Some(property) = targets.into_iter().next() else {
+            return Ok(Vec::new());
+        };
+        let read = self.read(&[property.node_id], AttributeId::Value).await?;
+        let elements = match read.into_iter().next().and_then(|v| v.value) {
+            Some(Variant::Array(array)) => array.elements().to_vec(),
+            _ => Vec::new(),
+        };
+        Ok(elements
+            .iter()
+            .map(|element| match element {
+                Variant::ExtensionObject(object) => {
+                    match crate::client::structures::Structure::decode(object) {
+                        Some(crate::client::structures::Structure::Argument {
+                            data_type, ..
+                        }) => crate::services::attribute::builtin_type_of(&data_type),
+                        _ => None,
+                    }
+                }
+                _ => None,
+            })
+            .collect())
     }
 
     /// Writes the Value attribute of `node`; a bad result is an error.

@@ -474,6 +474,22 @@ impl ReconnectingClient {
         retrying!(self, client, client.get_endpoints())
     }
 
+    /// [`OpcuaClient::value_type`], retried across a reconnect.
+    pub async fn value_type(
+        &mut self,
+        node: &NodeId,
+    ) -> Result<Option<crate::encoding::VariantType>, ClientError> {
+        retrying!(self, client, client.value_type(node))
+    }
+
+    /// [`OpcuaClient::input_argument_types`], retried across a reconnect.
+    pub async fn input_argument_types(
+        &mut self,
+        method: &NodeId,
+    ) -> Result<Vec<Option<crate::encoding::VariantType>>, ClientError> {
+        retrying!(self, client, client.input_argument_types(method))
+    }
+
     /// [`OpcuaClient::write`]; not sent again after a loss in flight.
     pub async fn write(&mut self, node: &NodeId, value: Variant) -> Result<(), ClientError> {
         once!(self, client, client.write(node, value))

@@ -131,6 +131,9 @@ pub struct OpcuaServer {
     shutdown: watch::Sender<bool>,
     accept_task: JoinHandle<()>,
     server: SharedServer,
+    /// Bumped when responses answered outside a connection (external method calls) wait
+    /// in an outbox: every connection then looks at its own.
+    outbox: watch::Sender<u64>,
 }
 
 impl OpcuaServer {
@@ -162,6 +165,7 @@ impl OpcuaServer {
         }
         let server = Arc::new(Mutex::new(server));
         let (shutdown, watcher) = watch::channel(false);
+        let (outbox, _) = watch::channel(0u64);
         let released = Arc::new(Notify::new());
         tokio::spawn(sweep_sessions(
             Arc::clone(&server),
@@ -172,7 +176,10 @@ impl OpcuaServer {
             listener,
             Arc::clone(&server),
             released,
-            watcher,
+            Wake {
+                shutdown: watcher,
+                outbox: outbox.subscribe(),
+            },
             max_connections,
         ));
         Ok(Self {
@@ -181,6 +188,7 @@ impl OpcuaServer {
             shutdown,
             accept_task,
             server,
+            outbox,
         })
     }
 
@@ -197,6 +205,37 @@ impl OpcuaServer {
     /// Runs `f` on the shared server state (e.g. to change a value while serving).
     pub fn with_server<T>(&self, f: impl FnOnce(&mut Server) -> T) -> T {
         f(&mut lock(&self.server))
+    }
+
+    /// Answers an external method invocation (see
+    /// [`Server::on_method_call`]) and wakes the connections so that a finished
+    /// CallResponse goes out at once. False when the invocation is unknown.
+    pub fn complete_method_call(
+        &self,
+        id: u64,
+        result: Result<Vec<crate::encoding::Variant>, StatusCode>,
+    ) -> bool {
+        let known = lock(&self.server).complete_method_call(id, result, Instant::now());
+        if known {
+            self.outbox
+                .send_modify(|count| *count = count.wrapping_add(1));
+        }
+        known
+    }
+
+    /// Sets the value of a Variable from the application (a new reading, a simulated
+    /// point), stamped with the server's clock; monitored items see it at once.
+    pub fn set_value(
+        &self,
+        node: &crate::encoding::NodeId,
+        value: crate::encoding::Variant,
+    ) -> Result<(), StatusCode> {
+        let now = Instant::now();
+        let mut server = lock(&self.server);
+        let wall = server.wall_clock(now);
+        server.address_space.set_value(node, value, wall)?;
+        server.value_written(node, now);
+        Ok(())
     }
 
     /// Announces the shutdown to clients for `notice` (ServerStatus.State Shutdown,
@@ -289,7 +328,7 @@ async fn accept_loop(
     listener: TcpListener,
     server: SharedServer,
     released: Arc<Notify>,
-    mut shutdown: watch::Receiver<bool>,
+    mut wake: Wake,
     max_connections: usize,
 ) {
     let mut connections = Vec::new();
@@ -315,11 +354,11 @@ async fn accept_loop(
                     socket,
                     Arc::clone(&server),
                     Arc::clone(&released),
-                    shutdown.clone(),
+                    wake.clone(),
                     slot,
                 )));
             }
-            _ = shutdown.changed() => break,
+            _ = wake.shutdown.changed() => break,
         }
     }
     for task in connections {
@@ -344,11 +383,11 @@ async fn serve_connection(
     socket: TcpStream,
     server: SharedServer,
     released: Arc<Notify>,
-    shutdown: watch::Receiver<bool>,
+    wake: Wake,
     slot: OpeningSlot,
 ) {
     let mut connection = ServerConnection::accepted(&lock(&server), Instant::now());
-    run_connection(socket, &server, &mut connection, shutdown, &slot).await;
+    run_connection(socket, &server, &mut connection, wake, &slot).await;
     slot.opening.leave(slot.id);
     // Publish requests waiting on this channel go; its subscriptions stay for the session
     // and the housekeeping task drives them (sampling included) until it comes back.
@@ -368,7 +407,7 @@ async fn run_connection(
     mut socket: TcpStream,
     server: &SharedServer,
     connection: &mut ServerConnection,
-    mut shutdown: watch::Receiver<bool>,
+    mut wake: Wake,
     slot: &OpeningSlot,
 ) {
     let mut transmit = TransmitBuffer::new();
@@ -402,15 +441,27 @@ async fn run_connection(
             () = sleep_until(deadline) => {
                 connection.handle_timeout_with(&mut lock(server), Instant::now());
             }
+            Ok(()) = wake.outbox.changed() => {
+                connection.handle_timeout_with(&mut lock(server), Instant::now());
+            }
             () = slot.close.notified(), if !opened => {
                 connection.close_with(
                     StatusCode::BAD_MAX_CONNECTIONS_REACHED,
                     "too many connections are still opening: this one was the oldest",
                 );
             }
-            _ = shutdown.changed() => return,
+            _ = wake.shutdown.changed() => return,
         }
     }
+}
+
+/// What wakes a connection besides its socket and its timer.
+#[derive(Clone)]
+struct Wake {
+    /// The server stops.
+    shutdown: watch::Receiver<bool>,
+    /// Late responses wait in an outbox (see [`OpcuaServer::complete_method_call`]).
+    outbox: watch::Receiver<u64>,
 }
 
 /// Logs refused certificates (application or user) to the server's standard error, the log

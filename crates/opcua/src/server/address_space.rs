@@ -83,6 +83,92 @@ pub struct VariableAttributes {
     pub access_level: u8,
 }
 
+/// `AnalogItemType` (OPC 10000-8 §5.3.2.3).
+pub const ANALOG_ITEM_TYPE_ID: u32 = 2368;
+/// The `Range` DataType.
+pub const RANGE_DATA_TYPE_ID: u32 = 884;
+/// `Range_Encoding_DefaultBinary`.
+pub const RANGE_BINARY_ENCODING_ID: u32 = 886;
+/// The `EUInformation` DataType.
+pub const EU_INFORMATION_DATA_TYPE_ID: u32 = 887;
+/// `EUInformation_Encoding_DefaultBinary`.
+pub const EU_INFORMATION_BINARY_ENCODING_ID: u32 = 889;
+/// The namespace of UNECE unit codes in EUInformation (OPC 10000-8 §5.6.3).
+pub const UNECE_UNITS_NAMESPACE: &str = "http://www.opcfoundation.org/UA/units/un/cefact";
+
+/// A Range structure (low, high) as an ExtensionObject.
+pub fn range_object(low: f64, high: f64) -> ExtensionObject {
+    let mut body = Vec::new();
+    low.encode(&mut body);
+    high.encode(&mut body);
+    ExtensionObject {
+        type_id: NodeId::numeric(0, RANGE_BINARY_ENCODING_ID),
+        body: ExtensionObjectBody::Binary(body),
+    }
+}
+
+/// The EngineeringUnits of an analog item (the EUInformation structure).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EngineeringUnits {
+    /// What is shown (`°C`).
+    pub display_name: String,
+    /// The UNECE common code (`CEL`), from which the UnitId is made; None: UnitId -1.
+    pub unece_code: Option<String>,
+    /// A longer description (`degree Celsius`).
+    pub description: String,
+}
+
+impl EngineeringUnits {
+    /// The UnitId of a UNECE common code: its (at most 4) ASCII characters as the bytes of
+    /// an Int32, first character highest (OPC 10000-8 §5.6.3: `CEL` is 4408652); None for
+    /// anything else.
+    pub fn unit_id(code: &str) -> Option<i32> {
+        if code.is_empty() || code.len() > 4 || !code.bytes().all(|b| b.is_ascii_alphanumeric()) {
+            return None;
+        }
+        Some(code.bytes().fold(0i32, |id, b| (id << 8) | i32::from(b)))
+    }
+
+    /// The EUInformation structure as an ExtensionObject (field order of OPC 10000-8
+    /// §5.6.3: NamespaceUri, UnitId, DisplayName, Description).
+    pub fn to_extension_object(&self) -> ExtensionObject {
+        let mut body = Vec::new();
+        let unit_id = self.unece_code.as_deref().and_then(Self::unit_id);
+        let namespace = if unit_id.is_some() {
+            UaString::from(UNECE_UNITS_NAMESPACE)
+        } else {
+            UaString::NULL
+        };
+        namespace.encode(&mut body);
+        unit_id.unwrap_or(-1).encode(&mut body);
+        plain_text(&self.display_name).encode(&mut body);
+        plain_text(&self.description).encode(&mut body);
+        ExtensionObject {
+            type_id: NodeId::numeric(0, EU_INFORMATION_BINARY_ENCODING_ID),
+            body: ExtensionObjectBody::Binary(body),
+        }
+    }
+}
+
+/// What [`AddressSpace::add_data_variable`] makes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DataVariableSpec {
+    /// The initial value.
+    pub value: Variant,
+    /// Its DataType.
+    pub data_type: NodeId,
+    /// AccessLevel bits ([`ACCESS_LEVEL_CURRENT_READ`], [`ACCESS_LEVEL_CURRENT_WRITE`]).
+    pub access_level: u8,
+    /// The Description attribute.
+    pub description: Option<String>,
+    /// EURange (low, high): makes it an AnalogItemType.
+    pub eu_range: Option<(f64, f64)>,
+    /// EngineeringUnits: makes it an AnalogItemType.
+    pub engineering_units: Option<EngineeringUnits>,
+    /// The value's source timestamp.
+    pub source_timestamp: DateTime,
+}
+
 /// A declared method argument (the Argument structure of OPC 10000-3 §8.6).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MethodArgument {
@@ -127,6 +213,9 @@ pub enum MethodHandler {
     ThroughputSetSize,
     /// Throughput benchmark `getData`.
     ThroughputGetData,
+    /// Implemented outside the core and answered later (see
+    /// [`Server::on_method_call`](super::Server::on_method_call)).
+    External,
 }
 
 impl std::fmt::Debug for MethodHandler {
@@ -135,6 +224,7 @@ impl std::fmt::Debug for MethodHandler {
             Self::Callback(_) => "Callback",
             Self::ThroughputSetSize => "ThroughputSetSize",
             Self::ThroughputGetData => "ThroughputGetData",
+            Self::External => "External",
         })
     }
 }
@@ -421,6 +511,17 @@ impl AddressSpace {
         node_id: NodeId,
         browse_name: QualifiedName,
     ) -> Result<(), AddNodeError> {
+        self.add_object_of_type(parent, node_id, browse_name, &ids::BASE_OBJECT_TYPE)
+    }
+
+    /// Adds an Object of `type_definition` organized by (or a component of) `parent`.
+    fn add_object_of_type(
+        &mut self,
+        parent: &NodeId,
+        node_id: NodeId,
+        browse_name: QualifiedName,
+        type_definition: &NodeId,
+    ) -> Result<(), AddNodeError> {
         let reference_type = self.child_reference_type(parent);
         self.add_child(
             parent,
@@ -428,7 +529,7 @@ impl AddressSpace {
             node_id,
             browse_name,
             NodeAttributes::Object,
-            Some(&ids::BASE_OBJECT_TYPE),
+            Some(type_definition),
         )
     }
 
@@ -443,30 +544,95 @@ impl AddressSpace {
         data_type: NodeId,
         writable: bool,
     ) -> Result<(), AddNodeError> {
-        let reference_type = self.child_reference_type(parent);
-        let value_rank = match value {
-            Variant::Array(_) => VALUE_RANK_ONE_DIMENSION,
-            _ => VALUE_RANK_SCALAR,
-        };
         let mut access_level = ACCESS_LEVEL_CURRENT_READ;
         if writable {
             access_level |= ACCESS_LEVEL_CURRENT_WRITE;
         }
-        let attributes = NodeAttributes::Variable(VariableAttributes {
+        let spec = DataVariableSpec {
             value,
-            source_timestamp: DateTime::MIN,
             data_type,
-            value_rank,
             access_level,
+            description: None,
+            eu_range: None,
+            engineering_units: None,
+            source_timestamp: DateTime::MIN,
+        };
+        self.add_data_variable(parent, node_id, browse_name, spec)
+    }
+
+    /// Adds a Folder (FolderType) organized by (or a component of) `parent`; nodes added
+    /// below it are organized by it.
+    pub fn add_folder(
+        &mut self,
+        parent: &NodeId,
+        node_id: NodeId,
+        browse_name: QualifiedName,
+    ) -> Result<(), AddNodeError> {
+        self.add_object_of_type(parent, node_id, browse_name, &ids::FOLDER_TYPE)
+    }
+
+    /// Adds a Variable described by `spec` below `parent` (organized by a folder, else a
+    /// component): a BaseDataVariableType, or an AnalogItemType with its EURange and
+    /// EngineeringUnits properties when the spec has either (OPC 10000-8 §5.3.2).
+    pub fn add_data_variable(
+        &mut self,
+        parent: &NodeId,
+        node_id: NodeId,
+        browse_name: QualifiedName,
+        spec: DataVariableSpec,
+    ) -> Result<(), AddNodeError> {
+        let reference_type = self.child_reference_type(parent);
+        let analog = spec.eu_range.is_some() || spec.engineering_units.is_some();
+        let type_definition = if analog {
+            NodeId::numeric(0, ANALOG_ITEM_TYPE_ID)
+        } else {
+            ids::BASE_DATA_VARIABLE_TYPE
+        };
+        let value_rank = match spec.value {
+            Variant::Array(_) => VALUE_RANK_ONE_DIMENSION,
+            _ => VALUE_RANK_SCALAR,
+        };
+        let attributes = NodeAttributes::Variable(VariableAttributes {
+            value: spec.value,
+            source_timestamp: spec.source_timestamp,
+            data_type: spec.data_type,
+            value_rank,
+            access_level: spec.access_level,
         });
         self.add_child(
             parent,
             &reference_type,
-            node_id,
+            node_id.clone(),
             browse_name,
             attributes,
-            Some(&ids::BASE_DATA_VARIABLE_TYPE),
-        )
+            Some(&type_definition),
+        )?;
+        if let Some(node) = self.nodes.get_mut(&node_id)
+            && let Some(description) = spec.description
+        {
+            node.description = plain_text(&description);
+        }
+        let stem = identifier_text(&node_id);
+        let namespace = node_id.namespace;
+        if let Some((low, high)) = spec.eu_range {
+            self.add_property(
+                &node_id,
+                NodeId::string(namespace, &format!("{stem}.EURange")),
+                QualifiedName::new(0, "EURange"),
+                Variant::ExtensionObject(Box::new(range_object(low, high))),
+                NodeId::numeric(0, RANGE_DATA_TYPE_ID),
+            )?;
+        }
+        if let Some(units) = spec.engineering_units {
+            self.add_property(
+                &node_id,
+                NodeId::string(namespace, &format!("{stem}.EngineeringUnits")),
+                QualifiedName::new(0, "EngineeringUnits"),
+                Variant::ExtensionObject(Box::new(units.to_extension_object())),
+                NodeId::numeric(0, EU_INFORMATION_DATA_TYPE_ID),
+            )?;
+        }
+        Ok(())
     }
 
     /// Adds a Property (read-only unless `writable`) to `parent`.
@@ -697,6 +863,14 @@ mod tests {
         assert_eq!(error, AddNodeError::UnknownNamespace(3));
         assert_eq!(space.add_namespace("urn:a"), 1);
         assert_eq!(space.add_namespace("urn:a"), 1);
+    }
+
+    #[test]
+    fn unece_unit_ids() {
+        // OPC 10000-8 §5.6.3 gives degree Celsius (CEL) as 4408652.
+        assert_eq!(EngineeringUnits::unit_id("CEL"), Some(4_408_652));
+        assert_eq!(EngineeringUnits::unit_id("°C"), None);
+        assert_eq!(EngineeringUnits::unit_id("TOOLONG"), None);
     }
 
     #[test]

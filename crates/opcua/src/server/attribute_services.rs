@@ -20,10 +20,6 @@ use crate::types::StatusCode;
 pub const SERVER_STATUS_BINARY_ENCODING_ID: u32 = 864;
 /// Numeric id of the abstract `BaseDataType`: variables of this type accept any value.
 const BASE_DATA_TYPE_ID: u32 = 24;
-/// Numeric id of `UtcTime`, a DateTime.
-const UTC_TIME_ID: u32 = 294;
-/// Numeric ids of the enumerations used here (`ServerState`), encoded as Int32.
-const ENUMERATION_IDS: &[u32] = &[29, 852];
 
 fn data_value(value: Variant) -> DataValue {
     DataValue {
@@ -261,19 +257,7 @@ pub fn read_one(
 
 /// The built-in type a data type NodeId stands for, for write type checks.
 fn expected_type(data_type: &NodeId) -> Option<VariantType> {
-    let crate::encoding::Identifier::Numeric(number) = data_type.identifier else {
-        return None;
-    };
-    if data_type.namespace != 0 {
-        return None;
-    }
-    if number == UTC_TIME_ID {
-        return Some(VariantType::DateTime);
-    }
-    if ENUMERATION_IDS.contains(&number) {
-        return Some(VariantType::Int32);
-    }
-    u8::try_from(number).ok().and_then(VariantType::from_id)
+    crate::services::attribute::builtin_type_of(data_type)
 }
 
 fn type_matches(variable: &VariableAttributes, value: &Variant) -> bool {

@@ -63,22 +63,9 @@ impl Default for OperationLimits {
     }
 }
 
-/// The server's build information, reported in ServerStatus.BuildInfo.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct BuildInfo {
-    /// URI of the product.
-    pub product_uri: String,
-    /// Who made it.
-    pub manufacturer_name: String,
-    /// Its name.
-    pub product_name: String,
-    /// Its version.
-    pub software_version: String,
-    /// The build number.
-    pub build_number: String,
-    /// When it was built.
-    pub build_date: DateTime,
-}
+/// The server's build information, reported in ServerStatus.BuildInfo (the structure of
+/// OPC 10000-5 §12.4, shared with the client's decoder).
+pub use crate::services::BuildInfo;
 
 /// The build's date: `SOURCE_DATE_EPOCH` at build time, else when the crate was built (see
 /// `build.rs`), in seconds since the Unix epoch.

@@ -176,6 +176,7 @@ impl ServerConnection {
         };
         if self.is_closed() {
             server.subscriptions.release_channel(channel_id);
+            server.drop_pending_calls(channel_id);
             self.subscription_deadline = None;
             return;
         }
@@ -214,6 +215,7 @@ impl ServerConnection {
     pub fn release(&mut self, server: &mut Server) {
         if let Some(channel_id) = self.channel_id() {
             server.subscriptions.release_channel(channel_id);
+            server.drop_pending_calls(channel_id);
         }
         self.subscription_deadline = None;
     }

@@ -9,10 +9,11 @@ use std::time::Instant;
 
 use super::attribute_services::{read_one, write_one};
 use super::discovery_services::{find_servers, get_endpoints};
-use super::method_services::{call_one, encode_call_response};
+use super::method_services::{call_step, encode_call_response};
 use super::server_state::Server;
 use super::session_services::{activate_session, activated_session, close_session, create_session};
 use super::subscriptions::services::handle as subscription_service;
+use super::user_hooks::{CallStep, WrittenValue};
 use super::view_services::{browse_next_one, browse_references, page_result, translate_path};
 use crate::channel::OutgoingBody;
 use crate::encoding::{BinaryEncodable, DateTime, NodeId, Reader};
@@ -64,7 +65,7 @@ pub(super) fn dispatch(
         ServiceRequest::Browse(_)
         | ServiceRequest::BrowseNext(_)
         | ServiceRequest::TranslateBrowsePathsToNodeIds(_) => view(server, context, request)?,
-        ServiceRequest::Call(request) => return call(server, context, &request).map(Some),
+        ServiceRequest::Call(request) => return call(server, context, &request),
         ServiceRequest::CreateSubscription(_)
         | ServiceRequest::ModifySubscription(_)
         | ServiceRequest::SetPublishingMode(_)
@@ -236,7 +237,9 @@ fn attribute(
             .into()
         }
         ServiceRequest::Write(request) => {
-            activated_session(server, &request.request_header, channel_id, now)?;
+            let user = activated_session(server, &request.request_header, channel_id, now)?
+                .user
+                .clone();
             check_count(request.nodes_to_write.len(), limits.max_nodes_per_write)?;
             let results: Vec<StatusCode> = request
                 .nodes_to_write
@@ -247,6 +250,15 @@ fn attribute(
             for (item, status) in request.nodes_to_write.iter().zip(&results) {
                 if status.is_good() {
                     server.value_written(&item.node_id, now);
+                    if let Some(value) = &item.value.value {
+                        let wall_now = server.wall_clock(now);
+                        server.written(WrittenValue {
+                            node_id: item.node_id.clone(),
+                            value: value.clone(),
+                            source_timestamp: item.value.source_timestamp.unwrap_or(wall_now),
+                            user: user.clone(),
+                        });
+                    }
                 }
             }
             WriteResponse {
@@ -353,29 +365,52 @@ fn view(
 }
 
 /// The Method service set: Call (its response may share the getData payload, so it is
-/// encoded as segments rather than as one `ServiceResponse`).
+/// encoded as segments rather than as one `ServiceResponse`). A request that calls external
+/// methods is answered later, when user code has answered them all (None here).
 fn call(
     server: &mut Server,
     context: &ServiceContext<'_>,
     request: &CallRequest,
-) -> Result<OutgoingBody, StatusCode> {
-    activated_session(
+) -> Result<Option<OutgoingBody>, StatusCode> {
+    let user = activated_session(
         server,
         &request.request_header,
         context.channel_id,
         context.now,
-    )?;
+    )?
+    .user
+    .clone();
     check_count(
         request.methods_to_call.len(),
         server.config.operation_limits.max_nodes_per_method_call,
     )?;
-    let outcomes = request
+    let steps: Vec<CallStep> = request
         .methods_to_call
         .iter()
-        .map(|method| call_one(server, method))
+        .map(|method| call_step(server, method))
         .collect();
-    Ok(encode_call_response(
+    let outcomes = if steps.iter().any(|s| matches!(s, CallStep::External { .. })) {
+        match server.defer_call(
+            context.channel_id,
+            context.request_id,
+            &request.request_header,
+            steps,
+            user.as_deref(),
+        ) {
+            Ok(()) => return Ok(None),
+            Err(outcomes) => outcomes,
+        }
+    } else {
+        steps
+            .into_iter()
+            .filter_map(|step| match step {
+                CallStep::Done(outcome) => Some(outcome),
+                CallStep::External { .. } => None,
+            })
+            .collect()
+    };
+    Ok(Some(encode_call_response(
         &context.ok(&request.request_header),
         outcomes,
-    ))
+    )))
 }

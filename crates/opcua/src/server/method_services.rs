@@ -6,6 +6,7 @@ use bytes::Bytes;
 
 use super::address_space::{MethodHandler, NodeAttributes};
 use super::server_state::Server;
+use super::user_hooks::CallStep;
 use crate::channel::{BodySegment, OutgoingBody};
 use crate::encoding::{BinaryEncodable, NodeId, Variant, VariantType};
 use crate::services::{
@@ -24,7 +25,7 @@ pub struct CallOutcome {
 }
 
 impl CallOutcome {
-    fn status(status_code: StatusCode) -> Self {
+    pub(crate) fn status(status_code: StatusCode) -> Self {
         Self {
             result: CallMethodResult {
                 status_code,
@@ -35,10 +36,27 @@ impl CallOutcome {
     }
 }
 
-/// Calls one method.
+/// Calls one method (an external one answers Bad_NotImplemented: see [`call_step`] for
+/// those).
 pub fn call_one(server: &mut Server, request: &CallMethodRequest) -> CallOutcome {
+    match call_step(server, request) {
+        CallStep::Done(outcome) => outcome,
+        CallStep::External { .. } => CallOutcome::status(StatusCode::BAD_NOT_IMPLEMENTED),
+    }
+}
+
+/// Checks and calls one method; an external one is returned with its checked arguments,
+/// for the router to hand to user code.
+pub(crate) fn call_step(server: &mut Server, request: &CallMethodRequest) -> CallStep {
+    CallStep::Done(match call_checked(server, request) {
+        Ok(step) => return step,
+        Err(outcome) => outcome,
+    })
+}
+
+fn call_checked(server: &mut Server, request: &CallMethodRequest) -> Result<CallStep, CallOutcome> {
     if server.address_space.node(&request.object_id).is_none() {
-        return CallOutcome::status(StatusCode::BAD_NODE_ID_UNKNOWN);
+        return Err(CallOutcome::status(StatusCode::BAD_NODE_ID_UNKNOWN));
     }
     // The method must be a component of the object.
     let is_component = server
@@ -51,21 +69,21 @@ pub fn call_one(server: &mut Server, request: &CallMethodRequest) -> CallOutcome
                 .any(|r| r.is_forward && r.target == request.method_id)
         });
     let Some(method_node) = server.address_space.node_mut(&request.method_id) else {
-        return CallOutcome::status(StatusCode::BAD_METHOD_INVALID);
+        return Err(CallOutcome::status(StatusCode::BAD_METHOD_INVALID));
     };
     let NodeAttributes::Method(method) = &mut method_node.attributes else {
-        return CallOutcome::status(StatusCode::BAD_METHOD_INVALID);
+        return Err(CallOutcome::status(StatusCode::BAD_METHOD_INVALID));
     };
     if !is_component {
-        return CallOutcome::status(StatusCode::BAD_METHOD_INVALID);
+        return Err(CallOutcome::status(StatusCode::BAD_METHOD_INVALID));
     }
     let inputs = &request.input_arguments;
     let declared = &method.input_arguments;
     if inputs.len() < declared.len() {
-        return CallOutcome::status(StatusCode::BAD_ARGUMENTS_MISSING);
+        return Err(CallOutcome::status(StatusCode::BAD_ARGUMENTS_MISSING));
     }
     if inputs.len() > declared.len() {
-        return CallOutcome::status(StatusCode::BAD_TOO_MANY_ARGUMENTS);
+        return Err(CallOutcome::status(StatusCode::BAD_TOO_MANY_ARGUMENTS));
     }
     let argument_results: Vec<StatusCode> = inputs
         .iter()
@@ -79,14 +97,14 @@ pub fn call_one(server: &mut Server, request: &CallMethodRequest) -> CallOutcome
         })
         .collect();
     if argument_results.iter().any(|s| s.is_bad()) {
-        return CallOutcome {
+        return Err(CallOutcome {
             result: CallMethodResult {
                 status_code: StatusCode::BAD_INVALID_ARGUMENT,
                 input_argument_results: argument_results,
                 ..CallMethodResult::default()
             },
             shared_output: None,
-        };
+        });
     }
     let outcome = match &mut method.handler {
         MethodHandler::Callback(callback) => callback(inputs).map(|outputs| (outputs, None)),
@@ -98,8 +116,15 @@ pub fn call_one(server: &mut Server, request: &CallMethodRequest) -> CallOutcome
             _ => Err(StatusCode::BAD_TYPE_MISMATCH),
         },
         MethodHandler::ThroughputGetData => Ok((Vec::new(), Some(server.throughput.data()))),
+        MethodHandler::External => {
+            return Ok(CallStep::External {
+                object_id: request.object_id.clone(),
+                method_id: request.method_id.clone(),
+                input_arguments: inputs.clone(),
+            });
+        }
     };
-    match outcome {
+    Ok(CallStep::Done(match outcome {
         Ok((output_arguments, shared_output)) => CallOutcome {
             result: CallMethodResult {
                 status_code: StatusCode::GOOD,
@@ -109,7 +134,7 @@ pub fn call_one(server: &mut Server, request: &CallMethodRequest) -> CallOutcome
             shared_output,
         },
         Err(status) => CallOutcome::status(status),
-    }
+    }))
 }
 
 /// Encodes a CallResponse message body (type id then structure) whose shared outputs become

@@ -41,6 +41,7 @@ pub mod server_state;
 pub mod session;
 pub mod session_services;
 pub mod subscriptions;
+pub mod user_hooks;
 pub mod view_services;
 
 pub use address_space::{AddressSpace, MethodArgument, MethodCallback, MethodHandler};
@@ -49,3 +50,4 @@ pub use connection::{CloseReason, ServerConnection};
 pub use security::ServerSecurity;
 pub use server_state::Server;
 pub use subscriptions::SubscriptionLimits;
+pub use user_hooks::{MethodInvocation, WrittenValue};

@@ -60,6 +60,8 @@ pub struct Server {
     pub throughput: ThroughputBuffer,
     /// Subscriptions and monitored items of all sessions.
     pub subscriptions: SubscriptionEngine,
+    /// The write and method hooks and the Call requests waiting for external methods.
+    pub(crate) hooks: super::user_hooks::UserHooks,
     /// The shutdown announced with [`Server::announce_shutdown`], if any.
     shutdown: Option<AnnouncedShutdown>,
     /// User certificates refused by ActivateSession, for the driver's log and `rejected/`.
@@ -94,6 +96,7 @@ impl Server {
             sessions: SessionTable::default(),
             throughput: ThroughputBuffer::default(),
             subscriptions: SubscriptionEngine::default(),
+            hooks: super::user_hooks::UserHooks::default(),
             shutdown: None,
             refusals: Vec::new(),
             epoch: now,

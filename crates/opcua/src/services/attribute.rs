@@ -214,6 +214,33 @@ ua_structure! {
     }
 }
 
+/// Numeric id of `UtcTime`, a DateTime.
+pub const UTC_TIME_DATA_TYPE_ID: u32 = 294;
+/// Numeric ids of the enumerations whose values are Int32 here (`Enumeration`,
+/// `ServerState`).
+pub const ENUMERATION_DATA_TYPE_IDS: &[u32] = &[29, 852];
+
+/// The built-in type that carries values of a DataType: the built-in DataTypes themselves
+/// (ns=0, ids 1 to 25), `UtcTime` (DateTime) and the enumerations known here (Int32); None
+/// for other types (structures, abstract types, other namespaces).
+pub fn builtin_type_of(data_type: &NodeId) -> Option<crate::encoding::VariantType> {
+    let crate::encoding::Identifier::Numeric(number) = data_type.identifier else {
+        return None;
+    };
+    if data_type.namespace != 0 {
+        return None;
+    }
+    if number == UTC_TIME_DATA_TYPE_ID {
+        return Some(crate::encoding::VariantType::DateTime);
+    }
+    if ENUMERATION_DATA_TYPE_IDS.contains(&number) {
+        return Some(crate::encoding::VariantType::Int32);
+    }
+    u8::try_from(number)
+        .ok()
+        .and_then(crate::encoding::VariantType::from_id)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -59,6 +59,23 @@ pub use discovery::{
     UserTokenPolicy, UserTokenType,
 };
 pub use header::{RequestHeader, ResponseHeader, ServiceFault};
+
+/// Build information (OPC 10000-5 §12.4): what a server reports in ServerStatus.BuildInfo.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BuildInfo {
+    /// URI of the product.
+    pub product_uri: String,
+    /// Who made it.
+    pub manufacturer_name: String,
+    /// Its name.
+    pub product_name: String,
+    /// Its version.
+    pub software_version: String,
+    /// The build number.
+    pub build_number: String,
+    /// When it was built.
+    pub build_date: crate::encoding::DateTime,
+}
 pub use message::ServiceDecodeError;
 pub use method::{CallMethodRequest, CallMethodResult, CallRequest, CallResponse};
 pub use monitored_item::{

@@ -2,6 +2,7 @@
 //! server (`serve`) and use our client (`browse`, `read`, `write`, `call`).
 
 mod client_args;
+mod endpoints;
 mod repeat;
 mod security;
 mod subscribe;
@@ -10,7 +11,9 @@ use std::io::Write as _;
 use std::time::Duration;
 
 use buildwire_opcua::StatusCode;
-use buildwire_opcua::client::value_text::{parse_argument, parse_value, value_to_json};
+use buildwire_opcua::client::value_text::{
+    is_typed_argument, parse_argument_as, parse_typed, parse_value, value_to_json,
+};
 use buildwire_opcua::driver::OpcuaServer;
 use buildwire_opcua::driver::OpcuaServerConfig;
 use buildwire_opcua::driver::batch::value_of;
@@ -41,11 +44,26 @@ pub enum OpcuaCommand {
     #[command(after_help = "Example:\n  \
         buildwire opcua decode \"48454c4638000000000000000000010000000100 \\\n      0000000000000000180000006f70632e7463 \\\n      703a2f2f6c6f63616c686f73743a34383430\"")]
     Decode(DecodeArgs),
-    /// Look up a StatusCode by number (0x80070000) or by name (BadDecodingError).
+    /// Look up a StatusCode by number (0x80070000) or by name (BadDecodingError); no
+    /// server is asked (for a server's own status: `opcua endpoints URL`).
+    #[command(
+        visible_alias = "status",
+        after_help = "Examples:\n  \
+        buildwire opcua status-code 0x80070000\n  \
+        buildwire opcua status-code BadTcpMessageTooLarge --json\n\n\
+        `opcua status` still works as another name for this lookup; given a server URL it \
+        points to `opcua endpoints`."
+    )]
+    StatusCode(StatusArgs),
+    /// Check a server as a user would: its endpoints (security policies, modes, user token
+    /// types), then over a session its ServerStatus (state, start time, BuildInfo) and
+    /// namespaces.
     #[command(after_help = "Examples:\n  \
-        buildwire opcua status 0x80070000\n  \
-        buildwire opcua status BadTcpMessageTooLarge")]
-    Status(StatusArgs),
+        buildwire opcua endpoints opc.tcp://127.0.0.1:4840\n  \
+        buildwire opcua endpoints opc.tcp://127.0.0.1:4840 --json\n  \
+        buildwire opcua endpoints opc.tcp://plc.local:4840 --no-session \\\n      # endpoints only, no session\n  \
+        buildwire opcua endpoints opc.tcp://127.0.0.1:4840 --user alice:secret")]
+    Endpoints(endpoints::EndpointsArgs),
     /// Run our OPC UA server until Ctrl-C; prints its endpoint. SecurityPolicy None unless
     /// --security names secured policies (then the certificate in --pki is used, created on
     /// first run, and client certificates must be in trusted/).
@@ -80,15 +98,17 @@ pub enum OpcuaCommand {
         connection event is one line (JSON lines with --json). A round fails when the server \
         stays away longer than --reconnect-timeout; the loop goes on.")]
     Read(ReadArgs),
-    /// Write the Value attribute of a node.
-    #[command(
-        after_help = "Example:\n  buildwire opcua write opc.tcp://127.0.0.1:4840 'ns=1;s=Setpoint' 42.5 \\\n      --type double"
-    )]
+    /// Write the Value attribute of a node, converted to the node's DataType (read first)
+    /// unless --type says otherwise; numbers the type cannot hold are refused.
+    #[command(after_help = "Examples:\n  \
+        buildwire opcua write opc.tcp://127.0.0.1:4840 'ns=1;s=Setpoint' 42.5\n  \
+        buildwire opcua write opc.tcp://127.0.0.1:4840 'ns=2;s=Mode' 3 --type uint16")]
     Write(WriteArgs),
-    /// Call a method; arguments are `type:value` (uint32:1, string:abc) or bare values.
-    #[command(
-        after_help = "Example:\n  buildwire opcua call opc.tcp://127.0.0.1:4840 'ns=1;i=5000' 'ns=1;i=6000' \\\n      uint32:1"
-    )]
+    /// Call a method; bare arguments are read as the types of the method's InputArguments,
+    /// `type:value` (uint32:1, string:abc) forces a type.
+    #[command(after_help = "Examples:\n  \
+        buildwire opcua call opc.tcp://127.0.0.1:4840 'ns=1;i=5000' 'ns=1;i=6000' 1\n  \
+        buildwire opcua call opc.tcp://127.0.0.1:4840 'ns=1;i=5000' 'ns=1;i=6000' \\\n      uint32:1")]
     Call(CallArgs),
     /// Subscribe to the Value of nodes and print every change until Ctrl-C (or --duration);
     /// the subscription is deleted on the way out.
@@ -200,12 +220,12 @@ pub struct WriteArgs {
     client: ClientArgs,
     /// The node.
     node: String,
-    /// The value, as text of `--type`.
+    /// The value, as text of the node's DataType (or of `--type`).
     value: String,
-    /// The value's type: boolean, sbyte, byte, int16, uint16, int32, uint32, int64, uint64,
-    /// float, double, string, bytestring (hex).
-    #[arg(long = "type", default_value = "double")]
-    value_type: String,
+    /// Send the value as this type instead of the node's DataType: boolean, sbyte, byte,
+    /// int16, uint16, int32, uint32, int64, uint64, float, double, string, bytestring (hex).
+    #[arg(long = "type")]
+    value_type: Option<String>,
     /// Print JSON instead of text.
     #[arg(long)]
     json: bool,
@@ -219,7 +239,7 @@ pub struct CallArgs {
     object: String,
     /// The method.
     method: String,
-    /// Input arguments: `type:value` or bare (true, 12, 1.5, text).
+    /// Input arguments: bare (read as the declared InputArguments types) or `type:value`.
     args: Vec<String>,
     /// Print JSON instead of text.
     #[arg(long)]
@@ -247,7 +267,8 @@ pub struct StatusArgs {
 pub fn execute(cmd: OpcuaCommand) -> CommandResult {
     match cmd {
         OpcuaCommand::Decode(args) => decode(args),
-        OpcuaCommand::Status(args) => status(args),
+        OpcuaCommand::StatusCode(args) => status(args),
+        OpcuaCommand::Endpoints(args) => client_runtime()?.block_on(endpoints::endpoints(args)),
         OpcuaCommand::Serve(args) => serve(args),
         OpcuaCommand::Certs(args) => certs(args),
         OpcuaCommand::Browse(args) => client_runtime()?.block_on(browse(args)),
@@ -522,18 +543,72 @@ async fn read(args: ReadArgs) -> CommandResult {
             println!(
                 "{} = {} ({})",
                 row["node"].as_str().unwrap_or_default(),
-                row["value"],
+                value_text(&row["value"]),
                 row["status"].as_str().unwrap_or_default()
             );
         }
+    }
+    all_reads_failed(&values)
+}
+
+/// A value for the text output: a decoded structure as `Name: value, ...` (nested ones in
+/// braces), anything else as JSON.
+fn value_text(value: &Value) -> String {
+    match value {
+        Value::Object(fields) => {
+            let parts: Vec<String> = fields
+                .iter()
+                .map(|(name, field)| match field {
+                    Value::Object(_) => format!("{name}: {{{}}}", value_text(field)),
+                    Value::String(text) => format!("{name}: {text}"),
+                    other => format!("{name}: {other}"),
+                })
+                .collect();
+            parts.join(", ")
+        }
+        other => other.to_string(),
+    }
+}
+
+/// Exit status of a read: a failure when every node's read failed (one node or many); a
+/// few bad ones among good ones are shown in the output only.
+fn all_reads_failed(values: &[buildwire_opcua::encoding::DataValue]) -> CommandResult {
+    let bad = values
+        .iter()
+        .filter(|v| v.status.is_some_and(|s| s.is_bad()))
+        .count();
+    if !values.is_empty() && bad == values.len() {
+        let status = values.first().and_then(|v| v.status).unwrap_or_default();
+        let what = if values.len() == 1 {
+            format!("the read failed: {status}")
+        } else {
+            format!("all {} reads failed (the first: {status})", values.len())
+        };
+        return Err(what.into());
     }
     Ok(())
 }
 
 async fn write(args: WriteArgs) -> CommandResult {
     let node = parse_node(&args.node)?;
-    let value = parse_value(&args.value_type, &args.value)?;
+    let given = match &args.value_type {
+        Some(kind) => Some(parse_value(kind, &args.value)?),
+        None => None,
+    };
     let mut client = connect(&args.client).await?;
+    let value = match given {
+        Some(value) => value,
+        None => {
+            let kind = client.value_type(&node).await?.ok_or_else(|| {
+                format!(
+                    "{} does not say what type its value has: give --type (double, int32, ...)",
+                    args.node
+                )
+            })?;
+            parse_typed(kind, &args.value)
+                .map_err(|e| format!("{}: {e} (its DataType is {})", args.node, kind.name()))?
+        }
+    };
     client.write(&node, value.clone()).await?;
     client.close().await?;
     if args.json {
@@ -550,12 +625,18 @@ async fn write(args: WriteArgs) -> CommandResult {
 async fn call(args: CallArgs) -> CommandResult {
     let object = parse_node(&args.object)?;
     let method = parse_node(&args.method)?;
+    let mut client = connect(&args.client).await?;
+    let declared = if args.args.iter().all(|a| is_typed_argument(a)) {
+        Vec::new()
+    } else {
+        client.input_argument_types(&method).await?
+    };
     let inputs = args
         .args
         .iter()
-        .map(|text| parse_argument(text))
+        .enumerate()
+        .map(|(i, text)| parse_argument_as(text, declared.get(i).copied().flatten()))
         .collect::<Result<Vec<_>, _>>()?;
-    let mut client = connect(&args.client).await?;
     let outputs = client.call(&object, &method, inputs).await?;
     client.close().await?;
     let values: Vec<Value> = outputs.iter().map(value_to_json).collect();
@@ -600,6 +681,13 @@ fn decode(args: DecodeArgs) -> CommandResult {
 
 fn status(args: StatusArgs) -> CommandResult {
     let text = args.code.trim();
+    if text.starts_with("opc.tcp://") {
+        return Err(format!(
+            "`opcua status-code` (also `opcua status`) looks up a StatusCode and asks no \
+             server; for the state of the server at {text}: buildwire opcua endpoints {text}"
+        )
+        .into());
+    }
     let parsed = match text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
         Some(hex) => u32::from_str_radix(hex, 16).ok().map(StatusCode::from_u32),
         None => text.parse::<u32>().ok().map(StatusCode::from_u32),

@@ -337,6 +337,11 @@ impl SubscriptionEngine {
         Some(subscription)
     }
 
+    /// Queues a response that was answered late (an external method call) for its channel.
+    pub(crate) fn push_ready(&mut self, channel_id: u32, response: ReadyResponse) {
+        self.outbox.entry(channel_id).or_default().push(response);
+    }
+
     fn push_response(&mut self, publish: PendingPublish, response: ServiceResponse) {
         self.outbox
             .entry(publish.channel_id)

@@ -30,19 +30,15 @@ use crate::services::{
 use crate::types::StatusCode;
 
 /// `Range_Encoding_DefaultBinary` (ns=0;i=886): the body type of an EURange value.
-pub const RANGE_BINARY_ENCODING_ID: u32 = 886;
+pub use crate::server::address_space::RANGE_BINARY_ENCODING_ID;
 /// The `Range` DataType (ns=0;i=884).
-pub const RANGE_DATA_TYPE: u32 = 884;
+pub use crate::server::address_space::RANGE_DATA_TYPE_ID as RANGE_DATA_TYPE;
 
 /// An EURange value: the Range structure (low, high) in an ExtensionObject.
 pub fn eu_range_value(low: f64, high: f64) -> Variant {
-    let mut body = Vec::with_capacity(16);
-    low.encode(&mut body);
-    high.encode(&mut body);
-    Variant::ExtensionObject(Box::new(ExtensionObject {
-        type_id: NodeId::numeric(0, RANGE_BINARY_ENCODING_ID),
-        body: ExtensionObjectBody::Binary(body),
-    }))
+    Variant::ExtensionObject(Box::new(crate::server::address_space::range_object(
+        low, high,
+    )))
 }
 
 /// Adds the EURange property (`<node>.EURange`, in the node's namespace) to an analog
@@ -53,7 +49,8 @@ pub fn add_eu_range(
     low: f64,
     high: f64,
 ) -> Result<(), AddNodeError> {
-    let id = NodeId::string(node.namespace, &format!("{node}.EURange"));
+    let stem = crate::server::address_space::identifier_text(node);
+    let id = NodeId::string(node.namespace, &format!("{stem}.EURange"));
     space.add_property(
         node,
         id,
