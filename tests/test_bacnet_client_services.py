@@ -388,7 +388,12 @@ async def test_values_come_back_as_python_objects(
 ) -> None:
     assert await client.read(device.address, "device,77", "object-name") == "services-device"
     assert await client.read(device.address, "av,1", "out-of-service") is False
-    assert await client.read(device.address, "av,1", "status-flags") == "0000"
+    assert await client.read(device.address, "av,1", "status-flags") == {
+        "in-alarm": False,
+        "fault": False,
+        "overridden": False,
+        "out-of-service": False,
+    }
     assert await client.read(device.address, "device,77", "object-identifier") == "device,77"
     object_list = await client.read(device.address, "device,77", "object-list")
     assert object_list[:2] == ["device,77", "analog-value,1"]

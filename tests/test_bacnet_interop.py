@@ -781,11 +781,8 @@ async def test_our_python_client_uses_the_services_of_rusty_bacnet(peer_python: 
             await client.add_list_element(
                 device, "calendar,1", "date-list", [{"date": "2026-12-25"}]
             )
-            # One context-tagged date: 2026 (126), December, the 25th, any weekday.
-            assert await client.read(device, "calendar,1", "date-list") == {
-                "context": 0,
-                "hex": "7e0c19ff",
-            }
+            # One calendar entry, decoded (a date: 2026-12-25, any weekday).
+            assert await client.read(device, "calendar,1", "date-list") == {"date": "2026-12-25"}
             await client.remove_list_element(
                 device, "calendar,1", "date-list", [{"date": "2026-12-25"}]
             )
