@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import shutil
+import subprocess
 import sys
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -29,3 +33,27 @@ def haystack_data() -> Path:
     path = SHARED / "data" / "haystack"
     assert path.is_dir(), f"{path} is missing: clone the project next to shared/"
     return path
+
+
+@contextmanager
+def serve_haystack(
+    cmd: list[str], data: Path, *options: str, env: dict[str, str] | None = None
+) -> Iterator[str]:
+    """Run `buildwire haystack serve` on a free port of 127.0.0.1; yields its API URL."""
+    log = tempfile.TemporaryFile(mode="w+")
+    process = subprocess.Popen(
+        [*cmd, "haystack", "serve", "--bind", "127.0.0.1:0", "--data", str(data), *options],
+        stdout=subprocess.PIPE,
+        stderr=log,
+        text=True,
+        env=env,
+    )
+    assert process.stdout is not None
+    line = process.stdout.readline()
+    try:
+        log.seek(0)
+        assert line.startswith("listening on http://127.0.0.1:"), f"{line!r}: {log.read()}"
+        yield line.split()[2]
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
