@@ -105,14 +105,25 @@ impl<'py> Keys<'py> {
     }
 }
 
-/// Rust values to Python objects, with the caches of one conversion (UTC offsets, strings
-/// that repeat such as units and timezone names).
+/// A cached Number object with its unit (the key is the value's bits).
+type UnitNumber<'py> = (Option<String>, Bound<'py, PyAny>);
+
+/// Most entries of each cache of one conversion.
+const CACHE_LIMIT: usize = 1 << 16;
+
+/// Rust values to Python objects, with the caches of one conversion: UTC offsets, strings
+/// that repeat such as units and timezone names, and the immutable values that repeat in
+/// building data (Numbers, Refs without a display name), which are frozen dataclasses and
+/// so can be one object wherever they appear.
 pub struct ToPy<'py> {
     py: Python<'py>,
     c: &'static Classes,
     k: Keys<'py>,
     zones: HashMap<i32, Bound<'py, PyAny>>,
     strings: HashMap<String, Bound<'py, PyString>>,
+    numbers: HashMap<u64, Vec<UnitNumber<'py>>>,
+    number_count: usize,
+    refs: HashMap<String, Bound<'py, PyAny>>,
 }
 
 impl<'py> ToPy<'py> {
@@ -123,6 +134,9 @@ impl<'py> ToPy<'py> {
             k: Keys::new(py),
             zones: HashMap::new(),
             strings: HashMap::new(),
+            numbers: HashMap::new(),
+            number_count: 0,
+            refs: HashMap::new(),
         })
     }
 
@@ -172,12 +186,47 @@ impl<'py> ToPy<'py> {
     }
 
     pub fn number(&mut self, n: &Number) -> PyResult<Bound<'py, PyAny>> {
+        let bits = n.value.to_bits();
+        if let Some(same) = self.numbers.get(&bits).and_then(|found| {
+            found
+                .iter()
+                .find(|(unit, _)| unit.as_deref() == n.unit.as_deref())
+        }) {
+            return Ok(same.1.clone());
+        }
         let unit = match &n.unit {
             Some(unit) => self.shared(unit).into_any(),
             None => self.py.None().into_bound(self.py),
         };
         let val = n.value.into_pyobject(self.py)?.into_any();
-        self.frozen(&self.c.number, &[(&self.k.val, val), (&self.k.unit, unit)])
+        let obj = self.frozen(&self.c.number, &[(&self.k.val, val), (&self.k.unit, unit)])?;
+        if self.number_count < CACHE_LIMIT {
+            self.number_count += 1;
+            self.numbers
+                .entry(bits)
+                .or_default()
+                .push((n.unit.clone(), obj.clone()));
+        }
+        Ok(obj)
+    }
+
+    fn reference(&mut self, r: &Ref) -> PyResult<Bound<'py, PyAny>> {
+        let py = self.py;
+        if r.dis.is_none()
+            && let Some(same) = self.refs.get(r.id.as_str())
+        {
+            return Ok(same.clone());
+        }
+        let id = PyString::new(py, &r.id).into_any();
+        let dis = match &r.dis {
+            Some(dis) => PyString::new(py, dis).into_any(),
+            None => py.None().into_bound(py),
+        };
+        let obj = self.frozen(&self.c.reference, &[(&self.k.id, id), (&self.k.dis, dis)])?;
+        if r.dis.is_none() && self.refs.len() < CACHE_LIMIT {
+            self.refs.insert(r.id.clone(), obj.clone());
+        }
+        Ok(obj)
     }
 
     pub fn datetime(&mut self, dt: &DateTime) -> PyResult<Bound<'py, PyAny>> {
@@ -232,14 +281,7 @@ impl<'py> ToPy<'py> {
             Value::Str(s) => PyString::new(py, s).into_any(),
             Value::Uri(s) => self.text_value(&self.c.uri, s)?,
             Value::Symbol(s) => self.text_value(&self.c.symbol, s)?,
-            Value::Ref(r) => {
-                let id = PyString::new(py, &r.id).into_any();
-                let dis = match &r.dis {
-                    Some(dis) => PyString::new(py, dis).into_any(),
-                    None => py.None().into_bound(py),
-                };
-                self.frozen(&self.c.reference, &[(&self.k.id, id), (&self.k.dis, dis)])?
-            }
+            Value::Ref(r) => self.reference(r)?,
             Value::Date(d) => self.date(d)?,
             Value::Time(t) => self.time(t)?,
             Value::DateTime(dt) => self.datetime(dt)?,
