@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import shutil
 import socket
+import subprocess
 import sys
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -45,3 +49,27 @@ def free_udp_port() -> int:
             continue
         return port
     raise RuntimeError("no free UDP port found")
+
+
+@contextmanager
+def serve_haystack(
+    cmd: list[str], data: Path, *options: str, env: dict[str, str] | None = None
+) -> Iterator[str]:
+    """Run `buildwire haystack serve` on a free port of 127.0.0.1; yields its API URL."""
+    log = tempfile.TemporaryFile(mode="w+")
+    process = subprocess.Popen(
+        [*cmd, "haystack", "serve", "--bind", "127.0.0.1:0", "--data", str(data), *options],
+        stdout=subprocess.PIPE,
+        stderr=log,
+        text=True,
+        env=env,
+    )
+    assert process.stdout is not None
+    line = process.stdout.readline()
+    try:
+        log.seek(0)
+        assert line.startswith("listening on http://127.0.0.1:"), f"{line!r}: {log.read()}"
+        yield line.split()[2]
+    finally:
+        process.terminate()
+        process.wait(timeout=10)

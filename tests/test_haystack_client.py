@@ -6,6 +6,7 @@ meet are named where they matter.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import socket
 import subprocess
@@ -132,3 +133,18 @@ def test_cli_client_against_haystack_py(haystack_py_url: str, buildwire_cmd: lis
     )
     assert refused.returncode != 0
     assert "login refused" in refused.stderr
+
+
+async def test_rollups_against_haystack_py_are_folded_by_the_client(haystack_py_url: str) -> None:
+    # haystack-py has no rollup: it answers raw samples, which the client folds itself.
+    async with haystack.Client.connect(haystack_py_url, "admin", "secret") as client:
+        point = (await client.read('his and point and kind=="Number"', limit=1)).rows[0]["id"]
+        start = dt.datetime(2024, 5, 1, tzinfo=dt.timezone.utc)
+        samples = [(start + dt.timedelta(minutes=10 * i), float(i)) for i in range(12)]
+        await client.his_write(point, samples)
+        span = "2024-05-01T00:00:00Z UTC,2024-05-01T02:00:00Z UTC"
+        hourly = await client.his_rollup(point, span, "1h", "max")
+        assert "hisRollupByClient" in hourly.meta and hourly.meta["hisRollup"] == "max"
+        frame = hourly.to_pandas()
+        assert frame["val"].tolist() == [5.0, 11.0]
+        assert frame["ts"].dt.tz_convert("UTC").dt.hour.tolist() == [0, 1]

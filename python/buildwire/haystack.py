@@ -25,8 +25,6 @@ Example:
 from __future__ import annotations
 
 import datetime as _dt
-import json
-import math
 import os
 import pathlib
 import re
@@ -36,7 +34,6 @@ from typing import Any, Union
 
 from buildwire import _native
 from buildwire._lifecycle import AsyncClient, Opening, Subscribing
-from buildwire._time import iso_text
 
 __all__ = [
     "MARKER",
@@ -141,24 +138,167 @@ class DateTime(_dt.datetime):
     tz_name: str | None = None
 
 
-@dataclass
 class Grid:
-    """A Haystack grid: meta, columns (name and meta) and rows (dicts without empty cells)."""
+    """A Haystack grid: meta, columns (name and meta) and rows (dicts without empty cells).
 
-    meta: dict[str, Any] = field(default_factory=dict)
-    columns: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
-    rows: list[dict[str, Any]] = field(default_factory=list)
+    ``Grid(meta, columns, rows)`` builds one; :func:`decode` and the client's answers give
+    grids decoded in Rust whose rows become Python objects only when ``rows`` is first
+    read, so :meth:`to_pandas` and :meth:`to_arrow` of a fresh answer read the decoded
+    grid column by column without making a Python object per cell.
+
+    >>> grid = Grid({"dis": "demo"}, [("id", {}), ("v", {})], [{"id": Ref("a"), "v": 1.5}])
+    >>> grid.column_names, len(grid)
+    (['id', 'v'], 1)
+    """
+
+    __slots__ = ("_native", "_rows", "columns", "meta")
+
+    def __init__(
+        self,
+        meta: dict[str, Any] | None = None,
+        columns: list[tuple[str, dict[str, Any]]] | None = None,
+        rows: list[dict[str, Any]] | None = None,
+    ) -> None:
+        self.meta: dict[str, Any] = {} if meta is None else meta
+        self.columns: list[tuple[str, dict[str, Any]]] = [] if columns is None else columns
+        self._rows: list[dict[str, Any]] | None = [] if rows is None else rows
+        self._native: Any = None
+
+    @classmethod
+    def _from_native(cls, native: Any) -> Grid:
+        """Wrap a grid handle of the native module (rows converted when first read)."""
+        grid = cls(native.meta(), native.columns())
+        grid._rows = None
+        grid._native = native
+        return grid
+
+    @property
+    def rows(self) -> list[dict[str, Any]]:
+        """The rows, one dict per row without its empty cells."""
+        if self._rows is None:
+            self._rows = self._native.rows()
+            # From here on the Python rows are the grid: they may be changed in place.
+            self._native = None
+        return self._rows
+
+    @rows.setter
+    def rows(self, rows: list[dict[str, Any]]) -> None:
+        self._rows = rows
+        self._native = None
 
     @property
     def column_names(self) -> list[str]:
         """The column names in order."""
         return [name for name, _ in self.columns]
 
+    def __len__(self) -> int:
+        return len(self._native) if self._rows is None else len(self._rows)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Grid):
+            return NotImplemented
+        return (self.meta, self.columns, self.rows) == (other.meta, other.columns, other.rows)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"Grid(meta={self.meta!r}, columns={self.columns!r}, rows={self.rows!r})"
+
+    def _handle(self) -> Any:
+        """Return the native grid: the decoded one while untouched, else one from the rows."""
+        native = self._native
+        if native is not None and [c[0] for c in native.columns()] == self.column_names:
+            return native
+        return _native.haystack_grid(self)
+
+    def to_pandas(self) -> Any:
+        r"""Return a :class:`pandas.DataFrame` built column by column in Rust.
+
+        Number columns become float64 (NaN where missing; the first unit of each column in
+        ``DataFrame.attrs["units"]``), Bool and Marker columns pandas' nullable ``boolean``,
+        DateTime columns ``datetime64[ns, zone]`` (the column's timezone when all its values
+        share one, else UTC), Str, Uri, Symbol and Ref columns strings (a Ref as its id),
+        and columns of other or mixed kinds Python values (:data:`Value`).
+
+        >>> decode('ver:"3.0"\nts,v\n2024-01-01T00:00:00Z UTC,1kW\n').to_pandas().dtypes.v
+        dtype('float64')
+
+        Raises:
+            ImportError: when pandas is not installed (``pip install pandas``).
+
+        """
+        import numpy as np
+        import pandas as pd
+
+        data: dict[str, Any] = {}
+        units: dict[str, str] = {}
+        for name, kind, values, missing, extra in self._handle().frame_columns("pandas"):
+            absent = np.frombuffer(missing, dtype=np.bool_)
+            if kind == "number":
+                data[name] = np.frombuffer(values, dtype=np.float64)
+                if extra:
+                    units[name] = extra
+            elif kind == "bool":
+                data[name] = pd.arrays.BooleanArray(
+                    np.frombuffer(values, dtype=np.bool_), absent.copy()
+                )
+            elif kind == "datetime":
+                stamps = pd.DatetimeIndex(np.frombuffer(values, dtype="datetime64[ns]"))
+                data[name] = stamps.tz_localize("UTC").tz_convert(extra)
+            else:
+                data[name] = values
+        frame = pd.DataFrame(data, columns=self.column_names)
+        frame.attrs["units"] = units
+        return frame
+
+    def to_arrow(self) -> Any:
+        """Return a :class:`pyarrow.Table` built column by column in Rust.
+
+        Number columns are float64 (the unit in the field's metadata, ``b"unit"``), Bool and
+        Marker columns bool, DateTime columns ``timestamp("ns", zone)``, Str, Uri, Symbol
+        and Ref columns string (a Ref as its id), other kinds their Zinc text; missing cells
+        are nulls.
+
+        Raises:
+            ImportError: when pyarrow is not installed (``pip install pyarrow``).
+
+        """
+        import numpy as np
+        import pyarrow as pa
+
+        arrays = []
+        fields = []
+        for name, kind, values, missing, extra in self._handle().frame_columns("arrow"):
+            mask = np.frombuffer(missing, dtype=np.bool_)
+            metadata = None
+            if kind == "number":
+                array = pa.array(np.frombuffer(values, dtype=np.float64), mask=mask)
+                metadata = {b"unit": extra.encode()} if extra else None
+            elif kind == "bool":
+                array = pa.array(np.frombuffer(values, dtype=np.bool_), mask=mask)
+            elif kind == "datetime":
+                validity = pa.array(~mask).buffers()[1] if mask.any() else None
+                array = pa.Array.from_buffers(
+                    pa.timestamp("ns", tz=extra), len(mask), [validity, pa.py_buffer(values)]
+                )
+            elif kind == "text":
+                offsets, text = values
+                validity = pa.array(~mask).buffers()[1] if mask.any() else None
+                array = pa.StringArray.from_buffers(
+                    len(mask), pa.py_buffer(offsets), pa.py_buffer(text), validity
+                )
+            else:
+                array = pa.array(values, type=pa.string())
+            arrays.append(array)
+            fields.append(pa.field(name, array.type, metadata=metadata))
+        return pa.Table.from_arrays(arrays, schema=pa.schema(fields))
+
     def to_dataframe(self) -> Any:
         """Return the rows as a :class:`pandas.DataFrame`, one column per grid column.
 
         Numbers become floats (their units are kept in ``DataFrame.attrs["units"]``), markers
-        become True, and missing cells become None.
+        become True, and missing cells become None; other values stay Python objects (a Ref
+        stays a :class:`Ref`). :meth:`to_pandas` is the faster, typed form.
 
         Raises:
             ImportError: when pandas is not installed (``pip install pandas``).
@@ -207,8 +347,7 @@ def decode(text: str | bytes, format: str | None = None) -> Grid:
     if isinstance(text, (bytes, bytearray, memoryview)):
         text = bytes(text).decode("utf-8-sig")
     chosen = detect_format(text) if format is None else _check(format)
-    hayson = _native.haystack_convert(text, chosen, "json")
-    return _from_hayson(json.loads(hayson))
+    return Grid._from_native(_native.haystack_decode(text, chosen))
 
 
 _JSON3_VALUE = re.compile(r'"[-mznrsdhtubcxy]:')
@@ -247,8 +386,7 @@ def read_file(path: str | os.PathLike[str], format: str | None = None) -> Grid:
 
 def encode(grid: Grid, format: str = "zinc") -> str:
     """Encode a grid as ``zinc``, ``json``, ``json3`` or ``trio`` text, canonically."""
-    hayson = json.dumps(_to_hayson(grid), ensure_ascii=False, allow_nan=False)
-    return _native.haystack_convert(hayson, "json", _check(format))
+    return grid._handle().encode(_check(format))
 
 
 def convert(text: str, source: str, target: str) -> str:
@@ -257,14 +395,21 @@ def convert(text: str, source: str, target: str) -> str:
 
 
 def decode_value(text: str) -> Value:
-    """Decode one Zinc scalar or collection, e.g. ``'72.5°F'`` or ``'[1, 2, M]'``."""
-    return _from_hayson(json.loads(_native.haystack_convert_value(text, "zinc", "json")))
+    """Decode one Zinc scalar or collection, e.g. ``'72.5°F'`` or ``'[1, 2, M]'``.
+
+    >>> decode_value("72.5°F")
+    Number(val=72.5, unit='°F')
+    """
+    return _native.haystack_decode_value(text)
 
 
 def encode_value(value: Value) -> str:
-    """Encode one value as Zinc."""
-    hayson = json.dumps(_to_hayson(value), ensure_ascii=False, allow_nan=False)
-    return _native.haystack_convert_value(hayson, "json", "zinc")
+    """Encode one value as Zinc.
+
+    >>> encode_value([Number(1.0, "kW"), MARKER, Ref("a")])
+    '[1kW,M,@a]'
+    """
+    return _native.haystack_encode_value(value)
 
 
 def _check(format: str) -> str:
@@ -273,147 +418,12 @@ def _check(format: str) -> str:
     return format
 
 
-def _number_from_hayson(obj: dict[str, Any]) -> Number:
-    raw = obj["val"]
-    val = (
-        {"INF": math.inf, "-INF": -math.inf, "NaN": math.nan}.get(raw, raw)
-        if isinstance(raw, str)
-        else raw
-    )
-    return Number(float(val), obj.get("unit"))
-
-
-def _datetime_from_hayson(obj: dict[str, Any]) -> DateTime:
-    parsed = _dt.datetime.fromisoformat(iso_text(obj["val"]))
-    result = DateTime(
-        parsed.year, parsed.month, parsed.day, parsed.hour, parsed.minute, parsed.second,
-        parsed.microsecond, tzinfo=parsed.tzinfo,
-    )  # fmt: skip
-    result.tz_name = obj.get("tz")
-    return result
-
-
-def _from_hayson(obj: Any) -> Any:
-    if isinstance(obj, list):
-        return [_from_hayson(v) for v in obj]
-    if isinstance(obj, (int, float)) and not isinstance(obj, bool):
-        # Hayson writes unitless numbers as bare JSON numbers.
-        return Number(float(obj))
-    if not isinstance(obj, dict):
-        return obj
-    kind = obj.get("_kind")
-    if kind is None or kind == "dict":
-        return {k: _from_hayson(v) for k, v in obj.items() if k != "_kind"}
-    simple = {"marker": MARKER, "na": NA, "remove": REMOVE}
-    if kind in simple:
-        return simple[kind]
-    if kind == "number":
-        return _number_from_hayson(obj)
-    if kind == "ref":
-        return Ref(obj["val"], obj.get("dis"))
-    if kind == "uri":
-        return Uri(obj["val"])
-    if kind == "symbol":
-        return Symbol(obj["val"])
-    if kind == "coord":
-        return Coord(float(obj["lat"]), float(obj["lng"]))
-    if kind == "xstr":
-        return XStr(obj["type"], obj["val"])
-    if kind == "date":
-        return _dt.date.fromisoformat(obj["val"])
-    if kind == "time":
-        return _dt.time.fromisoformat(iso_text(obj["val"]))
-    if kind == "dateTime":
-        return _datetime_from_hayson(obj)
-    if kind == "grid":
-        return Grid(
-            meta=_from_hayson({k: v for k, v in obj.get("meta", {}).items() if k != "ver"}),
-            columns=[(c["name"], _from_hayson(c.get("meta", {}))) for c in obj.get("cols", [])],
-            rows=[_from_hayson(r) for r in obj.get("rows", [])],
-        )
-    raise ValueError(f"unknown Hayson kind {kind!r}")
-
-
-def _number_to_hayson(n: Number) -> dict[str, Any]:
-    if math.isnan(n.val):
-        val: Any = "NaN"
-    elif math.isinf(n.val):
-        val = "INF" if n.val > 0 else "-INF"
-    else:
-        val = n.val
-    out: dict[str, Any] = {"_kind": "number", "val": val}
-    if n.unit:
-        out["unit"] = n.unit
-    return out
-
-
-def _temporal_to_hayson(value: _dt.date | _dt.time) -> dict[str, Any]:
-    if isinstance(value, _dt.datetime):
-        if value.tzinfo is None:
-            raise ValueError(f"{value!r} has no UTC offset: Haystack DateTimes need one")
-        text = value.isoformat()
-        out: dict[str, Any] = {"_kind": "dateTime", "val": text}
-        tz_name = getattr(value, "tz_name", None)
-        if tz_name:
-            out["tz"] = tz_name
-        return out
-    if isinstance(value, _dt.date):
-        return {"_kind": "date", "val": value.isoformat()}
-    return {"_kind": "time", "val": value.isoformat()}
-
-
-def _to_hayson(value: Any) -> Any:
-    simple = {id(MARKER): "marker", id(NA): "na", id(REMOVE): "remove"}
-    if id(value) in simple:
-        return {"_kind": simple[id(value)]}
-    if value is None or isinstance(value, (bool, str)):
-        return value
-    if isinstance(value, (int, float)):
-        return _number_to_hayson(Number(float(value)))
-    if isinstance(value, Number):
-        return _number_to_hayson(value)
-    if isinstance(value, Ref):
-        ref: dict[str, Any] = {"_kind": "ref", "val": value.id}
-        if value.dis is not None:
-            ref["dis"] = value.dis
-        return ref
-    if isinstance(value, (Uri, Symbol)):
-        return {"_kind": type(value).__name__.lower(), "val": value.val}
-    if isinstance(value, Coord):
-        return {"_kind": "coord", "lat": value.lat, "lng": value.lng}
-    if isinstance(value, XStr):
-        return {"_kind": "xstr", "type": value.type, "val": value.val}
-    if isinstance(value, (_dt.date, _dt.time)):
-        return _temporal_to_hayson(value)
-    if isinstance(value, (list, tuple)):
-        return [_to_hayson(v) for v in value]
-    if isinstance(value, dict):
-        return {k: _to_hayson(v) for k, v in value.items()}
-    if isinstance(value, Grid):
-        return {
-            "_kind": "grid",
-            "meta": {"ver": "3.0", **{k: _to_hayson(v) for k, v in value.meta.items()}},
-            "cols": [
-                {"name": name, **({"meta": _to_hayson(meta)} if meta else {})}
-                for name, meta in value.columns
-            ],
-            "rows": [_to_hayson(r) for r in value.rows],
-        }
-    raise TypeError(f"{type(value).__name__} is not a Haystack value")
-
-
 def _ref_text(ref: Ref | str) -> str:
     return ref.id if isinstance(ref, Ref) else ref.removeprefix("@")
 
 
-def _grid(hayson: str) -> Grid:
-    grid = _from_hayson(json.loads(hayson))
-    assert isinstance(grid, Grid)
-    return grid
-
-
-def _dumps(value: Any) -> str:
-    return json.dumps(_to_hayson(value), ensure_ascii=False, allow_nan=False)
+def _grid(native: Any) -> Grid:
+    return Grid._from_native(native)
 
 
 class Client(AsyncClient):
@@ -432,7 +442,7 @@ class Client(AsyncClient):
         about = await client.about()
         points = await client.read("point and his", limit=10)
         his = await client.his_read(points.rows[0]["id"], "yesterday")
-        frame = his.to_dataframe()                    # with pandas installed
+        frame = his.to_pandas()                       # with pandas installed
         async for changes in client.watch([p["id"] for p in points.rows]):
             print(changes.rows)
     """
@@ -474,7 +484,7 @@ class Client(AsyncClient):
 
     async def call(self, op: str, request: Grid | None = None) -> Grid:
         """Send ``request`` (an empty grid by default) to ``op``; the answer grid."""
-        return _grid(await self._handle.call(op, _dumps(request or Grid())))
+        return _grid(await self._handle.call(op, request or Grid()))
 
     async def about(self) -> dict[str, Any]:
         """Return the ``about`` row: server name, product, version, time zone..."""
@@ -513,7 +523,7 @@ class Client(AsyncClient):
         self, id: Ref | str, level: int, value: Any, who: str | None = None
     ) -> Grid:
         """Write ``value`` at priority ``level`` (1..17); ``None`` releases the level."""
-        return _grid(await self._handle.point_write(_ref_text(id), level, _dumps(value), who))
+        return _grid(await self._handle.point_write(_ref_text(id), level, value, who))
 
     async def point_write_array(self, id: Ref | str) -> Grid:
         """Return the point's 17-level priority array."""
@@ -528,14 +538,32 @@ class Client(AsyncClient):
         text = range.isoformat() if isinstance(range, _dt.date) else range
         return _grid(await self._handle.his_read(_ref_text(id), text))
 
+    async def his_rollup(
+        self, id: Ref | str, range: str | _dt.date, every: str | Number, fold: str
+    ) -> Grid:
+        """Read the history of a point folded into buckets of ``every`` with ``fold``.
+
+        ``every`` is a duration such as ``"15min"``, ``"1h"``, ``"1day"`` (or a
+        :class:`Number` with that unit); ``fold`` is ``avg``, ``min``, ``max``, ``sum``,
+        ``count``, ``first`` or ``last``. buildwire servers fold; when a server answers raw
+        samples (it has no rollup), they are folded here the same way and the grid's meta
+        has ``hisRollupByClient``.
+
+        Example::
+
+            hourly = await client.his_rollup("@p1", "yesterday", "1h", "avg")
+        """
+        text = range.isoformat() if isinstance(range, _dt.date) else range
+        interval = decode_value(every) if isinstance(every, str) else every
+        return _grid(await self._handle.his_rollup(_ref_text(id), text, interval, fold))
+
     async def his_write(self, id: Ref | str, samples: list[tuple[_dt.datetime, Any]]) -> Grid:
         """Write timestamped values (timezone-aware datetimes) to a point."""
-        items = [{"ts": ts, "val": val} for ts, val in samples]
-        return _grid(await self._handle.his_write(_ref_text(id), _dumps(items)))
+        return _grid(await self._handle.his_write(_ref_text(id), list(samples)))
 
     async def invoke_action(self, id: Ref | str, action: str, **args: Any) -> Grid:
         """Invoke ``action`` on an entity with keyword arguments."""
-        return _grid(await self._handle.invoke_action(_ref_text(id), action, _dumps(args)))
+        return _grid(await self._handle.invoke_action(_ref_text(id), action, args))
 
     async def watch(
         self,

@@ -471,6 +471,48 @@ async fn servers_share_users_and_tokens(backend: &str) {
         tokio::time::sleep(Duration::from_millis(250)).await;
     }
     assert!(bob.is_some(), "bob can log in within the refresh period");
+    // The same with the password off the command line (`users URL add NAME`), then removed.
+    let users = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_buildwire"))
+            .args(["haystack", "users", backend])
+            .args(args)
+            .env("CY_PASSWORD", "cy-secret")
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+    };
+    let listed = users(&[
+        "add",
+        "cy",
+        "--role",
+        "operator",
+        "--password-env",
+        "CY_PASSWORD",
+        "--iterations",
+        "4096",
+        "--json",
+    ]);
+    assert_eq!(listed["users"].as_array().unwrap().len(), 3);
+    let mut cy = false;
+    for _ in 0..40 {
+        if HaystackClient::connect(&url_b, ClientOptions::login("cy", "cy-secret"))
+            .await
+            .is_ok()
+        {
+            cy = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    assert!(cy, "cy can log in within the refresh period");
+    let listed = users(&["remove", "cy", "--json"]);
+    assert_eq!(listed["users"].as_array().unwrap().len(), 2);
 }
 
 on_both_stores!(servers_share_users_and_tokens);

@@ -214,3 +214,73 @@ fn http_and_websocket_clients_against_haystack_py() {
 async fn sites_count(client: &HaystackClient) -> usize {
     client.read("site", None).await.unwrap().row_count()
 }
+
+/// haystack-py has no rollup: it ignores `interval` and `fold` and answers the raw samples,
+/// which our client folds itself (and says so in the meta) instead of passing them off as
+/// buckets.
+#[test]
+fn rollups_are_folded_by_our_client_when_haystack_py_answers_raw_samples() {
+    use buildwire_haystack::client::rollup::CLIENT_ROLLUP_TAG;
+    use buildwire_haystack::store::micros;
+    let (_peer, port) = start_haystack_py();
+    let url = format!("http://127.0.0.1:{port}/api");
+    runtime().block_on(async {
+        let client = HaystackClient::connect(&url, ClientOptions::login("admin", "secret"))
+            .await
+            .unwrap();
+        let his = client.read("his and point", Some(1)).await.unwrap();
+        let Some(Value::Ref(point)) = his.get(0, "id") else {
+            panic!("Alpha has historized points");
+        };
+        // Eight samples 15 minutes apart from 10:00 UTC, values 0..7.
+        let ts = |minutes: i64| {
+            let text = format!("2024-03-01T{:02}:{:02}:00Z UTC", minutes / 60, minutes % 60);
+            match buildwire_haystack::codec::zinc::decode_value(&text).unwrap() {
+                Value::DateTime(ts) => *ts,
+                other => panic!("{other:?}"),
+            }
+        };
+        let samples: Vec<_> = (0..8)
+            .map(|i| (ts(600 + 15 * i), Value::Number(Number::new(i as f64))))
+            .collect();
+        client.his_write(point, &samples).await.unwrap();
+        let range = "2024-03-01T10:00:00Z UTC,2024-03-01T12:00:00Z UTC";
+        let raw = client.his_read(point, range).await.unwrap();
+        assert_eq!(
+            raw.row_count(),
+            8,
+            "haystack-py answers the samples: {raw:?}"
+        );
+        let hour = Value::Number(Number::with_unit(1.0, "h"));
+        for (fold, expected) in [
+            ("avg", [1.5, 5.5]),
+            ("sum", [6.0, 22.0]),
+            ("min", [0.0, 4.0]),
+            ("max", [3.0, 7.0]),
+            ("count", [4.0, 4.0]),
+            ("first", [0.0, 4.0]),
+            ("last", [3.0, 7.0]),
+        ] {
+            let grid = client
+                .his_rollup(point, range, hour.clone(), fold)
+                .await
+                .unwrap();
+            assert!(grid.meta.contains(CLIENT_ROLLUP_TAG), "{fold}: {grid:?}");
+            assert_eq!(grid.meta.get("hisRollup"), Some(&Value::Str(fold.into())));
+            assert_eq!(grid.row_count(), 2, "{fold}: {grid:?}");
+            for (row, want) in expected.iter().enumerate() {
+                let Some(Value::Number(n)) = grid.get(row, "val") else {
+                    panic!("{fold}: row {row} of {grid:?}");
+                };
+                assert_eq!(n.value, *want, "{fold}, bucket {row}");
+                let Some(Value::DateTime(at)) = grid.get(row, "ts") else {
+                    panic!("{fold}: row {row} has no ts");
+                };
+                assert_eq!(micros(at), micros(&ts(600 + 60 * row as i64)));
+            }
+        }
+        // A bad fold is the caller's mistake, refused before anything is sent.
+        let bad = client.his_rollup(point, range, hour, "median").await;
+        assert!(matches!(bad, Err(ClientError::Rollup(_))), "{bad:?}");
+    });
+}

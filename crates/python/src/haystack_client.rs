@@ -1,5 +1,6 @@
-//! The Haystack client for Python: awaitables over `buildwire_haystack::client`. Grids and
-//! values cross as Hayson JSON text (decoded in `python/buildwire/haystack.py`).
+//! The Haystack client for Python: awaitables over `buildwire_haystack::client`. Answers
+//! cross as [`HaystackGrid`] handles and requests as Python objects, both converted in Rust
+//! (`haystack_values`), without JSON text.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -8,10 +9,12 @@ use buildwire_haystack::client::{
     ApiClient, ClientError, ClientOptions, HaystackApi, Transport, Watch, connect,
 };
 use buildwire_haystack::codec::Format;
-use buildwire_haystack::codec::json::hayson;
-use buildwire_haystack::value::{DateTime, Dict, Grid, Ref, Value};
+use buildwire_haystack::value::{DateTime, Grid, Ref, Value};
 use pyo3::exceptions::{PyConnectionError, PyPermissionError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+use crate::haystack_values::{FromPy, HaystackGrid};
 use pyo3_async_runtimes::tokio::future_into_py;
 use tokio::sync::Mutex;
 
@@ -23,7 +26,7 @@ fn client_error(error: ClientError) -> PyErr {
         ClientError::Transport { .. }
         | ClientError::WebSocket(_)
         | ClientError::NotFound { .. } => PyConnectionError::new_err(error.to_string()),
-        ClientError::Config(_) | ClientError::Request(_) => {
+        ClientError::Config(_) | ClientError::Request(_) | ClientError::Rollup(_) => {
             PyValueError::new_err(error.to_string())
         }
         other => PyRuntimeError::new_err(other.to_string()),
@@ -34,16 +37,8 @@ fn value_error(what: &str, e: impl std::fmt::Display) -> PyErr {
     PyValueError::new_err(format!("{what}: {e}"))
 }
 
-fn grid_json(grid: &Grid) -> String {
-    hayson::encode_grid(grid)
-}
-
 fn parse_ref(text: &str) -> Ref {
     Ref::new(text.strip_prefix('@').unwrap_or(text))
-}
-
-fn parse_value(json: &str) -> PyResult<Value> {
-    hayson::decode_value(json).map_err(|e| value_error("value", e))
 }
 
 /// A logged-in Haystack client (see :class:`buildwire.haystack.Client`).
@@ -99,7 +94,7 @@ pub fn haystack_connect(
     })
 }
 
-/// Runs `f` on the transport and gives the answer grid as Hayson JSON.
+/// Runs `f` on the transport and gives the answer grid as a handle.
 fn answer<'py, F, Fut>(py: Python<'py>, inner: &Arc<ApiClient>, f: F) -> PyResult<Bound<'py, PyAny>>
 where
     F: FnOnce(Arc<ApiClient>) -> Fut + Send + 'static,
@@ -108,21 +103,20 @@ where
     let inner = Arc::clone(inner);
     future_into_py(py, async move {
         let grid = f(inner).await.map_err(client_error)?;
-        Ok(grid_json(&grid))
+        Ok(HaystackGrid::new(grid))
     })
 }
 
 #[pymethods]
 impl HaystackClientHandle {
-    /// Sends a request grid (Hayson JSON) to `op`; the answer grid as Hayson JSON.
+    /// Sends a request grid (a `buildwire.haystack.Grid`) to `op`; the answer grid.
     fn call<'py>(
         &self,
         py: Python<'py>,
         op: String,
-        request_json: &str,
+        request: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let request =
-            hayson::decode_grid(request_json).map_err(|e| value_error("request grid", e))?;
+        let request = FromPy::new(py)?.grid(request)?;
         answer(py, &self.inner, move |t| async move {
             t.call(&op, &request).await
         })
@@ -180,14 +174,14 @@ impl HaystackClientHandle {
         })
     }
 
-    /// `pointWrite` of a Hayson value at `level`, or the priority array without a level.
-    #[pyo3(signature = (id, level=None, value_json=None, who=None))]
+    /// `pointWrite` of a value at `level`, or the priority array without a level.
+    #[pyo3(signature = (id, level=None, value=None, who=None))]
     fn point_write<'py>(
         &self,
         py: Python<'py>,
         id: String,
         level: Option<u8>,
-        value_json: Option<String>,
+        value: Option<&Bound<'py, PyAny>>,
         who: Option<String>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let id = parse_ref(&id);
@@ -197,7 +191,10 @@ impl HaystackClientHandle {
                 if !(1..=17).contains(&level) {
                     return Err(PyValueError::new_err("level must be 1..17"));
                 }
-                let value = value_json.as_deref().map(parse_value).transpose()?;
+                let value = match value {
+                    Some(value) => Some(FromPy::new(py)?.value(value)?),
+                    None => None,
+                };
                 buildwire_haystack::client::request::point_write(
                     &id,
                     level,
@@ -227,50 +224,52 @@ impl HaystackClientHandle {
         })
     }
 
-    /// `hisWrite` of samples given as a Hayson list of `{"ts": ..., "val": ...}` dicts.
+    /// `hisRead` folded into buckets of `interval` (a Number with a duration unit) with
+    /// `fold`; folded here when the server answers raw samples (`hisRollupByClient`).
+    fn his_rollup<'py>(
+        &self,
+        py: Python<'py>,
+        id: String,
+        range: String,
+        interval: &Bound<'py, PyAny>,
+        fold: String,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let interval = FromPy::new(py)?.value(interval)?;
+        let id = parse_ref(&id);
+        answer(py, &self.inner, move |t| async move {
+            t.his_rollup(&id, &range, interval, &fold).await
+        })
+    }
+
+    /// `hisWrite` of samples given as `(datetime, value)` pairs.
     fn his_write<'py>(
         &self,
         py: Python<'py>,
         id: String,
-        samples_json: &str,
+        samples: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let Value::List(items) = parse_value(samples_json)? else {
-            return Err(PyValueError::new_err("samples must be a list"));
-        };
-        let mut samples: Vec<(DateTime, Value)> = Vec::with_capacity(items.len());
-        for item in items {
-            let Value::Dict(dict) = item else {
-                return Err(PyValueError::new_err(
-                    "each sample is a dict with ts and val",
-                ));
-            };
-            let Some(Value::DateTime(ts)) = dict.get("ts") else {
-                return Err(PyValueError::new_err("a sample's ts must be a DateTime"));
-            };
-            samples.push((
-                ts.as_ref().clone(),
-                dict.get("val").cloned().unwrap_or(Value::Null),
-            ));
+        let from = FromPy::new(py)?;
+        let mut items: Vec<(DateTime, Value)> = Vec::new();
+        for pair in samples.try_iter()? {
+            let (ts, val): (Bound<'py, PyAny>, Bound<'py, PyAny>) = pair?.extract()?;
+            items.push((from.datetime(&ts)?, from.value(&val)?));
         }
-        let request = buildwire_haystack::client::request::his_write(&parse_ref(&id), &samples)
+        let request = buildwire_haystack::client::request::his_write(&parse_ref(&id), &items)
             .map_err(|e| value_error("hisWrite", e))?;
         answer(py, &self.inner, move |t| async move {
             t.call("hisWrite", &request).await
         })
     }
 
-    /// `invokeAction` with arguments as a Hayson dict.
+    /// `invokeAction` with arguments as a dict.
     fn invoke_action<'py>(
         &self,
         py: Python<'py>,
         id: String,
         action: String,
-        args_json: &str,
+        args: &Bound<'py, PyDict>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let Value::Dict(args) = parse_value(args_json)? else {
-            return Err(PyValueError::new_err("action arguments must be a dict"));
-        };
-        let args: Dict = *args;
+        let args = FromPy::new(py)?.dict(args)?;
         let request =
             buildwire_haystack::client::request::invoke_action(&parse_ref(&id), &action, &args)
                 .map_err(|e| value_error("invokeAction", e))?;
@@ -323,13 +322,13 @@ pub struct HaystackWatchHandle {
 
 #[pymethods]
 impl HaystackWatchHandle {
-    /// The next set of changes as Hayson JSON, or None once closed.
+    /// The next set of changes, or None once closed.
     fn next<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let inner = Arc::clone(&self.inner);
         future_into_py(py, async move {
             match inner.lock().await.next().await {
                 None => Ok(None),
-                Some(Ok(grid)) => Ok(Some(grid_json(&grid))),
+                Some(Ok(grid)) => Ok(Some(HaystackGrid::new(grid))),
                 Some(Err(e)) => Err(client_error(e)),
             }
         })

@@ -2,7 +2,9 @@
 //!
 //! Protocol logic never lives here; each function converts arguments, calls the Rust API
 //! one to one and converts the result. The Pythonic layer (names, docstrings, type stubs) is
-//! in `python/buildwire/`. Structured results cross as JSON text, decoded by the Python layer.
+//! in `python/buildwire/`. Structured results cross as JSON text, decoded by the Python layer,
+//! except Haystack values and grids, which `haystack_values` converts to and from Python
+//! objects directly.
 
 mod bacnet;
 mod bacnet_cov;
@@ -12,6 +14,7 @@ mod bacnet_sc;
 mod bacnet_services;
 mod bacnet_values;
 mod haystack_client;
+mod haystack_values;
 mod opcua;
 mod opcua_server;
 
@@ -88,29 +91,6 @@ fn haystack_convert(py: Python<'_>, text: &str, from: &str, to: &str) -> PyResul
     })
 }
 
-/// Converts a single value between `zinc` and `json` (Hayson).
-#[pyfunction]
-fn haystack_convert_value(text: &str, from: &str, to: &str) -> PyResult<String> {
-    use buildwire_haystack::codec::{json, zinc};
-    let value = match from {
-        "zinc" => zinc::decode_value(text),
-        "json" => json::hayson::decode_value(text),
-        other => {
-            return Err(PyValueError::new_err(format!(
-                "unknown value format `{other}`: use zinc or json"
-            )));
-        }
-    }
-    .map_err(|e| PyValueError::new_err(format!("invalid {from} value: {e}")))?;
-    match to {
-        "zinc" => Ok(zinc::encode_value(&value)),
-        "json" => Ok(json::hayson::encode_value(&value)),
-        other => Err(PyValueError::new_err(format!(
-            "unknown value format `{other}`: use zinc or json"
-        ))),
-    }
-}
-
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
@@ -120,7 +100,11 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(bacnet_property, m)?)?;
     m.add_function(wrap_pyfunction!(bacnet_names::bacnet_enumerations, m)?)?;
     m.add_function(wrap_pyfunction!(haystack_convert, m)?)?;
-    m.add_function(wrap_pyfunction!(haystack_convert_value, m)?)?;
+    m.add_function(wrap_pyfunction!(haystack_values::haystack_decode, m)?)?;
+    m.add_function(wrap_pyfunction!(haystack_values::haystack_decode_value, m)?)?;
+    m.add_function(wrap_pyfunction!(haystack_values::haystack_encode_value, m)?)?;
+    m.add_function(wrap_pyfunction!(haystack_values::haystack_grid, m)?)?;
+    m.add_class::<haystack_values::HaystackGrid>()?;
     m.add_function(wrap_pyfunction!(haystack_client::haystack_connect, m)?)?;
     m.add_class::<haystack_client::HaystackClientHandle>()?;
     m.add_class::<haystack_client::HaystackWatchHandle>()?;

@@ -130,8 +130,11 @@ pub trait HaystackApi {
         self.call("hisRead", &request::his_read(id, range)?).await
     }
 
-    /// `hisRead` folded into buckets (buildwire servers): `interval` a duration Number such
-    /// as `15min`, `fold` one of `avg`, `min`, `max`, `sum`, `count`, `first`, `last`.
+    /// `hisRead` folded into buckets: `interval` a duration Number such as `15min`, `fold`
+    /// one of `avg`, `min`, `max`, `sum`, `count`, `first`, `last`. buildwire servers fold
+    /// (the answer's meta has `hisRollup`); when a server answers raw samples instead, they
+    /// are folded here the same way and the grid's meta gets `hisRollupByClient` (see
+    /// [`super::rollup`]).
     async fn his_rollup(
         &self,
         id: &Ref,
@@ -139,8 +142,18 @@ pub trait HaystackApi {
         interval: Value,
         fold: &str,
     ) -> Result<Grid, ClientError> {
-        self.call("hisRead", &request::his_rollup(id, range, interval, fold)?)
-            .await
+        let rollup = super::rollup::parse_rollup(&interval, fold)?;
+        let answer = self
+            .call(
+                "hisRead",
+                &request::his_rollup(id, range, interval.clone(), fold)?,
+            )
+            .await?;
+        if super::rollup::is_rolled_up(&answer) {
+            Ok(answer)
+        } else {
+            super::rollup::fold_answer(&answer, range, &interval, &rollup)
+        }
     }
 
     /// `hisWrite` of timestamped values to one point.

@@ -68,6 +68,9 @@ pub enum ClientError {
     /// The client was configured wrongly (a bad URL, an unreadable certificate).
     #[error("client setup: {0}")]
     Config(String),
+    /// A rollup's interval or fold is invalid, or a raw answer could not be folded.
+    #[error("rollup: {0}")]
+    Rollup(String),
     /// The WebSocket connection closed or broke.
     #[error("WebSocket: {0}")]
     WebSocket(String),

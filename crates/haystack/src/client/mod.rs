@@ -6,6 +6,8 @@
 //!   over HTTP with Zinc or JSON, watches as [`Watch`]es;
 //! - [`WsClient`]: the same ops over one WebSocket with request ids, and the server's
 //!   watch pushes;
+//! - [`rollup`]: rollups folded by the client when a server answers `hisRead` with raw
+//!   samples;
 //! - [`connect`]: login and transport in one call ([`Transport::Http`] or
 //!   [`Transport::WebSocket`]), giving one client type, [`ApiClient`].
 //!
@@ -29,6 +31,7 @@ mod connect;
 mod error;
 mod http;
 pub mod request;
+pub mod rollup;
 mod ws;
 
 pub use api::HaystackApi;

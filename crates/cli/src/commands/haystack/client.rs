@@ -3,6 +3,7 @@
 
 use std::time::Duration;
 
+use buildwire_haystack::client::rollup::CLIENT_ROLLUP_TAG;
 use buildwire_haystack::client::{ClientOptions, HaystackApi, HaystackClient, Transport, connect};
 use buildwire_haystack::codec::{Format, zinc};
 use buildwire_haystack::value::{DateTime, Dict, Grid, Ref, Value};
@@ -79,7 +80,8 @@ pub const AFTER_HELP: &str = "Ops and their arguments:\n  \
     point-write @ID                    (the priority array)\n  \
     point-write @ID LEVEL VALUE [--who NAME]   (VALUE in Zinc: 72.5, N to release, \"text\")\n  \
     his-read @ID RANGE                 (today, yesterday, 2024-01-01, 2024-01-01,2024-01-31)\n  \
-    his-read @ID RANGE --every 15min --fold avg   (a rollup: avg min max sum count first last)\n  \
+    his-read @ID RANGE --every 15min --fold avg   (a rollup: avg min max sum count first last;\n    \
+      folded here, with a note on stderr, when the server answers raw samples)\n  \
     his-write @ID TS=VALUE ...         (2024-01-01T00:00:00Z UTC=72.5)\n  \
     invoke-action @ID ACTION [name=VALUE ...]\n\n\
     Examples:\n  \
@@ -211,7 +213,16 @@ async fn call(
                 (None, None) => api.his_read(&id, range).await?,
                 (Some(every), Some(fold)) => {
                     let interval = parse_value(every)?;
-                    api.his_rollup(&id, range, interval, fold).await?
+                    let grid = api.his_rollup(&id, range, interval, fold).await?;
+                    if grid.meta.contains(CLIENT_ROLLUP_TAG) {
+                        eprintln!(
+                            "note: the server answered raw samples (it does not roll up): \
+                             folded here into {} buckets with `{fold}` (meta \
+                             {CLIENT_ROLLUP_TAG})",
+                            grid.row_count()
+                        );
+                    }
+                    grid
                 }
                 _ => {
                     return Err(

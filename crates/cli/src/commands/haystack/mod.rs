@@ -2,6 +2,7 @@
 
 mod client;
 mod serve;
+mod users;
 
 use std::io::{Read, Write};
 use std::path::PathBuf;
@@ -44,10 +45,10 @@ pub enum HaystackCommand {
     /// Bulk-load grid files into a Redis or PostgreSQL backend.
     #[command(after_help = serve::IMPORT_AFTER_HELP)]
     Import(serve::ImportArgs),
-    /// List, add or remove the users kept in a Redis or PostgreSQL backend (shared by
-    /// every server on it).
-    #[command(after_help = serve::USERS_AFTER_HELP)]
-    Users(serve::UsersArgs),
+    /// List, add or remove users (salted SCRAM keys) in a users file or in a Redis or
+    /// PostgreSQL backend.
+    #[command(after_help = users::USERS_AFTER_HELP)]
+    Users(users::UsersArgs),
     /// Run one op against a Haystack server (HTTP or WebSocket), with SCRAM login.
     #[command(after_help = client::AFTER_HELP)]
     Client(client::ClientArgs),
@@ -107,7 +108,7 @@ pub fn execute(cmd: HaystackCommand) -> CommandResult {
         HaystackCommand::Client(args) => client::client(args),
         HaystackCommand::Serve(args) => serve::serve(args),
         HaystackCommand::Import(args) => serve::import(args),
-        HaystackCommand::Users(args) => serve::users(args),
+        HaystackCommand::Users(args) => users::users(args),
     }
 }
 

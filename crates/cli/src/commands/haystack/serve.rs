@@ -29,11 +29,16 @@ pub struct ServeArgs {
     #[arg(long, default_value = "memory", value_name = "URL")]
     backend: String,
     /// A user as NAME:PASSWORD:ROLE (role admin, operator or viewer); repeat for several.
+    /// Insecure: the password shows in the process list and the shell history; use
+    /// --users, --user-env or --user-password-file.
     #[arg(long = "user", value_name = "NAME:PASSWORD:ROLE")]
     users: Vec<String>,
-    /// A users file of salted SCRAM credentials (see `buildwire haystack serve --help`).
+    /// A users file of salted SCRAM keys, made with `buildwire haystack users FILE add
+    /// NAME`; read at start.
     #[arg(long = "users", value_name = "FILE")]
     users_file: Option<PathBuf>,
+    #[command(flatten)]
+    user_sources: super::users::ServeUserArgs,
     /// PBKDF2 iterations for users given with --user.
     #[arg(long)]
     iterations: Option<u32>,
@@ -55,13 +60,16 @@ pub struct ServeArgs {
     client_ca: Option<PathBuf>,
 }
 
-pub const AFTER_HELP: &str = "Without --user or --users, every request is served as admin \
-    with no login (for local experiments only).\n\n\
+pub const AFTER_HELP: &str = "Without users (--users, --user-env, --user-password-file or \
+    --user), every request is served as admin with no login (for local experiments only). \
+    A password given with --user is visible to every local user in the process list.\n\n\
     Examples:\n  \
-    buildwire haystack serve --data ../shared/data/haystack/alpha.zinc --user \\\n      admin:secret:admin\n  \
+    buildwire haystack serve --data ../shared/data/haystack/alpha.zinc --user \\\n      admin:secret:admin   # quick and insecure\n  \
+    buildwire haystack serve --data site.zinc --user-env admin:ADMIN_PW:admin\n  \
     buildwire haystack import ../shared/data/haystack/alpha.zinc --backend \\\n      redis://127.0.0.1:6379\n  \
     buildwire haystack serve --backend redis://127.0.0.1:6379 --bind \\\n      127.0.0.1:8081\n  \
     buildwire haystack serve --backend postgres://postgres@127.0.0.1:5432/site\n  \
+    buildwire haystack users users.txt add ann --role operator\n  \
     buildwire haystack serve --bind 0.0.0.0:8443 --data site.zinc --users \\\n      users.txt \\\n      \
     --tls-cert cert.pem --tls-key key.pem --snapshot state.json\n\n\
     Then: buildwire haystack client http://127.0.0.1:8080/api read site -u admin";
@@ -77,6 +85,7 @@ pub fn serve(args: ServeArgs) -> CommandResult {
     for spec in &args.users {
         config = config.user_spec(spec);
     }
+    config = config.users(args.user_sources.users(args.iterations)?);
     if let Some(path) = &args.users_file {
         config = config.users_file(path);
     }
@@ -186,73 +195,6 @@ pub fn import(args: ImportArgs) -> CommandResult {
                 args.files.len(),
                 backend.describe()
             );
-        }
-        Ok(())
-    })
-}
-
-#[derive(Debug, Args)]
-pub struct UsersArgs {
-    /// The store: redis://HOST:PORT[/DB][?prefix=NAME] or postgres://USER@HOST:PORT/DB.
-    #[arg(long, value_name = "URL")]
-    backend: String,
-    /// Add or replace a user as NAME:PASSWORD:ROLE (admin, operator or viewer); repeat.
-    #[arg(long = "add", value_name = "NAME:PASSWORD:ROLE")]
-    add: Vec<String>,
-    /// Remove a user by name; repeat.
-    #[arg(long = "remove", value_name = "NAME")]
-    remove: Vec<String>,
-    /// PBKDF2 iterations for the added users.
-    #[arg(long, default_value_t = buildwire_haystack::server::DEFAULT_ITERATIONS)]
-    iterations: u32,
-    /// Print the users (name and role) as JSON.
-    #[arg(long)]
-    json: bool,
-}
-
-pub const USERS_AFTER_HELP: &str = "The users of every server on this store: each stores \
-    the users given to it with --user/--users at start and reads new ones every 5 seconds. \
-    Only salted SCRAM keys are stored, never passwords. A server that started with no users \
-    serves without login until it is restarted.\n\n\
-    Examples:\n  \
-    buildwire haystack users --backend redis://127.0.0.1:6379 --add \\\n      ann:s3cret:operator\n  \
-    buildwire haystack users --backend postgres://postgres@127.0.0.1:5432/site \\\n      --remove ann\n  \
-    buildwire haystack users --backend redis://127.0.0.1:6379 --json";
-
-pub fn users(args: UsersArgs) -> CommandResult {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
-    runtime.block_on(async move {
-        let backend = buildwire_haystack::backends::open(&args.backend).await?;
-        let store = backend.shared_auth().ok_or(
-            "this backend keeps no users: give --backend redis://HOST:PORT or \
-             postgres://USER@HOST:PORT/DB",
-        )?;
-        let mut added = Vec::new();
-        for spec in &args.add {
-            let user = buildwire_haystack::server::parse_user_spec(spec, args.iterations)
-                .map_err(|e| format!("--add {}: {e}", spec.split(':').next().unwrap_or("")))?;
-            added.push((user.name.clone(), user.to_line()));
-        }
-        store.put_users(&added).await?;
-        for name in &args.remove {
-            if !store.remove_user(name).await? {
-                eprintln!("no user {name} to remove");
-            }
-        }
-        let lines = store.users().await?;
-        let users = buildwire_haystack::auth::parse_user_file(&lines.join("\n"))?;
-        if args.json {
-            let list: Vec<_> = users
-                .iter()
-                .map(|u| serde_json::json!({"name": u.name, "role": u.role.name()}))
-                .collect();
-            println!("{}", serde_json::json!({ "users": list }));
-        } else {
-            for u in &users {
-                println!("{} ({})", u.name, u.role.name());
-            }
         }
         Ok(())
     })
