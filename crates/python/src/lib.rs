@@ -9,6 +9,7 @@ mod bacnet_cov;
 mod bacnet_network;
 mod bacnet_sc;
 mod haystack_client;
+mod logs;
 mod opcua;
 
 /// Rust allocations of the extension go through mimalloc, as in the `buildwire` binary
@@ -110,6 +111,7 @@ fn haystack_convert_value(text: &str, from: &str, to: &str) -> PyResult<String> 
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    logs::route_to_python();
     m.add_function(wrap_pyfunction!(run_cli, m)?)?;
     m.add_function(wrap_pyfunction!(bacnet_dissect, m)?)?;
     m.add_function(wrap_pyfunction!(bacnet_parse_object_identifier, m)?)?;

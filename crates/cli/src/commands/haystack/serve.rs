@@ -11,6 +11,8 @@ use clap::Args;
 
 use crate::commands::common::duration::parse_duration;
 use crate::commands::common::result::CommandResult;
+use crate::commands::common::secrets;
+use crate::commands::common::service::ServiceArgs;
 use crate::commands::common::signals::{StopSignals, stopped, wait_for_stop};
 
 #[derive(Debug, Args)]
@@ -29,8 +31,20 @@ pub struct ServeArgs {
     #[arg(long, default_value = "memory", value_name = "URL")]
     backend: String,
     /// A user as NAME:PASSWORD:ROLE (role admin, operator or viewer); repeat for several.
-    #[arg(long = "user", value_name = "NAME:PASSWORD:ROLE")]
+    /// A password given here shows in `ps`: prefer --user-password-file, --users or the
+    /// BUILDWIRE_HAYSTACK_USER environment variable (NAME:PASSWORD:ROLE).
+    #[arg(
+        long = "user",
+        value_name = "NAME:PASSWORD:ROLE",
+        env = "BUILDWIRE_HAYSTACK_USER",
+        hide_env_values = true
+    )]
     users: Vec<String>,
+    /// A file of users with plain passwords, one NAME:PASSWORD:ROLE per line (blank lines
+    /// and `#` comments are skipped), read at start-up: the passwords stay out of the
+    /// command line.
+    #[arg(long, value_name = "FILE")]
+    user_password_file: Option<PathBuf>,
     /// A users file of salted SCRAM credentials (see `buildwire haystack serve --help`).
     #[arg(long = "users", value_name = "FILE")]
     users_file: Option<PathBuf>,
@@ -53,6 +67,8 @@ pub struct ServeArgs {
     /// CA certificates (PEM) that client certificates must chain to (mutual TLS).
     #[arg(long, requires = "tls_cert")]
     client_ca: Option<PathBuf>,
+    #[command(flatten)]
+    service: ServiceArgs,
 }
 
 pub const AFTER_HELP: &str = "Without --user or --users, every request is served as admin \
@@ -67,6 +83,7 @@ pub const AFTER_HELP: &str = "Without --user or --users, every request is served
     Then: buildwire haystack client http://127.0.0.1:8080/api read site -u admin";
 
 pub fn serve(args: ServeArgs) -> CommandResult {
+    args.service.start_logs()?;
     let mut config = HaystackServerConfig::new().bind(args.bind);
     if let Some(iterations) = args.iterations {
         config = config.iterations(iterations);
@@ -76,6 +93,11 @@ pub fn serve(args: ServeArgs) -> CommandResult {
     }
     for spec in &args.users {
         config = config.user_spec(spec);
+    }
+    if let Some(path) = &args.user_password_file {
+        for spec in secrets::user_lines(path)? {
+            config = config.user_spec(&spec);
+        }
     }
     if let Some(path) = &args.users_file {
         config = config.users_file(path);
