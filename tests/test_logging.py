@@ -5,8 +5,12 @@ fields on the record, and follow the loggers' levels."""
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
+import signal
 import socket
+import subprocess
+import sys
 from collections.abc import Callable
 
 import pytest
@@ -83,3 +87,30 @@ async def test_logger_levels_filter_the_events(caplog: pytest.LogCaptureFixture)
     finally:
         logging.getLogger("buildwire.opcua").setLevel(logging.NOTSET)
     assert not [r for r in caplog.records if r.name.startswith("buildwire.opcua")]
+
+
+async def test_the_command_line_inside_python_writes_its_own_json_logs() -> None:
+    """`python -m buildwire ... --log-format json` swaps the extension's Python layer for
+    the command line's stderr layer, as the binary writes it."""
+    command = ["opcua", "serve", "--bind", "127.0.0.1:0", "--log-format", "json"]
+    server = subprocess.Popen(
+        [sys.executable, "-m", "buildwire", *command],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert server.stdout is not None
+        first = await asyncio.to_thread(server.stdout.readline)
+        endpoint = first.split(" on ", 1)[1].split()[0]
+        async with opcua.Client.connect(endpoint) as client:
+            await client.read("i=2258")
+        await asyncio.sleep(0.2)
+    finally:
+        server.send_signal(signal.SIGTERM)
+        _, stderr = await asyncio.to_thread(server.communicate, timeout=30)
+    assert server.returncode == 0, stderr
+    events = [json.loads(line) for line in stderr.splitlines() if line.startswith("{")]
+    messages = [event["message"] for event in events]
+    assert "session activated" in messages, stderr
+    assert all(event["target"].startswith("buildwire_") for event in events)

@@ -87,19 +87,23 @@ fn log_filter(level: Option<&str>) -> Result<EnvFilter, String> {
 pub fn start_logs(level: Option<&str>, format: LogFormat) -> Result<(), String> {
     let filter = log_filter(level)?;
     let fmt = tracing_subscriber::fmt::layer().with_writer(std::io::stderr);
+    // The filter is a layer before the output, not a per-layer filter (`with_filter`): the
+    // Python extension swaps this layer in with `reload`, which per-layer filters do not
+    // survive.
     let layer: LogLayer = match format {
         LogFormat::Text => {
             use std::io::IsTerminal as _;
-            fmt.with_ansi(std::io::stderr().is_terminal())
-                .with_filter(filter)
+            filter
+                .and_then(fmt.with_ansi(std::io::stderr().is_terminal()))
                 .boxed()
         }
-        LogFormat::Json => fmt
-            .json()
-            .flatten_event(true)
-            .with_current_span(false)
-            .with_span_list(false)
-            .with_filter(filter)
+        LogFormat::Json => filter
+            .and_then(
+                fmt.json()
+                    .flatten_event(true)
+                    .with_current_span(false)
+                    .with_span_list(false),
+            )
             .boxed(),
     };
     match LOG_INSTALLER.get() {
