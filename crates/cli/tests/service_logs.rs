@@ -240,15 +240,53 @@ fn bacnet_logs_a_malformed_message_from_a_peer() {
     // Original-Unicast-NPDU carrying an NPDU of protocol version 7 (only 1 exists).
     peer.send_to(&[0x81, 0x0a, 0x00, 0x06, 0x07, 0x04], &address)
         .unwrap();
-    let lines =
-        server.json_lines_until(|lines| has(lines, "malformed message from a peer: dropped"));
-    let line = lines
-        .iter()
-        .find(|l| l["message"] == "malformed message from a peer: dropped")
-        .unwrap();
-    assert_eq!(line["level"], "WARN");
+    // Not a BVLL at all (BVLC type 0x42).
+    peer.send_to(&[0x42, 0x0a, 0x00, 0x04], &address).unwrap();
     let port = peer.local_addr().unwrap().port().to_string();
-    assert!(line["peer"].as_str().unwrap().contains(&port), "{line}");
+    for message in [
+        "malformed message from a peer: dropped",
+        "malformed BVLL datagram from a peer: dropped",
+    ] {
+        let lines = server.json_lines_until(|lines| has(lines, message));
+        let line = lines.iter().find(|l| l["message"] == message).unwrap();
+        assert_eq!(line["level"], "WARN");
+        assert!(line["peer"].as_str().unwrap().contains(&port), "{line}");
+    }
+    server.stop();
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn a_bacnet_router_logs_a_malformed_npdu_from_a_peer() {
+    let free_port = || {
+        let probe = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        probe.local_addr().unwrap().port()
+    };
+    let first = format!("127.0.0.1:{}", free_port());
+    let one = format!("1=bip:{first}");
+    let two = format!("2=bip:127.0.0.2:{}", free_port());
+    let dir = scratch("router");
+    let log = dir.join("router.log");
+    let args = [
+        "bacnet",
+        "router",
+        "--port",
+        &one,
+        "--port",
+        &two,
+        "--log-format",
+        "json",
+    ];
+    let server = Server::start(&args, &log, &[]);
+    let peer = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    // Original-Broadcast-NPDU with an NPDU of protocol version 7.
+    peer.send_to(&[0x81, 0x0b, 0x00, 0x06, 0x07, 0x04], &first)
+        .unwrap();
+    let message = "malformed NPDU from a peer: dropped";
+    let lines = server.json_lines_until(|lines| has(lines, message));
+    let line = lines.iter().find(|l| l["message"] == message).unwrap();
+    // The first --port.
+    assert_eq!(line["port_index"], 0, "{line}");
     server.stop();
     std::fs::remove_dir_all(dir).unwrap();
 }

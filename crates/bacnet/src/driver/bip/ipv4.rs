@@ -314,9 +314,18 @@ impl BipTransport {
             return Ok(None);
         };
         let datagram = buf.get(..n).unwrap_or_default();
-        let delivery = self
-            .lock()
-            .handle_datagram(self.clock.now(), from, datagram);
+        let (delivery, before, after) = {
+            let mut link = self.lock();
+            let before = link.stats();
+            let delivery = link.handle_datagram(self.clock.now(), from, datagram);
+            (delivery, before, link.stats())
+        };
+        if after.malformed > before.malformed {
+            tracing::warn!(peer = %from, "malformed BVLL datagram from a peer: dropped");
+        }
+        if after.naks > before.naks {
+            tracing::info!(peer = %from, "BVLL request from a peer answered with a NAK");
+        }
         self.flush().await;
         Ok(delivery.map(|delivery| Delivery {
             source: delivery.source,
