@@ -145,15 +145,28 @@ fn haystack_logs_one_json_line_per_request_and_never_the_password() {
         "{}",
         String::from_utf8_lossy(&about.stderr)
     );
+    let over_ws = buildwire(
+        &["haystack", "client", &url, "about", "--ws", "-u", "alice"],
+        &[("BUILDWIRE_HAYSTACK_PASSWORD", PASSWORD)],
+    );
+    assert!(
+        over_ws.status.success(),
+        "{}",
+        String::from_utf8_lossy(&over_ws.stderr)
+    );
     let wrong = buildwire(
         &["haystack", "client", &url, "about", "-u", "alice"],
         &[("BUILDWIRE_HAYSTACK_PASSWORD", "wrong-password")],
     );
     assert!(!wrong.status.success());
     let lines = server.json_lines_until(|lines| {
+        let websocket = |l: &&Value| l["message"] == "websocket op" && l["op"] == "about";
         lines
             .iter()
             .any(|l| l["op"] == "about" && l["status"] == 200 && l["user"] == "alice")
+            && lines
+                .iter()
+                .any(|l| websocket(&l) && l["user"] == "alice" && l["error_grid"] == false)
     });
     let requests: Vec<&Value> = lines.iter().filter(|l| l["message"] == "request").collect();
     // HELLO, SCRAM first and final of each login, then `about` and `close`.
