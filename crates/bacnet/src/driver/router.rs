@@ -370,7 +370,8 @@ fn log_peer_errors<M: std::fmt::Debug>(
         tracing::warn!(port_index = port, peer = ?mac, "malformed NPDU from a peer: dropped");
     }
     if after.hop_count_exhausted > before.hop_count_exhausted {
-        tracing::info!(port_index = port, peer = ?mac, "NPDU from a peer dropped: hop count exhausted");
+        let hops = "NPDU from a peer dropped: hop count exhausted";
+        tracing::info!(port_index = port, peer = ?mac, "{hops}");
     }
     if after.rejects_sent > before.rejects_sent {
         tracing::info!(port_index = port, peer = ?mac, "Reject-Message-To-Network sent to a peer");

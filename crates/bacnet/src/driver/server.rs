@@ -224,7 +224,8 @@ impl PeerErrors {
             tracing::warn!(peer = ?peer, "malformed message from a peer: dropped");
         }
         if self.rejected > before.rejected {
-            tracing::info!(peer = ?peer, "request from a peer rejected (undecodable or unknown service)");
+            let why = "undecodable or unknown service";
+            tracing::info!(peer = ?peer, "request from a peer rejected ({why})");
         }
         if self.aborts_received > before.aborts_received {
             tracing::info!(peer = ?peer, "a peer aborted a transaction");

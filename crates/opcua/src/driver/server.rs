@@ -306,7 +306,8 @@ async fn accept_loop(
                 // Full: the oldest connection still opening makes room (it closes within
                 // moments); only when every slot holds an open channel is the new one refused.
                 if connections.len() >= max_connections && !opening.evict_oldest() {
-                    tracing::warn!(%peer, max_connections, "connection refused: every slot holds an open channel");
+                    let why = "every slot holds an open channel";
+                    tracing::warn!(%peer, max_connections, "connection refused: {why}");
                     tokio::spawn(refuse_connection(socket, max_connections));
                     continue;
                 }
@@ -456,7 +457,8 @@ fn log_close(peer: SocketAddr, connection: &ServerConnection) {
     let channel_id = connection.channel_id().unwrap_or_default();
     match connection.close_reason() {
         Some(CloseReason::Error { status, reason }) => {
-            tracing::warn!(%peer, channel_id, %status, reason = %reason, "channel closed on an error");
+            let reason = reason.as_str();
+            tracing::warn!(%peer, channel_id, %status, reason, "channel closed on an error");
         }
         Some(CloseReason::ClosedByClient) => {
             tracing::info!(%peer, channel_id, "channel closed by the client");
