@@ -402,15 +402,26 @@ fn a_wrong_config_file_is_an_error_naming_the_file_line_and_key() {
     std::fs::remove_dir_all(dir).unwrap();
 }
 
-/// The `toml` blocks of docs/configuration-files.md, each with its first line
-/// `# buildwire COMMAND... --config FILE`.
+/// The `toml` blocks of docs/configuration-files.md and the files of contrib/config/, each
+/// with its first line `# buildwire COMMAND... --config FILE`.
 fn documented_examples() -> Vec<(Vec<String>, String)> {
-    let page = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/configuration-files.md");
-    let text = std::fs::read_to_string(page).unwrap();
-    text.split("```toml\n")
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let text = std::fs::read_to_string(root.join("docs/configuration-files.md")).unwrap();
+    let mut files: Vec<String> = text
+        .split("```toml\n")
         .skip(1)
+        .map(|block| block.split("```").next().unwrap().to_owned())
+        .collect();
+    let mut contrib: Vec<PathBuf> = std::fs::read_dir(root.join("contrib/config"))
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .collect();
+    contrib.sort();
+    assert!(contrib.len() >= 3, "{contrib:?}");
+    files.extend(contrib.iter().map(|p| std::fs::read_to_string(p).unwrap()));
+    files
+        .into_iter()
         .map(|block| {
-            let block = block.split("```").next().unwrap();
             let first = block.lines().next().unwrap();
             let command: Vec<String> = first
                 .strip_prefix("# ")
@@ -418,7 +429,7 @@ fn documented_examples() -> Vec<(Vec<String>, String)> {
                 .split_whitespace()
                 .map(str::to_owned)
                 .collect();
-            (command, block.to_owned())
+            (command, block)
         })
         .collect()
 }
@@ -442,7 +453,9 @@ fn every_documented_config_file_is_accepted_by_its_command() {
     }
     let dir = scratch("documented");
     for (command, block) in examples {
-        let file = dir.join(command.last().unwrap());
+        // Only the file's name: the contrib files name their place in /etc.
+        let name = Path::new(command.last().unwrap()).file_name().unwrap();
+        let file = dir.join(name);
         std::fs::write(&file, &block).unwrap();
         let mut args = command.clone();
         *args.last_mut().unwrap() = file.display().to_string();
