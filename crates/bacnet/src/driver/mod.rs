@@ -11,6 +11,7 @@ mod client;
 pub mod clock;
 mod error;
 mod link_clock;
+mod peer_log;
 mod router;
 pub mod sc;
 mod server;

@@ -366,15 +366,23 @@ fn log_peer_errors<M: std::fmt::Debug>(
     port: usize,
     mac: &M,
 ) {
-    if after.malformed > before.malformed {
-        tracing::warn!(port_index = port, peer = ?mac, "malformed NPDU from a peer: dropped");
+    if after.malformed > before.malformed
+        && let Some(suppressed) = crate::driver::peer_log::admit()
+    {
+        let what = "malformed NPDU from a peer: dropped";
+        tracing::warn!(port_index = port, peer = ?mac, suppressed, "{what}");
     }
-    if after.hop_count_exhausted > before.hop_count_exhausted {
+    if after.hop_count_exhausted > before.hop_count_exhausted
+        && let Some(suppressed) = crate::driver::peer_log::admit()
+    {
         let hops = "NPDU from a peer dropped: hop count exhausted";
-        tracing::info!(port_index = port, peer = ?mac, "{hops}");
+        tracing::info!(port_index = port, peer = ?mac, suppressed, "{hops}");
     }
-    if after.rejects_sent > before.rejects_sent {
-        tracing::info!(port_index = port, peer = ?mac, "Reject-Message-To-Network sent to a peer");
+    if after.rejects_sent > before.rejects_sent
+        && let Some(suppressed) = crate::driver::peer_log::admit()
+    {
+        let what = "Reject-Message-To-Network sent to a peer";
+        tracing::info!(port_index = port, peer = ?mac, suppressed, "{what}");
     }
 }
 

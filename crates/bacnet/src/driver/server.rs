@@ -220,18 +220,26 @@ impl PeerErrors {
         if self == before {
             return;
         }
-        if self.malformed > before.malformed {
-            tracing::warn!(peer = ?peer, "malformed message from a peer: dropped");
+        if self.malformed > before.malformed
+            && let Some(suppressed) = crate::driver::peer_log::admit()
+        {
+            tracing::warn!(peer = ?peer, suppressed, "malformed message from a peer: dropped");
         }
-        if self.rejected > before.rejected {
+        if self.rejected > before.rejected
+            && let Some(suppressed) = crate::driver::peer_log::admit()
+        {
             let why = "undecodable or unknown service";
-            tracing::info!(peer = ?peer, "request from a peer rejected ({why})");
+            tracing::info!(peer = ?peer, suppressed, "request from a peer rejected ({why})");
         }
-        if self.aborts_received > before.aborts_received {
-            tracing::info!(peer = ?peer, "a peer aborted a transaction");
+        if self.aborts_received > before.aborts_received
+            && let Some(suppressed) = crate::driver::peer_log::admit()
+        {
+            tracing::info!(peer = ?peer, suppressed, "a peer aborted a transaction");
         }
-        if self.aborts_sent > before.aborts_sent {
-            tracing::info!(peer = ?peer, "transaction with a peer aborted");
+        if self.aborts_sent > before.aborts_sent
+            && let Some(suppressed) = crate::driver::peer_log::admit()
+        {
+            tracing::info!(peer = ?peer, suppressed, "transaction with a peer aborted");
         }
     }
 }

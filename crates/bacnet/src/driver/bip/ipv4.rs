@@ -320,11 +320,17 @@ impl BipTransport {
             let delivery = link.handle_datagram(self.clock.now(), from, datagram);
             (delivery, before, link.stats())
         };
-        if after.malformed > before.malformed {
-            tracing::warn!(peer = %from, "malformed BVLL datagram from a peer: dropped");
+        if after.malformed > before.malformed
+            && let Some(suppressed) = crate::driver::peer_log::admit()
+        {
+            let what = "malformed BVLL datagram from a peer: dropped";
+            tracing::warn!(peer = %from, suppressed, "{what}");
         }
-        if after.naks > before.naks {
-            tracing::info!(peer = %from, "BVLL request from a peer answered with a NAK");
+        if after.naks > before.naks
+            && let Some(suppressed) = crate::driver::peer_log::admit()
+        {
+            let what = "BVLL request from a peer answered with a NAK";
+            tracing::info!(peer = %from, suppressed, "{what}");
         }
         self.flush().await;
         Ok(delivery.map(|delivery| Delivery {
