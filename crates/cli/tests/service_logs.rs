@@ -304,6 +304,60 @@ fn a_bacnet_router_logs_a_malformed_npdu_from_a_peer() {
     std::fs::remove_dir_all(dir).unwrap();
 }
 
+#[test]
+fn a_bacnet_sc_hub_logs_each_node_connection() {
+    let dir = scratch("sc");
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let bind = format!("127.0.0.1:{port}");
+    let hub_args = [
+        "bacnet",
+        "sc-hub",
+        "--bind",
+        &bind,
+        "--no-tls",
+        "--log-format",
+        "json",
+    ];
+    let hub = Server::start(&hub_args, &dir.join("hub.log"), &[]);
+    let uri = format!("ws://{bind}");
+    let node_args = [
+        "bacnet",
+        "serve",
+        "--transport",
+        "sc",
+        "--hub",
+        &uri,
+        "--no-tls",
+    ];
+    let node = Server::start(&node_args, &dir.join("node.log"), &[]);
+    let connected = |lines: &[Value]| {
+        lines.iter().any(|l| {
+            let message = l["message"].as_str().unwrap_or_default();
+            message.starts_with("BACnet/SC hub: node") && message.ends_with("connected")
+        })
+    };
+    let lines = hub.json_lines_until(connected);
+    assert!(lines.iter().all(|l| {
+        l["target"]
+            .as_str()
+            .unwrap()
+            .starts_with("buildwire_bacnet")
+    }));
+    node.stop();
+    hub.json_lines_until(|lines| {
+        lines.iter().any(|l| {
+            let message = l["message"].as_str().unwrap_or_default();
+            message.contains("disconnected") || message.contains("closed")
+        })
+    });
+    hub.stop();
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
 /// `haystack serve ARGS`, which must listen on `host`, asked `about` once.
 fn serve_and_ask(args: &[&str], log: &Path, host: &str) -> Server {
     let mut all = vec!["haystack", "serve"];
