@@ -323,16 +323,8 @@ fn a_bacnet_sc_hub_logs_each_node_connection() {
         "json",
     ];
     let hub = Server::start(&hub_args, &dir.join("hub.log"), &[]);
-    let uri = format!("ws://{bind}");
-    let node_args = [
-        "bacnet",
-        "serve",
-        "--transport",
-        "sc",
-        "--hub",
-        &uri,
-        "--no-tls",
-    ];
+    let hub_option = format!("--hub=ws://{bind}");
+    let node_args = ["bacnet", "serve", "--transport=sc", &hub_option, "--no-tls"];
     let node = Server::start(&node_args, &dir.join("node.log"), &[]);
     let connected = |lines: &[Value]| {
         lines.iter().any(|l| {
