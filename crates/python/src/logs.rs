@@ -208,11 +208,16 @@ pub fn route_to_python() {
         .name("buildwire-logs".into())
         .spawn(move || {
             for record in records {
-                Python::attach(|py| {
+                // While the interpreter shuts down it cannot be attached to: the thread
+                // stops forwarding (the events of the last moments are dropped).
+                let delivered = Python::try_attach(|py| {
                     if let Err(error) = deliver(py, record) {
                         error.print(py);
                     }
                 });
+                if delivered.is_none() {
+                    break;
+                }
             }
         });
 }
