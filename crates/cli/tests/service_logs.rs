@@ -196,12 +196,16 @@ fn haystack_logs_one_json_line_per_request_and_never_the_password() {
     std::fs::remove_dir_all(dir).unwrap();
 }
 
-/// `buildwire FAMILY serve --bind 127.0.0.1:0 --log-format json` with its log in a scratch
-/// folder (returned too).
-fn serve_with_json_logs(family: &str, env: &[(&str, &str)]) -> (PathBuf, PathBuf, Server) {
+/// `buildwire FAMILY serve --bind 127.0.0.1:0 --log-format json EXTRA...` with its log in a
+/// scratch folder (returned too).
+fn serve_with_json_logs(
+    family: &str,
+    extra: &[&str],
+    env: &[(&str, &str)],
+) -> (PathBuf, PathBuf, Server) {
     let dir = scratch(family);
     let log = dir.join(format!("{family}.log"));
-    let args = [
+    let mut args = vec![
         family,
         "serve",
         "--bind",
@@ -209,6 +213,7 @@ fn serve_with_json_logs(family: &str, env: &[(&str, &str)]) -> (PathBuf, PathBuf
         "--log-format",
         "json",
     ];
+    args.extend_from_slice(extra);
     let server = Server::start(&args, &log, env);
     (dir, log, server)
 }
@@ -216,38 +221,67 @@ fn serve_with_json_logs(family: &str, env: &[(&str, &str)]) -> (PathBuf, PathBuf
 #[test]
 fn opcua_logs_channel_and_session_events() {
     let user = format!("bob:{PASSWORD}");
-    let (dir, log, server) = serve_with_json_logs("opcua", &[("BUILDWIRE_OPCUA_USER", &user)]);
-    let endpoint = processes::served_at(&server.first);
-    let read = buildwire(&["opcua", "read", &endpoint, "i=2258"], &[]);
-    assert!(
-        read.status.success(),
-        "{}",
-        String::from_utf8_lossy(&read.stderr)
+    // Passwords in clear over SecurityPolicy None: only to see that they are not logged.
+    let (dir, log, server) = serve_with_json_logs(
+        "opcua",
+        &["--allow-cleartext-passwords", "--log-level", "debug"],
+        &[("BUILDWIRE_OPCUA_USER", &user)],
     );
+    let endpoint = processes::served_at(&server.first);
+    let read = |args: &[&str]| {
+        let mut all = vec!["opcua", "read", &endpoint, "i=2258"];
+        all.extend_from_slice(args);
+        buildwire(&all, &[])
+    };
+    let anonymous = read(&[]);
+    assert!(
+        anonymous.status.success(),
+        "{}",
+        String::from_utf8_lossy(&anonymous.stderr)
+    );
+    let logged_in = read(&["--user", &user, "--allow-cleartext-password"]);
+    assert!(
+        logged_in.status.success(),
+        "{}",
+        String::from_utf8_lossy(&logged_in.stderr)
+    );
+    let wrong = read(&["--user", "bob:wrong-password", "--allow-cleartext-password"]);
+    assert!(!wrong.status.success());
     let lines = server.json_lines_until(|lines| {
-        [
-            "channel open",
-            "session created",
-            "session activated",
-            "session closed",
-        ]
-        .iter()
-        .all(|m| has(lines, m))
+        let activated_as = |who: &str| {
+            lines
+                .iter()
+                .any(|l| l["message"] == "session activated" && l["user"] == who)
+        };
+        ["channel open", "session created", "session closed"]
+            .iter()
+            .all(|m| has(lines, m))
+            && activated_as("anonymous")
+            && activated_as("bob")
+            && lines.iter().any(|l| {
+                l["message"] == "session service refused"
+                    && l["service"] == "ActivateSession"
+                    && l["level"] == "WARN"
+            })
     });
-    let activated = lines
+    let opened = lines
         .iter()
-        .find(|l| l["message"] == "session activated")
+        .find(|l| l["message"] == "channel open")
         .unwrap();
-    assert_eq!(activated["user"], "anonymous");
-    assert!(activated["channel_id"].as_u64().unwrap() > 0);
+    assert!(opened["channel_id"].as_u64().unwrap() > 0);
+    assert_eq!(opened["policy"], "None");
     server.stop();
-    assert!(!std::fs::read_to_string(&log).unwrap().contains(PASSWORD));
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        !text.contains(PASSWORD) && !text.contains("wrong-password"),
+        "{text}"
+    );
     std::fs::remove_dir_all(dir).unwrap();
 }
 
 #[test]
 fn bacnet_logs_a_malformed_message_from_a_peer() {
-    let (dir, _log, server) = serve_with_json_logs("bacnet", &[]);
+    let (dir, _log, server) = serve_with_json_logs("bacnet", &[], &[]);
     let address = processes::served_at(&server.first);
     let peer = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
     // Original-Unicast-NPDU carrying an NPDU of protocol version 7 (only 1 exists).
