@@ -435,6 +435,32 @@ fn the_command_line_wins_over_the_config_file_and_the_file_over_the_defaults() {
 }
 
 #[test]
+fn rust_log_sets_the_level_unless_log_level_is_given() {
+    let dir = scratch("rust-log");
+    let requests_logged = |extra: &[&str], name: &str| {
+        let mut args = vec!["--bind", "127.0.0.1:0", "--log-format", "json"];
+        args.extend_from_slice(extra);
+        let mut all = vec!["haystack", "serve"];
+        all.extend_from_slice(&args);
+        let log = dir.join(name);
+        let server = Server::start(&all, &log, &[("RUST_LOG", "warn")]);
+        let url = processes::served_at(&server.first);
+        assert!(
+            buildwire(&["haystack", "client", &url, "about"], &[])
+                .status
+                .success()
+        );
+        server.stop();
+        std::fs::read_to_string(&log)
+            .unwrap()
+            .contains("\"message\":\"request\"")
+    };
+    assert!(!requests_logged(&[], "warn.log"));
+    assert!(requests_logged(&["--log-level", "info"], "info.log"));
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
 fn a_wrong_config_file_is_an_error_naming_the_file_line_and_key() {
     let dir = scratch("wrong");
     let cases = [
