@@ -353,6 +353,8 @@ def test_points_and_epics_of_a_bacpypes3_device(
     av = {p["property"]: p for p in objects["analog-value,1"]["properties"]}
     assert abs(av["cov-increment"]["value"][0]["value"] - 0.1) < 1e-6, av["cov-increment"]
     assert len(av["priority-array"]["value"]) == 16, av["priority-array"]
+
+
 # ---- our Python client's services against the BACpypes3 device (issue 25) ----
 
 

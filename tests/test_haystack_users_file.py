@@ -144,7 +144,7 @@ async def test_serve_takes_passwords_from_the_environment_and_files(
     env = {**os.environ, "OPERATOR_PW": "env-pw"}
     options = [
         "--user-env", "op:OPERATOR_PW:operator",
-        "--user-password-file", f"admin:{secret}:admin",
+        "--user-secret-file", f"admin:{secret}:admin",
         "--iterations", "4096",
     ]  # fmt: skip
     with serve_haystack(buildwire_cmd, site, *options, env=env) as url:

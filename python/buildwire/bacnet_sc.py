@@ -168,9 +168,7 @@ class Client(AsyncClient):
 
     async def read(self, device: str, object_id: str, property_id: str) -> Any:
         """ReadProperty from the device at VMAC ``device``, e.g. ``read(v, "av,1", "pv")``."""
-        values = [
-            element_value(e) for e in await self._handle.read(device, object_id, property_id)
-        ]
+        values = [element_value(e) for e in await self._handle.read(device, object_id, property_id)]
         return values[0] if len(values) == 1 else values
 
     async def write(

@@ -16,6 +16,7 @@ mod server_tests {
         self, GET_DATA_METHOD, SET_SIZE_METHOD, THROUGHPUT_OBJECT,
     };
     use buildwire_opcua::server::config::{DEFAULT_MAX_CHUNK_COUNT, DEFAULT_MAX_MESSAGE_SIZE};
+    use buildwire_opcua::server::server_state::SessionEvent;
     use buildwire_opcua::server::{
         CloseReason, Server, ServerConfig, ServerConnection, UserAccount,
     };
@@ -631,6 +632,49 @@ mod server_tests {
             TimestampsToReturn::Neither,
         );
         assert_eq!(fault_status(&response), StatusCode::BAD_SESSION_ID_INVALID);
+    }
+
+    #[test]
+    fn session_events_for_the_log_name_the_user_and_never_the_password() {
+        let mut client = Client::new();
+        client.connect();
+        let created = client.create_session();
+        let refused = client.activate(user("alice", "wrong"));
+        assert_eq!(fault_status(&refused), StatusCode::BAD_USER_ACCESS_DENIED);
+        client.activate(user("alice", "secret"));
+        let request = CloseSessionRequest {
+            request_header: client.header(),
+            delete_subscriptions: true,
+        };
+        client.response(request);
+        let channel_id = client.channel_id;
+        let events = client.server.take_session_events();
+        assert_eq!(
+            events,
+            [
+                SessionEvent::Created {
+                    session_id: created.session_id.clone(),
+                    name: "test".into(),
+                    channel_id,
+                },
+                SessionEvent::Refused {
+                    service: "ActivateSession",
+                    channel_id,
+                    status: StatusCode::BAD_USER_ACCESS_DENIED,
+                },
+                SessionEvent::Activated {
+                    session_id: created.session_id.clone(),
+                    user: Some("alice".into()),
+                    channel_id,
+                },
+                SessionEvent::Closed {
+                    session_id: created.session_id,
+                    channel_id,
+                },
+            ]
+        );
+        assert!(!format!("{events:?}").contains("secret"));
+        assert!(client.server.take_session_events().is_empty());
     }
 
     #[test]

@@ -15,6 +15,7 @@ mod bacnet_services;
 mod bacnet_values;
 mod haystack_client;
 mod haystack_values;
+mod logs;
 mod opcua;
 mod opcua_server;
 
@@ -94,6 +95,7 @@ fn haystack_convert(py: Python<'_>, text: &str, from: &str, to: &str) -> PyResul
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    logs::route_to_python();
     m.add_function(wrap_pyfunction!(run_cli, m)?)?;
     m.add_function(wrap_pyfunction!(bacnet_dissect, m)?)?;
     m.add_function(wrap_pyfunction!(bacnet_parse_object_identifier, m)?)?;

@@ -13,6 +13,7 @@ pub mod discovery;
 mod error;
 mod link_clock;
 mod named_read;
+mod peer_log;
 mod router;
 pub mod sc;
 mod server;

@@ -358,6 +358,34 @@ fn exchange_with_device(shared: &Shared, now: std::time::Instant) {
     }
 }
 
+/// One log line for a peer's NPDU that the router refused, read from its counters around
+/// the NPDU (logged after the router's lock is released).
+fn log_peer_errors<M: std::fmt::Debug>(
+    before: &crate::router::RouterStats,
+    after: &crate::router::RouterStats,
+    port: usize,
+    mac: &M,
+) {
+    if after.malformed > before.malformed
+        && let Some(suppressed) = crate::driver::peer_log::admit()
+    {
+        let what = "malformed NPDU from a peer: dropped";
+        tracing::warn!(port_index = port, peer = ?mac, suppressed, "{what}");
+    }
+    if after.hop_count_exhausted > before.hop_count_exhausted
+        && let Some(suppressed) = crate::driver::peer_log::admit()
+    {
+        let hops = "NPDU from a peer dropped: hop count exhausted";
+        tracing::info!(port_index = port, peer = ?mac, suppressed, "{hops}");
+    }
+    if after.rejects_sent > before.rejects_sent
+        && let Some(suppressed) = crate::driver::peer_log::admit()
+    {
+        let what = "Reject-Message-To-Network sent to a peer";
+        tracing::info!(port_index = port, peer = ?mac, suppressed, "{what}");
+    }
+}
+
 async fn run(
     shared: Arc<Shared>,
     ports: Arc<Vec<RouterPort>>,
@@ -395,13 +423,13 @@ async fn run(
             _ = &mut stopped => break,
             received = inbound.recv() => match received {
                 Some((port, mac, npdu, broadcast)) => {
-                    lock(&shared.router).handle_npdu(
-                        std::time::Instant::now(),
-                        port,
-                        mac,
-                        &npdu,
-                        broadcast,
-                    );
+                    let (before, after) = {
+                        let mut router = lock(&shared.router);
+                        let before = router.stats();
+                        router.handle_npdu(std::time::Instant::now(), port, mac, &npdu, broadcast);
+                        (before, router.stats())
+                    };
+                    log_peer_errors(&before, &after, port, &mac);
                 }
                 None => break,
             },

@@ -200,6 +200,57 @@ async fn send<T: Transport>(transport: &T, transmit: &Transmit<T::Address>) {
     };
 }
 
+/// The counters of the device that grow when a peer sends something wrong, read before and
+/// after each datagram: the driver logs one line per such datagram without the sans-IO
+/// core having to know about logs.
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct PeerErrors {
+    malformed: u64,
+    rejected: u64,
+    aborts_received: u64,
+    aborts_sent: u64,
+}
+
+impl PeerErrors {
+    fn of<A: LinkAddress>(server: &DeviceServer<A>) -> Self {
+        let (stats, tsm) = (server.stats(), server.tsm_stats());
+        Self {
+            malformed: stats.malformed + tsm.malformed,
+            rejected: stats.rejected,
+            aborts_received: tsm.aborts_received,
+            aborts_sent: tsm.aborts_sent,
+        }
+    }
+
+    /// One log line for what grew since `before`, naming the peer.
+    fn log_since<A: LinkAddress>(&self, before: &Self, peer: &A) {
+        if self == before {
+            return;
+        }
+        if self.malformed > before.malformed
+            && let Some(suppressed) = crate::driver::peer_log::admit()
+        {
+            tracing::warn!(peer = ?peer, suppressed, "malformed message from a peer: dropped");
+        }
+        if self.rejected > before.rejected
+            && let Some(suppressed) = crate::driver::peer_log::admit()
+        {
+            let why = "undecodable or unknown service";
+            tracing::info!(peer = ?peer, suppressed, "request from a peer rejected ({why})");
+        }
+        if self.aborts_received > before.aborts_received
+            && let Some(suppressed) = crate::driver::peer_log::admit()
+        {
+            tracing::info!(peer = ?peer, suppressed, "a peer aborted a transaction");
+        }
+        if self.aborts_sent > before.aborts_sent
+            && let Some(suppressed) = crate::driver::peer_log::admit()
+        {
+            tracing::info!(peer = ?peer, suppressed, "transaction with a peer aborted");
+        }
+    }
+}
+
 async fn serve<T: Transport>(
     transport: T,
     core: Arc<Mutex<DeviceServer<T::Address>>>,
@@ -226,12 +277,14 @@ async fn serve<T: Transport>(
                 Ok(received) => {
                     let mut core = lock(&core);
                     core.set_clock(super::clock::local_now());
+                    let before = PeerErrors::of(&core);
                     core.handle_npdu(
                         std::time::Instant::now(),
                         received.source,
                         &received.npdu,
                         received.broadcast,
                     );
+                    PeerErrors::of(&core).log_since(&before, &received.source);
                 }
                 // A socket error: keep going, but do not spin if the socket is broken for
                 // good. (Undecodable datagrams are dropped inside the transport.)

@@ -102,36 +102,44 @@ pub async fn node(
     )
 }
 
-/// Log lines captured by [`capture_logs`] (the drivers log through the `log` facade).
+/// Log lines captured by [`capture_logs`] (the drivers log through `tracing`).
 static LINES: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
 
+/// The `message` of an event.
+#[derive(Default)]
+struct Message(String);
+
+impl tracing::field::Visit for Message {
+    fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+        if field.name() == "message" {
+            self.0 = format!("{value:?}");
+        }
+    }
+}
+
+/// Keeps `LEVEL message` of every event at INFO and above.
 struct Capture;
 
-impl log::Log for Capture {
-    fn enabled(&self, _: &log::Metadata<'_>) -> bool {
-        true
-    }
-
-    fn log(&self, record: &log::Record<'_>) {
-        if record.level() <= log::Level::Info {
-            let line = format!("{} {}", record.level(), record.args());
+impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Capture {
+    fn on_event(&self, event: &tracing::Event<'_>, _: tracing_subscriber::layer::Context<'_, S>) {
+        let level = *event.metadata().level();
+        if level <= tracing::Level::INFO {
+            let mut message = Message::default();
+            event.record(&mut message);
+            let line = format!("{level} {}", message.0);
             if std::env::var_os("SC_TEST_LOG").is_some() {
                 eprintln!("{line}");
             }
             LINES.lock().unwrap().push(line);
         }
     }
-
-    fn flush(&self) {}
 }
 
-static CAPTURE: Capture = Capture;
-
-/// Installs the capturing logger (once per test binary).
+/// Installs the capturing subscriber (once per test binary).
 pub fn capture_logs() {
-    if log::set_logger(&CAPTURE).is_ok() {
-        log::set_max_level(log::LevelFilter::Info);
-    }
+    use tracing_subscriber::layer::SubscriberExt as _;
+    let subscriber = tracing_subscriber::registry().with(Capture);
+    let _ = tracing::subscriber::set_global_default(subscriber);
 }
 
 /// The captured log lines containing `needle`.

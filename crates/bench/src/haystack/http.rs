@@ -812,8 +812,9 @@ impl Drop for LimitServer {
 /// haystack-py's server script, embedded so the binary needs no source tree.
 pub const HAYSTACK_PY_SERVER_SCRIPT: &str = include_str!("../../peers/haystackpy_server.py");
 
-/// `PROGRAM haystack serve --bind 127.0.0.1:0 --backend BACKEND`: buildwire's server (this
-/// same program) for [`ServerProcess::start`].
+/// `PROGRAM haystack serve --bind 127.0.0.1:0 --backend BACKEND --log-level warn`:
+/// buildwire's server (this same program) for [`ServerProcess::start`], without its line per
+/// request (measured, not logged).
 pub fn buildwire_serve_command(program: &std::path::Path, backend: &str) -> std::process::Command {
     let mut command = std::process::Command::new(program);
     command.args([
@@ -823,6 +824,8 @@ pub fn buildwire_serve_command(program: &std::path::Path, backend: &str) -> std:
         "127.0.0.1:0",
         "--backend",
         backend,
+        "--log-level",
+        "warn",
     ]);
     command
 }

@@ -28,10 +28,18 @@ pub struct ServerChild {
 }
 
 impl ServerChild {
-    /// Starts `program opcua serve --bind 127.0.0.1:0 EXTRA...` and waits for its endpoint.
+    /// Starts `program opcua serve --bind 127.0.0.1:0 --log-level warn EXTRA...` (no line
+    /// per channel and session of the measured clients) and waits for its endpoint.
     pub fn spawn(program: &Path, extra: &[String]) -> Result<Self, ServerChildError> {
         let mut child = Command::new(program)
-            .args(["opcua", "serve", "--bind", "127.0.0.1:0"])
+            .args([
+                "opcua",
+                "serve",
+                "--bind",
+                "127.0.0.1:0",
+                "--log-level",
+                "warn",
+            ])
             .args(extra)
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())

@@ -4,6 +4,7 @@ mod bacnet;
 mod bench;
 pub(crate) mod common;
 mod haystack;
+mod help_markdown;
 mod opcua;
 
 use clap::{Parser, Subcommand};
@@ -49,6 +50,10 @@ enum Command {
     /// and the raw-socket limits.
     #[command(subcommand)]
     Bench(bench::BenchCommand),
+    /// Write the command-line reference of the user's guide as markdown pages into DIR
+    /// (used by `make docs`).
+    #[command(hide = true)]
+    HelpMarkdown(help_markdown::HelpMarkdownArgs),
 }
 
 /// Runs the parsed command.
@@ -58,5 +63,6 @@ pub fn execute(cli: Cli) -> CommandResult {
         Command::Bench(cmd) => bench::execute(cmd),
         Command::Haystack(cmd) => haystack::execute(cmd),
         Command::Opcua(cmd) => opcua::execute(cmd),
+        Command::HelpMarkdown(args) => help_markdown::execute(&args),
     }
 }

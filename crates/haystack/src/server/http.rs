@@ -142,7 +142,12 @@ where
         let shared = shared.clone();
         let cases = cases.clone();
         async move {
-            let mut response = handle(shared, req).await;
+            let started = Instant::now();
+            let method = req.method().clone();
+            let op = op_of(req.uri().path(), &shared.prefix).to_owned();
+            let mut user = String::new();
+            let mut response = handle(shared, req, &mut user).await;
+            log_request(peer, &method, &op, &user, response.status(), started);
             response.extensions_mut().extend(cases);
             Ok::<_, Infallible>(response)
         }
@@ -237,9 +242,9 @@ pub(crate) async fn authorize_shared(
                     .await
                 {
                     // The login still holds on this process.
-                    eprintln!(
-                        "haystack: could not share the session of {}: {e}",
-                        ctx.owner
+                    tracing::warn!(
+                        user = %ctx.owner,
+                        "could not share the session with the other servers: {e}"
                     );
                 }
             }
@@ -381,7 +386,36 @@ fn header_str(req: &Request<Incoming>, name: header::HeaderName) -> Option<&str>
     req.headers().get(name).and_then(|v| v.to_str().ok())
 }
 
-async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Response<Body> {
+/// The op a request path names: what follows the prefix (`/api/read` -> `read`), else the
+/// path itself.
+fn op_of<'a>(path: &'a str, prefix: &str) -> &'a str {
+    path.strip_prefix(prefix)
+        .map_or(path, |rest| rest.trim_start_matches('/'))
+}
+
+/// The log line of one request: who asked what, and the answer. Headers (the
+/// `Authorization` with its SCRAM proofs and tokens) and bodies are never logged.
+fn log_request(
+    peer: IpAddr,
+    method: &hyper::Method,
+    op: &str,
+    user: &str,
+    status: StatusCode,
+    started: Instant,
+) {
+    // Milliseconds to the microsecond.
+    let duration_ms = (started.elapsed().as_secs_f64() * 1_000_000.0).round() / 1000.0;
+    let status = status.as_u16();
+    if status >= 500 {
+        tracing::warn!(%peer, method = %method, op, user, status, duration_ms, "request");
+    } else {
+        tracing::info!(%peer, method = %method, op, user, status, duration_ms, "request");
+    }
+}
+
+/// Serves one request; `user` is set to the caller's name once known (empty: anonymous or
+/// not logged in yet).
+async fn handle(shared: Arc<Shared>, req: Request<Incoming>, user: &mut String) -> Response<Body> {
     if ws::is_upgrade(&req, &shared.prefix) {
         return ws::upgrade(shared, req);
     }
@@ -392,6 +426,7 @@ async fn handle(shared: Arc<Shared>, req: Request<Incoming>) -> Response<Body> {
         Authorized::LoggedIn(ctx, info) => (ctx, Some(info)),
         Authorized::Refused(response) => return response,
     };
+    user.clone_from(&ctx.owner);
     // The engine's `close` ends this token's session.
     ctx.token = bearer_token(authorization.as_deref());
     let max = shared.engine.limits().max_body_bytes;

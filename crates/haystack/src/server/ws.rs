@@ -289,11 +289,16 @@ impl Connection {
             Err(e) => return Reply::Send(error(&e.to_string())),
         };
         login.ctx.now_ms = now_ms();
-        let (_, text) = self
+        let started = std::time::Instant::now();
+        let (error_grid, text) = self
             .shared
             .engine
             .call_encoded(&login.ctx, op, &grid, WireFormat::Json)
             .await;
+        // One line per op, as for HTTP requests; never the grids or the auth token.
+        let duration_ms = (started.elapsed().as_secs_f64() * 1_000_000.0).round() / 1000.0;
+        let user = login.ctx.owner.as_str();
+        tracing::info!(op = op_name, user, error_grid, duration_ms, "websocket op");
         let reply = wire::encode_answer(envelope.id, envelope.ch, &text);
         if op == Op::Close {
             // The engine ended the session; the connection ends with it.

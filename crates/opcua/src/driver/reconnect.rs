@@ -144,6 +144,38 @@ pub enum ConnectionEvent {
     },
 }
 
+/// Logs `event` (the client's side of a connection's life) and hands it to the subscribers
+/// of [`ReconnectingClient::subscribe_events`].
+fn publish(events: &broadcast::Sender<ConnectionEvent>, event: ConnectionEvent) {
+    match &event {
+        ConnectionEvent::Connected { session_id } => {
+            tracing::info!(%session_id, "connected");
+        }
+        ConnectionEvent::Lost { status, reason } => {
+            tracing::warn!(%status, reason = %reason, "connection lost");
+        }
+        ConnectionEvent::Reconnecting { attempt, delay } => {
+            tracing::info!(attempt, delay_ms = delay.as_millis() as u64, "reconnecting");
+        }
+        ConnectionEvent::AttemptFailed {
+            attempt,
+            status,
+            reason,
+        } => tracing::warn!(attempt, %status, reason = %reason, "reconnect attempt failed"),
+        ConnectionEvent::SubscriptionsRestored {
+            kept,
+            transferred,
+            recreated,
+        } => tracing::info!(kept, transferred, recreated, "subscriptions restored"),
+        ConnectionEvent::Reconnected {
+            session_reactivated,
+            session_id,
+        } => tracing::info!(%session_id, session_reactivated, "reconnected"),
+    }
+    // Nobody listening is fine: the events are for those who asked.
+    let _ = events.send(event);
+}
+
 /// A boxed future, as hooks return.
 pub type HookFuture<'a> = Pin<Box<dyn Future<Output = Result<(), ClientError>> + Send + 'a>>;
 
@@ -248,9 +280,12 @@ impl ReconnectingClient {
         let client = OpcuaClient::connect_with(config.clone()).await?;
         let (events, _) = broadcast::channel(EVENT_CAPACITY);
         let resume = client.connection().resume_session();
-        let _ = events.send(ConnectionEvent::Connected {
-            session_id: client.connection().session_id().clone(),
-        });
+        publish(
+            &events,
+            ConnectionEvent::Connected {
+                session_id: client.connection().session_id().clone(),
+            },
+        );
         Ok(Self {
             config,
             policy,
@@ -299,10 +334,13 @@ impl ReconnectingClient {
         if let Some(mut client) = self.client.take() {
             self.subscriptions = client.take_subscription_set();
             self.subscriptions_session = Some(client.connection().session_id().clone());
-            let _ = self.events.send(ConnectionEvent::Lost {
-                status: error.status_code(),
-                reason: error.to_string(),
-            });
+            publish(
+                &self.events,
+                ConnectionEvent::Lost {
+                    status: error.status_code(),
+                    reason: error.to_string(),
+                },
+            );
         }
     }
 
@@ -339,10 +377,13 @@ impl ReconnectingClient {
                 Some(at) => at,
                 None => {
                     let attempt = self.backoff.next_attempt(now);
-                    let _ = self.events.send(ConnectionEvent::Reconnecting {
-                        attempt: attempt.attempt,
-                        delay: attempt.delay,
-                    });
+                    publish(
+                        &self.events,
+                        ConnectionEvent::Reconnecting {
+                            attempt: attempt.attempt,
+                            delay: attempt.delay,
+                        },
+                    );
                     self.next_attempt = Some(attempt.at);
                     attempt.at
                 }
@@ -373,11 +414,14 @@ impl ReconnectingClient {
                     self.client = Some(client);
                 }
                 Err(error) => {
-                    let _ = self.events.send(ConnectionEvent::AttemptFailed {
-                        attempt,
-                        status: error.status_code(),
-                        reason: error.to_string(),
-                    });
+                    publish(
+                        &self.events,
+                        ConnectionEvent::AttemptFailed {
+                            attempt,
+                            status: error.status_code(),
+                            reason: error.to_string(),
+                        },
+                    );
                 }
             }
         }
@@ -402,11 +446,14 @@ impl ReconnectingClient {
                 .restore_subscriptions(&self.subscriptions, same_session)
                 .await?;
             self.subscriptions = SubscriptionSet::default();
-            let _ = self.events.send(ConnectionEvent::SubscriptionsRestored {
-                kept: restored.kept,
-                transferred: restored.transferred,
-                recreated: restored.recreated,
-            });
+            publish(
+                &self.events,
+                ConnectionEvent::SubscriptionsRestored {
+                    kept: restored.kept,
+                    transferred: restored.transferred,
+                    recreated: restored.recreated,
+                },
+            );
         }
         for hook in &mut self.hooks {
             if let Err(error) = hook.after_reconnect(&mut client, session_reactivated).await {
@@ -416,10 +463,13 @@ impl ReconnectingClient {
                 return Err(error);
             }
         }
-        let _ = self.events.send(ConnectionEvent::Reconnected {
-            session_reactivated,
-            session_id: client.connection().session_id().clone(),
-        });
+        publish(
+            &self.events,
+            ConnectionEvent::Reconnected {
+                session_reactivated,
+                session_id: client.connection().session_id().clone(),
+            },
+        );
         Ok(client)
     }
 

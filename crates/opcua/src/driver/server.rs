@@ -25,7 +25,8 @@ use tokio::task::JoinHandle;
 use crate::encoding::DateTime;
 use crate::server::address_space::AddNodeError;
 use crate::server::security::Refusal;
-use crate::server::{Server, ServerConfig, ServerConnection};
+use crate::server::server_state::SessionEvent;
+use crate::server::{CloseReason, Server, ServerConfig, ServerConnection};
 use crate::transport::TransmitBuffer;
 use crate::types::StatusCode;
 
@@ -338,20 +339,24 @@ async fn accept_loop(
     loop {
         tokio::select! {
             accepted = listener.accept() => {
-                let Ok((socket, _peer)) = accepted else { continue };
+                let Ok((socket, peer)) = accepted else { continue };
                 let _ = socket.set_nodelay(true);
                 connections.retain(|task: &JoinHandle<()>| !task.is_finished());
                 // Full: the oldest connection still opening makes room (it closes within
                 // moments); only when every slot holds an open channel is the new one refused.
                 if connections.len() >= max_connections && !opening.evict_oldest() {
+                    let why = "every slot holds an open channel";
+                    tracing::warn!(%peer, max_connections, "connection refused: {why}");
                     tokio::spawn(refuse_connection(socket, max_connections));
                     continue;
                 }
                 next_id += 1;
                 let close = opening.admit(next_id, max_opening);
                 let slot = OpeningSlot { id: next_id, opening: Arc::clone(&opening), close };
+                tracing::debug!(%peer, "connection accepted");
                 connections.push(tokio::spawn(serve_connection(
                     socket,
+                    peer,
                     Arc::clone(&server),
                     Arc::clone(&released),
                     wake.clone(),
@@ -381,14 +386,16 @@ async fn refuse_connection(mut socket: TcpStream, max_connections: usize) {
 /// kernel.
 async fn serve_connection(
     socket: TcpStream,
+    peer: SocketAddr,
     server: SharedServer,
     released: Arc<Notify>,
     wake: Wake,
     slot: OpeningSlot,
 ) {
     let mut connection = ServerConnection::accepted(&lock(&server), Instant::now());
-    run_connection(socket, &server, &mut connection, wake, &slot).await;
+    run_connection(socket, &server, &mut connection, wake, &slot, peer).await;
     slot.opening.leave(slot.id);
+    log_close(peer, &connection);
     // Publish requests waiting on this channel go; its subscriptions stay for the session
     // and the housekeeping task drives them (sampling included) until it comes back.
     connection.release(&mut lock(&server));
@@ -409,6 +416,7 @@ async fn run_connection(
     connection: &mut ServerConnection,
     mut wake: Wake,
     slot: &OpeningSlot,
+    peer: SocketAddr,
 ) {
     let mut transmit = TransmitBuffer::new();
     let mut opened = false;
@@ -416,6 +424,7 @@ async fn run_connection(
         if !opened && connection.is_open() {
             opened = true;
             slot.opening.leave(slot.id);
+            log_open(peer, connection);
         }
         while connection.transmit_buffered(&mut transmit, SERVER_WRITE_BATCH) > 0 {
             if socket.write_all_buf(&mut transmit).await.is_err() {
@@ -436,6 +445,7 @@ async fn run_connection(
                     let mut refusals = connection.take_refusals();
                     refusals.extend(server.take_refusals());
                     report_refusals(&server, refusals);
+                    log_session_events(peer, server.take_session_events());
                 }
             },
             () = sleep_until(deadline) => {
@@ -470,10 +480,70 @@ struct Wake {
 /// peer got only the status code: thumbprints and hints are for the operator.
 fn report_refusals(server: &Server, refusals: Vec<Refusal>) {
     for refusal in refusals {
-        eprintln!("opcua server: {}", refusal.detail);
+        tracing::warn!("certificate refused: {}", refusal.detail);
         if let (Some(pki), Some(der)) = (&server.config.security.pki, &refusal.certificate) {
             // A certificate that cannot be stored was still refused; nothing else to do.
             let _ = pki.reject_certificate(der);
+        }
+    }
+}
+
+/// The log line of a secure channel that opened.
+fn log_open(peer: SocketAddr, connection: &ServerConnection) {
+    let channel_id = connection.channel_id().unwrap_or_default();
+    let (policy, mode) = connection.security().map_or_else(
+        || ("None".to_owned(), "None".to_owned()),
+        |security| {
+            (
+                security.policy().to_string(),
+                format!("{:?}", security.mode()),
+            )
+        },
+    );
+    tracing::info!(%peer, channel_id, %policy, %mode, "channel open");
+}
+
+/// The log line of a connection that ended: how, and the channel it had.
+fn log_close(peer: SocketAddr, connection: &ServerConnection) {
+    let channel_id = connection.channel_id().unwrap_or_default();
+    match connection.close_reason() {
+        Some(CloseReason::Error { status, reason }) => {
+            let reason = reason.as_str();
+            tracing::warn!(%peer, channel_id, %status, reason, "channel closed on an error");
+        }
+        Some(CloseReason::ClosedByClient) => {
+            tracing::info!(%peer, channel_id, "channel closed by the client");
+        }
+        None => tracing::info!(%peer, channel_id, "connection closed"),
+    }
+}
+
+/// The log lines of session events: names and ids only, never passwords or nonces.
+fn log_session_events(peer: SocketAddr, events: Vec<SessionEvent>) {
+    for event in events {
+        match event {
+            SessionEvent::Created {
+                session_id,
+                name,
+                channel_id,
+            } => tracing::info!(%peer, channel_id, %session_id, name = %name, "session created"),
+            SessionEvent::Activated {
+                session_id,
+                user,
+                channel_id,
+            } => {
+                let user = user.as_deref().unwrap_or("anonymous");
+                tracing::info!(%peer, channel_id, %session_id, user, "session activated");
+            }
+            SessionEvent::Closed {
+                session_id,
+                channel_id,
+            } => tracing::info!(%peer, channel_id, %session_id, "session closed"),
+            SessionEvent::Refused {
+                service,
+                channel_id,
+                status,
+            } => tracing::warn!(%peer, channel_id, service, %status, "session service refused"),
         }
     }
 }

@@ -10,7 +10,7 @@ use std::time::Instant;
 use super::attribute_services::{read_one, write_one};
 use super::discovery_services::{find_servers, get_endpoints};
 use super::method_services::{call_step, encode_call_response};
-use super::server_state::Server;
+use super::server_state::{Server, SessionEvent};
 use super::session_services::{activate_session, activated_session, close_session, create_session};
 use super::subscriptions::services::handle as subscription_service;
 use super::user_hooks::{CallStep, WrittenValue};
@@ -153,44 +153,68 @@ fn session(
         security,
         ..
     } = *context;
+    let refused = |server: &mut Server, service: &'static str, status: StatusCode| {
+        server.session_event(SessionEvent::Refused {
+            service,
+            channel_id,
+            status,
+        });
+        status
+    };
     Ok(match request {
-        ServiceRequest::CreateSession(request) => create_session(
-            server,
-            &request,
-            channel_id,
-            now,
-            context.ok(&request.request_header),
-            security,
-        )?
-        .into(),
-        ServiceRequest::ActivateSession(request) => activate_session(
-            server,
-            &request,
-            channel_id,
-            now,
-            context.ok(&request.request_header),
-            security,
-        )?
-        .into(),
+        ServiceRequest::CreateSession(request) => {
+            let header = context.ok(&request.request_header);
+            let response = create_session(server, &request, channel_id, now, header, security)
+                .map_err(|status| refused(server, "CreateSession", status))?;
+            server.session_event(SessionEvent::Created {
+                session_id: response.session_id.clone(),
+                name: request.session_name.as_str().unwrap_or_default().to_owned(),
+                channel_id,
+            });
+            response.into()
+        }
+        ServiceRequest::ActivateSession(request) => {
+            let header = context.ok(&request.request_header);
+            let response = activate_session(server, &request, channel_id, now, header, security)
+                .map_err(|status| refused(server, "ActivateSession", status))?;
+            let token = &request.request_header.authentication_token;
+            if let Some((session_id, user)) = server
+                .sessions
+                .find_any(token, now)
+                .ok()
+                .map(|session| (session.session_id.clone(), session.user.clone()))
+            {
+                server.session_event(SessionEvent::Activated {
+                    session_id,
+                    user,
+                    channel_id,
+                });
+            }
+            response.into()
+        }
         ServiceRequest::CloseSession(request) => {
-            let session_id = request
-                .delete_subscriptions
-                .then(|| {
-                    server
-                        .sessions
-                        .find_any(&request.request_header.authentication_token, now)
-                })
-                .and_then(Result::ok)
+            let closing = server
+                .sessions
+                .find_any(&request.request_header.authentication_token, now)
+                .ok()
                 .map(|session| session.session_id.clone());
+            let session_id = closing.clone().filter(|_| request.delete_subscriptions);
             let response = close_session(
                 server,
                 &request,
                 channel_id,
                 now,
                 context.ok(&request.request_header),
-            )?;
+            )
+            .map_err(|status| refused(server, "CloseSession", status))?;
             if let Some(session_id) = session_id {
                 server.subscriptions.delete_session(&session_id);
+            }
+            if let Some(session_id) = closing {
+                server.session_event(SessionEvent::Closed {
+                    session_id,
+                    channel_id,
+                });
             }
             response.into()
         }

@@ -66,10 +66,55 @@ pub struct Server {
     shutdown: Option<AnnouncedShutdown>,
     /// User certificates refused by ActivateSession, for the driver's log and `rejected/`.
     refusals: Vec<super::security::Refusal>,
+    /// Sessions created, activated, closed or refused, for the driver's log.
+    session_events: Vec<SessionEvent>,
     epoch: Instant,
     next_channel_id: u32,
     next_session_number: u32,
     random_state: u64,
+}
+
+/// Most session events kept for the driver (see [`Server::take_session_events`]).
+pub const MAX_SESSION_EVENTS: usize = 1024;
+
+/// Something that happened to a session, for the driver's log. Carries no secret: the user
+/// is a name (or a certificate subject), never a password or a token.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SessionEvent {
+    /// CreateSession succeeded.
+    Created {
+        /// The new session's id.
+        session_id: NodeId,
+        /// The name the client gave it.
+        name: String,
+        /// The secure channel it came on.
+        channel_id: u32,
+    },
+    /// ActivateSession succeeded.
+    Activated {
+        /// The session.
+        session_id: NodeId,
+        /// The user's name (certificate subject for X509), `None` when anonymous.
+        user: Option<String>,
+        /// The secure channel it is bound to now.
+        channel_id: u32,
+    },
+    /// CloseSession succeeded.
+    Closed {
+        /// The session.
+        session_id: NodeId,
+        /// The secure channel it came on.
+        channel_id: u32,
+    },
+    /// A session service failed (a refused login, too many sessions ...).
+    Refused {
+        /// `CreateSession`, `ActivateSession` or `CloseSession`.
+        service: &'static str,
+        /// The secure channel it came on.
+        channel_id: u32,
+        /// The status code the client got.
+        status: crate::types::StatusCode,
+    },
 }
 
 impl Server {
@@ -77,6 +122,21 @@ impl Server {
     /// untrusted ones) store in the PKI's `rejected/` folder, like application certificates.
     pub fn take_refusals(&mut self) -> Vec<super::security::Refusal> {
         std::mem::take(&mut self.refusals)
+    }
+
+    /// Session events since the last call, for the driver's log.
+    pub fn take_session_events(&mut self) -> Vec<SessionEvent> {
+        std::mem::take(&mut self.session_events)
+    }
+
+    /// Records a session event (see [`take_session_events`](Self::take_session_events));
+    /// at most [`MAX_SESSION_EVENTS`] wait, older ones are dropped when no driver drains
+    /// them.
+    pub(crate) fn session_event(&mut self, event: SessionEvent) {
+        if self.session_events.len() >= MAX_SESSION_EVENTS {
+            self.session_events.remove(0);
+        }
+        self.session_events.push(event);
     }
 
     /// Records a refused user certificate (see [`take_refusals`](Self::take_refusals)).
@@ -99,6 +159,7 @@ impl Server {
             hooks: super::user_hooks::UserHooks::default(),
             shutdown: None,
             refusals: Vec::new(),
+            session_events: Vec::new(),
             epoch: now,
             next_channel_id: 1,
             next_session_number: 1,

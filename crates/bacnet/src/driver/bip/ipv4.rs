@@ -342,9 +342,24 @@ impl BipTransport {
             return Ok(None);
         };
         let datagram = buf.get(..n).unwrap_or_default();
-        let delivery = self
-            .lock()
-            .handle_datagram(self.clock.now(), from, datagram);
+        let (delivery, before, after) = {
+            let mut link = self.lock();
+            let before = link.stats();
+            let delivery = link.handle_datagram(self.clock.now(), from, datagram);
+            (delivery, before, link.stats())
+        };
+        if after.malformed > before.malformed
+            && let Some(suppressed) = crate::driver::peer_log::admit()
+        {
+            let what = "malformed BVLL datagram from a peer: dropped";
+            tracing::warn!(peer = %from, suppressed, "{what}");
+        }
+        if after.naks > before.naks
+            && let Some(suppressed) = crate::driver::peer_log::admit()
+        {
+            let what = "BVLL request from a peer answered with a NAK";
+            tracing::info!(peer = %from, suppressed, "{what}");
+        }
         self.flush().await;
         Ok(delivery.map(|delivery| Delivery {
             source: delivery.source,

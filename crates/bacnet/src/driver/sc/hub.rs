@@ -94,7 +94,7 @@ impl ScHub {
         let listener = TcpListener::bind(config.bind).await?;
         let local = listener.local_addr()?;
         if config.tls.is_none() {
-            log::warn!(
+            tracing::warn!(
                 "BACnet/SC hub on {local} WITHOUT TLS (plaintext ws://, as asked): \
                  nodes are neither encrypted nor authenticated"
             );
@@ -121,7 +121,7 @@ impl ScHub {
             max_message,
             stopped,
         ));
-        log::info!(
+        tracing::info!(
             "BACnet/SC hub function {} listening on {local}",
             config.hub.identity.vmac
         );
@@ -246,30 +246,30 @@ fn pump(shared: &Shared, state: &mut State) {
 fn log_event(event: &HubEvent) {
     match event {
         HubEvent::NodeConnected { vmac, uuid, .. } => {
-            log::info!("BACnet/SC hub: node {vmac} (device {uuid}) connected");
+            tracing::info!("BACnet/SC hub: node {vmac} (device {uuid}) connected");
         }
         HubEvent::NodeDisconnected { vmac, reason, .. } => {
             let who = vmac.map_or_else(|| "a connection".to_owned(), |v| format!("node {v}"));
             match reason {
                 CloseReason::HeartbeatTimeout | CloseReason::ConnectTimeout => {
-                    log::warn!("BACnet/SC hub: {who} closed: {reason:?}");
+                    tracing::warn!("BACnet/SC hub: {who} closed: {reason:?}");
                 }
-                _ => log::info!("BACnet/SC hub: {who} disconnected ({reason:?})"),
+                _ => tracing::info!("BACnet/SC hub: {who} disconnected ({reason:?})"),
             }
         }
-        HubEvent::DuplicateVmacRefused { vmac, uuid, .. } => log::warn!(
+        HubEvent::DuplicateVmacRefused { vmac, uuid, .. } => tracing::warn!(
             "BACnet/SC hub: refused device {uuid}: VMAC {vmac} is in use (NODE_DUPLICATE_VMAC)"
         ),
         HubEvent::OriginatingVmacReplaced {
             claimed,
             registered,
             ..
-        } => log::info!(
+        } => tracing::info!(
             "BACnet/SC hub: node {registered} sends an Originating Virtual Address ({claimed}) \
              to its hub, which Annex AB.5.3 forbids; relayed with {registered} as originator"
         ),
         HubEvent::Malformed { error, .. } => {
-            log::warn!("BACnet/SC hub: malformed message: {error}")
+            tracing::warn!("BACnet/SC hub: malformed message: {error}")
         }
     }
 }
@@ -340,7 +340,7 @@ async fn serve_connection(
         Ok((ws, _)) => ws,
         Err(error) => {
             shared.handshake_refused.fetch_add(1, Ordering::Relaxed);
-            log::warn!("BACnet/SC hub: refused connection from {peer}: {error}");
+            tracing::warn!("BACnet/SC hub: refused connection from {peer}: {error}");
             return;
         }
     };
@@ -348,7 +348,7 @@ async fn serve_connection(
     let id = {
         let mut state = lock(&shared);
         let Some(id) = state.core.open_connection(Instant::now()) else {
-            log::warn!("BACnet/SC hub: refused {peer}: the hub is full");
+            tracing::warn!("BACnet/SC hub: refused {peer}: the hub is full");
             link.close();
             return;
         };

@@ -122,7 +122,7 @@ impl ScTransport {
             None => None,
         };
         if config.tls.is_none() {
-            log::warn!(
+            tracing::warn!(
                 "BACnet/SC node {} WITHOUT TLS (plaintext ws://, as asked)",
                 config.node.identity.vmac
             );
@@ -164,7 +164,7 @@ impl ScTransport {
             tasks,
         };
         if !transport.wait_connected(config.connect_timeout).await {
-            log::warn!(
+            tracing::warn!(
                 "BACnet/SC node {}: no hub connection yet; still trying",
                 transport.vmac()
             );
@@ -356,21 +356,21 @@ fn pump(shared: &Arc<Shared>, state: &mut State) {
 
 fn log_event(vmac: Vmac, event: &NodeEvent) {
     match event {
-        NodeEvent::HubStatus(status) => log::info!("BACnet/SC node {vmac}: {status}"),
+        NodeEvent::HubStatus(status) => tracing::info!("BACnet/SC node {vmac}: {status}"),
         NodeEvent::HubConnectFailed { role, uri, reason } => {
-            log::warn!("BACnet/SC node {vmac}: {role:?} hub {uri}: {reason}");
+            tracing::warn!("BACnet/SC node {vmac}: {role:?} hub {uri}: {reason}");
         }
         NodeEvent::VmacChanged { old, new } => {
-            log::warn!("BACnet/SC node: the hub refused VMAC {old} (in use); now using {new}")
+            tracing::warn!("BACnet/SC node: the hub refused VMAC {old} (in use); now using {new}")
         }
         NodeEvent::DirectConnected(peer) => {
-            log::info!("BACnet/SC node {vmac}: direct connection to {peer}");
+            tracing::info!("BACnet/SC node {vmac}: direct connection to {peer}");
         }
         NodeEvent::DirectDisconnected(peer) => {
-            log::info!("BACnet/SC node {vmac}: direct connection to {peer} closed");
+            tracing::info!("BACnet/SC node {vmac}: direct connection to {peer} closed");
         }
         NodeEvent::AddressResolved { vmac: peer, uris } => {
-            log::info!("BACnet/SC node {vmac}: {peer} accepts direct connections at {uris:?}");
+            tracing::info!("BACnet/SC node {vmac}: {peer} accepts direct connections at {uris:?}");
         }
         NodeEvent::Advertisement { .. } => {}
         NodeEvent::Nak {
@@ -378,11 +378,11 @@ fn log_event(vmac: Vmac, event: &NodeEvent) {
             for_function,
             code,
             details,
-        } => log::warn!(
+        } => tracing::warn!(
             "BACnet/SC node {vmac}: {} refused {for_function}: {code} {details}",
             from.map_or_else(|| "the hub".to_owned(), |v| v.to_string())
         ),
-        NodeEvent::Malformed(error) => log::warn!("BACnet/SC node {vmac}: {error}"),
+        NodeEvent::Malformed(error) => tracing::warn!("BACnet/SC node {vmac}: {error}"),
     }
 }
 
@@ -473,7 +473,9 @@ async fn accept_direct(
             {
                 Ok((ws, _)) => ws,
                 Err(error) => {
-                    log::warn!("BACnet/SC node: refused direct connection from {peer}: {error}");
+                    tracing::warn!(
+                        "BACnet/SC node: refused direct connection from {peer}: {error}"
+                    );
                     return;
                 }
             };

@@ -349,7 +349,7 @@ impl LinkReader {
             match message {
                 Ok(Message::Binary(bytes)) => return Some(bytes),
                 Ok(Message::Text(_)) => {
-                    log::warn!(
+                    tracing::warn!(
                         "BACnet/SC: {} sent a text WebSocket message; closing with 1003",
                         self.peer_text()
                     );
@@ -362,7 +362,7 @@ impl LinkReader {
                 Ok(Message::Close(_)) => return None,
                 Ok(_) => {}
                 Err(WsError::Capacity(e)) => {
-                    log::warn!(
+                    tracing::warn!(
                         "BACnet/SC: {} sent a message over the limit ({e}); closing with 1009",
                         self.peer_text()
                     );

@@ -32,6 +32,7 @@ use serde_json::{Value, json};
 use crate::commands::common::csv;
 use crate::commands::common::duration::parse_duration;
 use crate::commands::common::result::CommandResult;
+use crate::commands::common::service::ServiceArgs;
 use crate::commands::common::signals::{Interrupted, StopSignals, stopped, wait_for_stop};
 use crate::commands::common::timestamp::utc_now;
 use crate::hex_input::read_hex_argument;
@@ -277,6 +278,8 @@ pub struct ServeArgs {
     link: network::ServeLinkArgs,
     #[command(flatten)]
     sc: sc::ScNodeArgs,
+    #[command(flatten)]
+    service: ServiceArgs,
 }
 
 #[derive(Debug, Args)]
@@ -585,6 +588,7 @@ fn print_json(value: &Value) -> CommandResult {
 }
 
 fn serve(args: ServeArgs) -> CommandResult {
+    args.service.start_logs()?;
     let bind = match network::is_bip6(&args.link) {
         true => SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, 0),
         false => parse_address(&args.bind)?,

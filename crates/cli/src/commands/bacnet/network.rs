@@ -24,6 +24,7 @@ use serde_json::{Value, json};
 use crate::commands::common::duration::parse_duration;
 use crate::commands::common::report_timer::ReportTimer;
 use crate::commands::common::result::CommandResult;
+use crate::commands::common::service::ServiceArgs;
 use crate::commands::common::signals::{StopSignals, stopped, wait_for_stop};
 
 type BoxError = Box<dyn std::error::Error>;
@@ -99,6 +100,8 @@ pub struct RouterArgs {
     /// Print JSON lines instead of text.
     #[arg(long)]
     json: bool,
+    #[command(flatten)]
+    service: ServiceArgs,
 }
 
 #[derive(Debug, Args)]
@@ -124,6 +127,8 @@ pub struct BbmdArgs {
     /// Print JSON lines instead of text.
     #[arg(long)]
     json: bool,
+    #[command(flatten)]
+    service: ServiceArgs,
 }
 
 #[derive(Debug, Args)]
@@ -421,6 +426,7 @@ fn routes_json(router: &BacnetRouter) -> Value {
 }
 
 fn router(args: RouterArgs) -> CommandResult {
+    args.service.start_logs()?;
     let device = match args.device_id {
         None => None,
         Some(instance) => {
@@ -498,6 +504,7 @@ fn fdt_json(entries: &[buildwire_bacnet::link::FdtEntry]) -> Value {
 }
 
 fn bbmd(args: BbmdArgs) -> CommandResult {
+    args.service.start_logs()?;
     let bind = host_port(&args.bind)?;
     if bind.ip().is_unspecified() {
         return Err("--bind needs the BBMD's own IP address (not 0.0.0.0): peers and foreign devices know it by it".into());

@@ -23,6 +23,7 @@ const HUB_CLOSE_GRACE: Duration = Duration::from_secs(2);
 use crate::commands::common::duration::parse_duration;
 use crate::commands::common::report_timer::ReportTimer;
 use crate::commands::common::result::CommandResult;
+use crate::commands::common::service::ServiceArgs;
 use crate::commands::common::signals::{StopSignals, stopped, wait_for_stop};
 
 /// `sc-certs`.
@@ -95,6 +96,8 @@ pub struct ScHubArgs {
     /// whose originating VMAC (which nodes must not send, Annex AB.5.3) was replaced.
     #[arg(long, default_value = "0", value_name = "DURATION", value_parser = parse_duration)]
     report: Duration,
+    #[command(flatten)]
+    service: ServiceArgs,
 }
 
 /// SC options of `serve --transport sc`.
@@ -149,6 +152,7 @@ fn uuid_of(file: Option<&Path>) -> Result<DeviceUuid, Box<dyn std::error::Error>
 
 /// `buildwire bacnet sc-hub`.
 pub fn sc_hub(args: &ScHubArgs) -> CommandResult {
+    args.service.start_logs()?;
     let tls = match args.tls.files()? {
         Some(files) => Some(server_config(&files)?),
         None => None,

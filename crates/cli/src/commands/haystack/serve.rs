@@ -11,6 +11,8 @@ use clap::Args;
 
 use crate::commands::common::duration::parse_duration;
 use crate::commands::common::result::CommandResult;
+use crate::commands::common::secrets;
+use crate::commands::common::service::ServiceArgs;
 use crate::commands::common::signals::{StopSignals, stopped, wait_for_stop};
 
 #[derive(Debug, Args)]
@@ -29,10 +31,21 @@ pub struct ServeArgs {
     #[arg(long, default_value = "memory", value_name = "URL")]
     backend: String,
     /// A user as NAME:PASSWORD:ROLE (role admin, operator or viewer); repeat for several.
-    /// Insecure: the password shows in the process list and the shell history; use
-    /// --users, --user-env or --user-password-file.
-    #[arg(long = "user", value_name = "NAME:PASSWORD:ROLE")]
+    /// Insecure: the password shows in the process list and the shell history; prefer
+    /// --users, --user-env, --user-secret-file, --user-password-file or the
+    /// BUILDWIRE_HAYSTACK_USER environment variable (NAME:PASSWORD:ROLE).
+    #[arg(
+        long = "user",
+        value_name = "NAME:PASSWORD:ROLE",
+        env = "BUILDWIRE_HAYSTACK_USER",
+        hide_env_values = true
+    )]
     users: Vec<String>,
+    /// A file of users with plain passwords, one NAME:PASSWORD:ROLE per line (blank lines
+    /// and `#` comments are skipped), read at start-up: the passwords stay out of the
+    /// command line.
+    #[arg(long, value_name = "FILE")]
+    user_password_file: Option<PathBuf>,
     /// A users file of salted SCRAM keys, made with `buildwire haystack users FILE add
     /// NAME`; read at start.
     #[arg(long = "users", value_name = "FILE")]
@@ -58,6 +71,8 @@ pub struct ServeArgs {
     /// CA certificates (PEM) that client certificates must chain to (mutual TLS).
     #[arg(long, requires = "tls_cert")]
     client_ca: Option<PathBuf>,
+    #[command(flatten)]
+    service: ServiceArgs,
 }
 
 pub const AFTER_HELP: &str = "Without users (--users, --user-env, --user-password-file or \
@@ -75,6 +90,7 @@ pub const AFTER_HELP: &str = "Without users (--users, --user-env, --user-passwor
     Then: buildwire haystack client http://127.0.0.1:8080/api read site -u admin";
 
 pub fn serve(args: ServeArgs) -> CommandResult {
+    args.service.start_logs()?;
     let mut config = HaystackServerConfig::new().bind(args.bind);
     if let Some(iterations) = args.iterations {
         config = config.iterations(iterations);
@@ -84,6 +100,11 @@ pub fn serve(args: ServeArgs) -> CommandResult {
     }
     for spec in &args.users {
         config = config.user_spec(spec);
+    }
+    if let Some(path) = &args.user_password_file {
+        for spec in secrets::user_lines(path)? {
+            config = config.user_spec(&spec);
+        }
     }
     config = config.users(args.user_sources.users(args.iterations)?);
     if let Some(path) = &args.users_file {

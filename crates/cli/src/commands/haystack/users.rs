@@ -345,7 +345,7 @@ pub struct ServeUserArgs {
     #[arg(long = "user-env", value_name = "NAME:VARIABLE:ROLE")]
     user_env: Vec<String>,
     /// A user whose password is the first line of a file, as NAME:FILE:ROLE; repeat.
-    #[arg(long = "user-password-file", value_name = "NAME:FILE:ROLE")]
+    #[arg(long = "user-secret-file", value_name = "NAME:FILE:ROLE")]
     user_password_file: Vec<String>,
 }
 
@@ -357,7 +357,7 @@ impl ServeUserArgs {
         let specs = self.user_env.iter().map(|s| ("--user-env", s, true)).chain(
             self.user_password_file
                 .iter()
-                .map(|s| ("--user-password-file", s, false)),
+                .map(|s| ("--user-secret-file", s, false)),
         );
         for (option, spec, from_env) in specs {
             // The name ends at the first `:` and the role starts after the last one, so a

@@ -32,7 +32,7 @@ pub fn parse_node(text: &str) -> Result<NodeId, Box<dyn std::error::Error>> {
 pub fn split_user(text: &str) -> Result<(String, String), Box<dyn std::error::Error>> {
     let (name, password) = text
         .split_once(':')
-        .ok_or_else(|| format!("`{text}` is not NAME:PASSWORD"))?;
+        .ok_or_else(|| "a user is NAME:PASSWORD (no `:` found)".to_owned())?;
     Ok((name.to_owned(), password.to_owned()))
 }
 

@@ -8,6 +8,7 @@ mod security;
 mod subscribe;
 
 use std::io::Write as _;
+use std::path::PathBuf;
 use std::time::Duration;
 
 use buildwire_opcua::StatusCode;
@@ -29,6 +30,8 @@ use serde_json::{Value, json};
 use crate::commands::common::csv;
 use crate::commands::common::duration::parse_duration;
 use crate::commands::common::result::CommandResult;
+use crate::commands::common::secrets;
+use crate::commands::common::service::ServiceArgs;
 use crate::commands::common::signals::{StopSignals, stopped, wait_for_stop};
 
 /// Longest `--shutdown-notice`: well inside the bound every shutdown has.
@@ -140,9 +143,19 @@ pub struct ServeArgs {
     #[arg(long)]
     bench_methods: bool,
     /// Accept this user (NAME:PASSWORD); repeat for more. Anonymous stays allowed unless
-    /// --no-anonymous.
-    #[arg(long = "user", value_name = "NAME:PASSWORD")]
+    /// --no-anonymous. A password given here shows in `ps`: prefer --user-password-file or
+    /// the BUILDWIRE_OPCUA_USER environment variable (NAME:PASSWORD).
+    #[arg(
+        long = "user",
+        value_name = "NAME:PASSWORD",
+        env = "BUILDWIRE_OPCUA_USER",
+        hide_env_values = true
+    )]
     users: Vec<String>,
+    /// A file of users, one NAME:PASSWORD per line (blank lines and `#` comments are
+    /// skipped), read at start-up: the passwords stay out of the command line.
+    #[arg(long, value_name = "FILE")]
+    user_password_file: Option<PathBuf>,
     /// Refuse anonymous sessions.
     #[arg(long)]
     no_anonymous: bool,
@@ -164,6 +177,8 @@ pub struct ServeArgs {
     shutdown_notice: Duration,
     #[command(flatten)]
     security: ServeSecurityArgs,
+    #[command(flatten)]
+    service: ServiceArgs,
 }
 
 /// Most simulated points `serve --simulate` accepts.
@@ -306,6 +321,7 @@ async fn run_simulation(server: &OpcuaServer, points: usize, interval: Duration)
 }
 
 fn serve(args: ServeArgs) -> CommandResult {
+    args.service.start_logs()?;
     crate::commands::common::signals::ignore_sigpipe();
     let simulate = args.simulate;
     if simulate > MAX_SIMULATED_POINTS {
@@ -324,8 +340,11 @@ fn serve(args: ServeArgs) -> CommandResult {
         )
         .into());
     }
-    let users = args
-        .users
+    let mut user_specs = args.users.clone();
+    if let Some(path) = &args.user_password_file {
+        user_specs.extend(secrets::user_lines(path)?);
+    }
+    let users = user_specs
         .iter()
         .map(|text| {
             split_user(text).map(|(user_name, password)| UserAccount {
