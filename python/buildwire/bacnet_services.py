@@ -325,7 +325,7 @@ class ClientServices:
             ...                                       [{"date": "2026-12-25"}])
             ...         return await client.read(s.address, "calendar,1", "date-list")
             >>> asyncio.run(main())
-            {'context': 0, 'hex': '7e0c19ff'}
+            {'date': '2026-12-25'}
         """
         await self._handle.change_list(
             device, object_id, property_id, list(items), True, index, timeout, retries
