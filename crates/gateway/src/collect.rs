@@ -8,7 +8,9 @@
 //!
 //! History gets a sample when a point's value changes (a COV notification, or a polled
 //! value that differs from the last), so a restart, which starts from the stored
-//! `curVal`, writes no duplicate sample.
+//! `curVal`, writes no duplicate sample. Samples are written before the `curVal` commit,
+//! so a `curVal` anyone has seen always has its sample; a crash between the two writes
+//! the same value again as a sample of its own time at the restart.
 
 use std::collections::HashMap;
 use std::net::SocketAddrV4;
@@ -134,6 +136,23 @@ async fn run_device(
     tx: mpsc::Sender<Reading>,
     stats: Arc<CollectStats>,
 ) {
+    // A device that is down at start is marked so, and subscribed to once it answers
+    // (subscribing would otherwise time out point after point).
+    let health_every = seconds(config.health_interval_seconds);
+    let mut marked_down = false;
+    while !is_alive(&client, &device).await {
+        if !marked_down {
+            marked_down = true;
+            log::warn!(
+                "device {} does not answer: its points are down",
+                device.instance
+            );
+            if mark_down(&device, &tx).await.is_err() {
+                return;
+            }
+        }
+        tokio::time::sleep(health_every).await;
+    }
     let mut subscriptions = JoinSet::new();
     let mut polled: Vec<PointValue> = Vec::new();
     for point in &device.points {
@@ -191,7 +210,6 @@ async fn run_device(
         .polled_points
         .fetch_add(polled.len(), Ordering::Relaxed);
     let poll_every = seconds(config.poll_interval_seconds);
-    let health_every = seconds(config.health_interval_seconds);
     let mut poll_timer = tokio::time::interval(poll_every);
     let mut health_timer = tokio::time::interval(health_every);
     poll_timer.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -209,11 +227,8 @@ async fn run_device(
                 if !alive && !down {
                     down = true;
                     log::warn!("device {} stopped answering: its points are down", device.instance);
-                    for point in &device.points {
-                        let reading = Reading { id: point.id.clone(), value: None, status: "down", at_ms: now_ms() };
-                        if tx.send(reading).await.is_err() {
-                            return;
-                        }
+                    if mark_down(&device, &tx).await.is_err() {
+                        return;
                     }
                 } else if alive && down {
                     down = false;
@@ -226,6 +241,20 @@ async fn run_device(
             }
         }
     }
+}
+
+/// Marks every point of the device `down` (keeping its `curVal`).
+async fn mark_down(device: &DevicePoints, tx: &mpsc::Sender<Reading>) -> Result<(), ()> {
+    for point in &device.points {
+        let reading = Reading {
+            id: point.id.clone(),
+            value: None,
+            status: "down",
+            at_ms: now_ms(),
+        };
+        tx.send(reading).await.map_err(|_| ())?;
+    }
+    Ok(())
 }
 
 /// Whether the device answers a read of its own object (a timeout says no; an error
@@ -354,25 +383,7 @@ async fn writer(
         if diffs.is_empty() {
             continue;
         }
-        let count = diffs.len() as u64;
-        let updates = diffs
-            .into_iter()
-            .map(|diff| EntityUpdate {
-                diff,
-                expected_version: None,
-            })
-            .collect();
-        match backend.commit(CommitOp::Update(updates)).await {
-            Ok(_) => {
-                stats.changes.fetch_add(count, Ordering::Relaxed);
-            }
-            Err(error) => {
-                stats.store_errors.fetch_add(1, Ordering::Relaxed);
-                log::error!("curVal commit failed: {error}");
-                // Forget what was not stored so the next reading writes it again.
-                last.clear();
-            }
-        }
+        // History first: a curVal anyone can see has its sample stored.
         let mut by_point: Vec<(String, Vec<HisSample>)> = Vec::new();
         for (id, sample) in samples {
             match by_point.iter_mut().find(|(p, _)| *p == id) {
@@ -390,6 +401,25 @@ async fn writer(
                     stats.store_errors.fetch_add(1, Ordering::Relaxed);
                     log::error!("history of @{id}: {error}");
                 }
+            }
+        }
+        let count = diffs.len() as u64;
+        let updates = diffs
+            .into_iter()
+            .map(|diff| EntityUpdate {
+                diff,
+                expected_version: None,
+            })
+            .collect();
+        match backend.commit(CommitOp::Update(updates)).await {
+            Ok(_) => {
+                stats.changes.fetch_add(count, Ordering::Relaxed);
+            }
+            Err(error) => {
+                stats.store_errors.fetch_add(1, Ordering::Relaxed);
+                log::error!("curVal commit failed: {error}");
+                // Forget what was not stored so the next reading writes it again.
+                last.clear();
             }
         }
     }
