@@ -8,6 +8,7 @@ mod bacnet;
 mod bacnet_cov;
 mod bacnet_network;
 mod bacnet_sc;
+mod gateway;
 mod haystack_client;
 mod opcua;
 
@@ -140,6 +141,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<bacnet_sc::BacnetScDeviceHandle>()?;
     m.add_function(wrap_pyfunction!(bacnet_sc::bacnet_sc_client, m)?)?;
     m.add_class::<bacnet_sc::BacnetScClientHandle>()?;
+    m.add_function(wrap_pyfunction!(gateway::gateway_start, m)?)?;
+    m.add_class::<gateway::GatewayHandle>()?;
     m.add_function(wrap_pyfunction!(opcua::opcua_connect, m)?)?;
     m.add_function(wrap_pyfunction!(opcua::opcua_serve, m)?)?;
     m.add_class::<opcua::OpcuaClientHandle>()?;
