@@ -110,11 +110,13 @@ pub async fn find_devices(
             }
         }
     }
-    for device in &config.devices {
-        let answers = client
-            .who_is_at(Destination::Unicast(*device), None, wait)
-            .await?;
-        for (address, i_am) in answers {
+    // Unicast Who-Is to every configured device at once: each waits the same `wait`.
+    let asks = config
+        .devices
+        .iter()
+        .map(|device| client.who_is_at(Destination::Unicast(*device), None, wait));
+    for answers in futures_util::future::join_all(asks).await {
+        for (address, i_am) in answers? {
             if in_ranges(i_am.device.instance()) {
                 found.entry(i_am.device.instance()).or_insert(address);
             }

@@ -123,7 +123,10 @@ impl Gateway {
         client: Arc<BacnetClient>,
         imported: Option<Model>,
     ) -> Result<Self, GatewayError> {
-        let (discovered, devices, mut report) = discover_model(&client, &config, &rules).await?;
+        let devices = discover::discover(&client, &config.bacnet, PARALLEL_DEVICES)
+            .await
+            .map_err(|e| GatewayError::Bacnet(e.to_string()))?;
+        let discovered = model::build(&config.site, &devices, &rules);
         let stored = read_all(&*store).await?;
         let base = match imported {
             Some(model) => model::merge(&stored, &model.records),
@@ -132,19 +135,23 @@ impl Gateway {
         let merged = model::merge(&base, &discovered.records);
         store_records(&*store, &stored, &merged).await?;
         let model = Model { records: merged };
-        report.validation = rules::validate(&model.records);
-        report.points = model.points().count();
+        // The report of what is served: the merged records (hand edits included).
+        let report = report_of(&devices, &model);
         drop(devices);
         let collected = collect_plan(&model.records);
+        let writable: std::collections::HashSet<&str> = model
+            .records
+            .iter()
+            .filter(|r| r.contains("writable"))
+            .filter_map(|r| match r.get("id") {
+                Some(Value::Ref(id)) => Some(id.id.as_str()),
+                _ => None,
+            })
+            .collect();
         let mut targets = HashMap::new();
         for device in &collected {
             for point in &device.points {
-                let writable = model
-                    .records
-                    .iter()
-                    .find(|r| matches!(r.get("id"), Some(Value::Ref(id)) if id.id == point.id))
-                    .is_some_and(|r| r.contains("writable"));
-                if writable {
+                if writable.contains(point.id.as_str()) {
                     targets.insert(
                         point.id.clone(),
                         WriteTarget {
@@ -156,6 +163,7 @@ impl Gateway {
                 }
             }
         }
+        drop(writable);
         let collector = Collector::start(
             Arc::clone(&client),
             Arc::clone(&store),

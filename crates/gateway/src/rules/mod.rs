@@ -256,11 +256,7 @@ pub fn validate(records: &[Dict]) -> Report {
                 problems.push(format!("tag {name:?} is not in the standard defs"));
             }
         }
-        if !ns
-            .entity_types(record)
-            .iter()
-            .any(|t| ns.fits_def(t, "point"))
-        {
+        if !ns.fits(record, "point") {
             problems.push("does not reflect as a point".to_owned());
         }
         if !problems.is_empty() {
