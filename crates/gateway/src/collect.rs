@@ -155,6 +155,7 @@ async fn run_device(
     }
     let mut subscriptions = JoinSet::new();
     let mut polled: Vec<PointValue> = Vec::new();
+    let mut subscribed: Vec<PointValue> = Vec::new();
     for point in &device.points {
         if !config.cov {
             polled.push(point.clone());
@@ -170,6 +171,7 @@ async fn run_device(
         match client.subscribe_cov(device.address, options).await {
             Ok(mut subscription) => {
                 stats.cov_points.fetch_add(1, Ordering::Relaxed);
+                subscribed.push(point.clone());
                 let point = point.clone();
                 let tx = tx.clone();
                 subscriptions.spawn(async move {
@@ -214,11 +216,22 @@ async fn run_device(
     let mut health_timer = tokio::time::interval(health_every);
     poll_timer.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     health_timer.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    // COV points are read now and then too: an unconfirmed notification lost on the way
+    // (a burst that overflows a socket buffer) is otherwise not seen until the next change.
+    let refresh_every = seconds(config.cov_refresh_seconds);
+    let mut refresh_timer =
+        tokio::time::interval_at(tokio::time::Instant::now() + refresh_every, refresh_every);
+    refresh_timer.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut down = false;
     loop {
         tokio::select! {
             _ = poll_timer.tick(), if !polled.is_empty() && !down => {
                 if poll(&client, &device, &polled, &tx).await.is_err() {
+                    return;
+                }
+            }
+            _ = refresh_timer.tick(), if !subscribed.is_empty() && !down => {
+                if poll(&client, &device, &subscribed, &tx).await.is_err() {
                     return;
                 }
             }

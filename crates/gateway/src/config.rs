@@ -23,6 +23,7 @@
 //! cov_lifetime_seconds = 300
 //! poll_interval_seconds = 10.0
 //! health_interval_seconds = 10.0
+//! cov_refresh_seconds = 300.0   # COV points are read this often too
 //!
 //! [store]
 //! url = "memory"             # or redis://..., postgres://...
@@ -139,6 +140,9 @@ pub struct CollectConfig {
     pub poll_interval_seconds: f64,
     /// How often each device is checked (a timeout marks its points `down`).
     pub health_interval_seconds: f64,
+    /// How often points on COV are read anyway (a lost unconfirmed notification is then
+    /// corrected).
+    pub cov_refresh_seconds: f64,
 }
 
 impl Default for CollectConfig {
@@ -149,6 +153,7 @@ impl Default for CollectConfig {
             cov_lifetime_seconds: 300,
             poll_interval_seconds: 10.0,
             health_interval_seconds: 10.0,
+            cov_refresh_seconds: 300.0,
         }
     }
 }
@@ -261,6 +266,10 @@ impl Config {
             (
                 "collect.health_interval_seconds",
                 self.collect.health_interval_seconds,
+            ),
+            (
+                "collect.cov_refresh_seconds",
+                self.collect.cov_refresh_seconds,
             ),
         ] {
             if !(value.is_finite() && value > 0.0 && value < 86_400.0) {

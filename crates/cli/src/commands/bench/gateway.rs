@@ -5,7 +5,7 @@
 //! the store's change event (what Haystack watches are pushed from), the sustained rate of
 //! changes into the store, and the gateway's resident memory per point.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::net::{Ipv4Addr, SocketAddrV4};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -22,6 +22,7 @@ use buildwire_gateway::rules::Rules;
 use buildwire_gateway::{Config, Gateway};
 use buildwire_haystack::backends::Backend;
 use buildwire_haystack::server::HaystackServerConfig;
+use buildwire_haystack::value::{Ref, Value};
 use clap::Args;
 use serde_json::json;
 
@@ -33,6 +34,7 @@ pub const AFTER_HELP: &str = "The devices run in this process beside the gateway
     Examples:\n  \
     buildwire bench gateway --devices 4 --points 500\n  \
     buildwire bench gateway --devices 10 --points 5000 --changes 5000 --json\n  \
+    buildwire bench gateway --devices 8 --points 1250 --changes 2000 --confirmed\n  \
     buildwire bench gateway --devices 2 --points 1000 \\\n      \
     --store postgres://postgres@127.0.0.1:5432/bench";
 
@@ -50,6 +52,10 @@ pub struct GatewayBenchArgs {
     /// The store: memory, redis://HOST:PORT or postgres://USER@HOST:PORT/DB.
     #[arg(long, default_value = "memory", value_name = "URL")]
     store: String,
+    /// Ask for confirmed COV notifications (the device repeats one that is not
+    /// acknowledged; unconfirmed ones lost in a burst stay lost).
+    #[arg(long)]
+    confirmed: bool,
     /// Print one JSON document.
     #[arg(long)]
     json: bool,
@@ -92,10 +98,13 @@ impl Site {
     }
 }
 
-/// Waits until the store reports a change of every id in `wanted`; false on timeout.
+/// Waits until the store reports a change of every id in `wanted` (id and the value set);
+/// false on timeout. When the listener lags behind the store's change events, the store
+/// is read to see which of the remaining values are there.
 async fn wait_for(
+    store: &dyn Backend,
     events: &mut tokio::sync::broadcast::Receiver<Arc<buildwire_haystack::backends::ChangeEvent>>,
-    wanted: &mut HashSet<String>,
+    wanted: &mut HashMap<String, f32>,
     timeout: Duration,
 ) -> bool {
     let deadline = tokio::time::Instant::now() + timeout;
@@ -106,7 +115,19 @@ async fn wait_for(
                     wanted.remove(id);
                 }
             }
-            Ok(Err(tokio::sync::broadcast::error::RecvError::Lagged(_))) => {}
+            Ok(Err(tokio::sync::broadcast::error::RecvError::Lagged(_))) => {
+                let ids: Vec<Ref> = wanted.keys().map(|id| Ref::new(id.clone())).collect();
+                if let Ok(records) = store.read_by_ids(&ids).await {
+                    for record in records.into_iter().flatten() {
+                        if let (Some(Value::Ref(id)), Some(Value::Number(n))) =
+                            (record.get("id"), record.get("curVal"))
+                            && wanted.get(&id.id).is_some_and(|v| f64::from(*v) == n.value)
+                        {
+                            wanted.remove(&id.id);
+                        }
+                    }
+                }
+            }
             _ => return false,
         }
     }
@@ -130,6 +151,7 @@ pub fn run(args: GatewayBenchArgs) -> CommandResult {
         config.bacnet.who_is_wait_seconds = 0.5;
         config.haystack.bind = "127.0.0.1:0".parse()?;
         config.store.url = args.store.clone();
+        config.collect.cov_confirmed = args.confirmed;
         let rss_before = resident_mib().unwrap_or(0.0);
         let started = Instant::now();
         let gateway =
@@ -147,7 +169,8 @@ pub fn run(args: GatewayBenchArgs) -> CommandResult {
         // Let the initial notifications settle before measuring.
         tokio::time::sleep(Duration::from_millis(500)).await;
         let rss_after = resident_mib().unwrap_or(0.0);
-        let mut events = gateway.backend().subscribe();
+        let store = Arc::clone(gateway.backend().inner());
+        let mut events = store.subscribe();
         // Latency: one change at a time.
         let mut latencies = Vec::new();
         let mut lost = 0u32;
@@ -158,8 +181,8 @@ pub fn run(args: GatewayBenchArgs) -> CommandResult {
             let Some(id) = site.set(device, point, 1000.0 + i as f32) else {
                 continue;
             };
-            let mut wanted = HashSet::from([id]);
-            if wait_for(&mut events, &mut wanted, Duration::from_secs(2)).await {
+            let mut wanted = HashMap::from([(id, 1000.0 + i as f32)]);
+            if wait_for(&*store, &mut events, &mut wanted, Duration::from_secs(2)).await {
                 latencies.push(at.elapsed().as_secs_f64() * 1000.0);
             } else {
                 lost += 1;
@@ -173,18 +196,20 @@ pub fn run(args: GatewayBenchArgs) -> CommandResult {
                 .unwrap_or(f64::NAN)
         };
         // Throughput: every change at once, until the store has reported them all.
-        let mut wanted = HashSet::new();
+        let mut wanted = HashMap::new();
         let burst = Instant::now();
         for i in 0..args.changes {
             let device = (i % args.devices) as usize;
             let point = 1 + (i / args.devices) % args.points;
-            if let Some(id) = site.set(device, point, 5000.0 + i as f32) {
-                wanted.insert(id);
+            let value = 5000.0 + i as f32;
+            if let Some(id) = site.set(device, point, value) {
+                wanted.insert(id, value);
             }
         }
         let distinct = wanted.len();
-        let complete = wait_for(&mut events, &mut wanted, Duration::from_secs(60)).await;
+        let complete = wait_for(&*store, &mut events, &mut wanted, Duration::from_secs(60)).await;
         let burst_seconds = burst.elapsed().as_secs_f64();
+        let missing = wanted.len();
         let per_point_kib = (rss_after - rss_before) * 1024.0 / total as f64;
         let doc = json!({
             "devices": args.devices,
@@ -198,7 +223,8 @@ pub fn run(args: GatewayBenchArgs) -> CommandResult {
             "latency_ms": {"p50": pick(0.5), "p99": pick(0.99), "max": pick(1.0),
                            "measured": latencies.len(), "lost": lost},
             "burst": {"changes": distinct, "seconds": burst_seconds,
-                      "changes_per_s": distinct as f64 / burst_seconds, "complete": complete},
+                      "changes_per_s": distinct as f64 / burst_seconds, "complete": complete,
+                      "missing": missing, "confirmed_cov": args.confirmed},
             "rss_mib": {"before_gateway": rss_before, "after_gateway": rss_after},
             "gateway_kib_per_point": per_point_kib,
         });
