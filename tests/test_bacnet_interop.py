@@ -317,6 +317,50 @@ def test_our_cli_reports_errors_from_bacpypes3(
     assert "unknown-object" in done.stderr, done.stderr
 
 
+def test_points_and_epics_of_a_bacpypes3_device(
+    buildwire_cmd: list[str], bacpypes3_device: int
+) -> None:
+    """Issue 25: `bacnet points` and `bacnet epics` of a device that is not ours (its
+    device instance found through the wildcard or a Who-Is, its object-list, RPM reads)."""
+    device = f"127.0.0.1:{bacpypes3_device}"
+    points = cli_json(buildwire_cmd, "points", device)
+    assert isinstance(points, list)
+    by_object = {p["object"]: p for p in points}
+    # Every object of the object-list but the device.
+    object_list = values(
+        cli_json(buildwire_cmd, "read", device, f"device,{DEVICE_INSTANCE}", "object-list")
+    )
+    assert sorted(by_object) == sorted(o for o in object_list if not o.startswith("device,"))
+    assert all(p["device"] == f"device,{DEVICE_INSTANCE}" for p in points)
+    setpoint = by_object["analog-value,1"]
+    assert setpoint["name"] == "setpoint"
+    assert setpoint["units"] == "degrees-celsius"
+    assert setpoint["commandable"] is True
+    assert setpoint["status_flags"] == "normal"
+    # BACpypes3 leaves out-of-service out of these objects (a read answers
+    # unknown-property): no value, and not an error either.
+    assert setpoint["out_of_service"] is None
+    assert setpoint["errors"] == []
+    zone = by_object["analog-input,1"]
+    assert zone["name"] == "zone-temp"
+    assert zone["present_value"] == "19.25"
+    assert zone["commandable"] is False
+    assert by_object["binary-value,1"]["commandable"] is True
+    assert by_object["multi-state-value,1"]["name"] == "mode"
+
+    listing = cli_json(buildwire_cmd, "epics", device)
+    assert listing[0]["device"] == f"device,{DEVICE_INSTANCE}"
+    objects = {o["object"]: o for o in listing[0]["objects"]}
+    assert sorted(objects) == sorted(object_list)
+    for name, obj in objects.items():
+        properties = {p["property"]: p for p in obj["properties"]}
+        assert properties["object-identifier"]["value"][0]["value"] == name, obj
+        assert "value" in properties["object-name"], obj
+    av = {p["property"]: p for p in objects["analog-value,1"]["properties"]}
+    assert abs(av["cov-increment"]["value"][0]["value"] - 0.1) < 1e-6, av["cov-increment"]
+    assert len(av["priority-array"]["value"]) == 16, av["priority-array"]
+
+
 # ---- segmentation: a 1,500-entry object-list at max-APDU 480, in both directions ----
 
 SEGMENTED_SCRIPT = REPO / "tests" / "peers" / "bacpypes3_segmented.py"

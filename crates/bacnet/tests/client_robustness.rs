@@ -339,3 +339,92 @@ async fn calls_to_a_silent_device_end_within_their_limit() {
     // Three rounds of two requests, 2 x 100 ms each: well inside the call limit.
     assert!(elapsed < Duration::from_secs(3), "{elapsed:?}");
 }
+
+/// Issue 25: discovery against a device without ReadPropertyMultiple (the relay rejects
+/// it with unrecognized-service): every property of an object comes through the
+/// property-list and one ReadProperty each, the same properties and values the device
+/// gives to ReadPropertyMultiple `all`; points and an `rpm ... :all` read the same way.
+#[tokio::test]
+async fn discovery_reads_every_property_from_a_device_without_rpm() {
+    use buildwire_bacnet::driver::discovery;
+    use buildwire_bacnet::services::{PropertyReference, ReadAccessSpecification};
+
+    let device = server(stress_profile(), TsmConfig::default()).await;
+    let client = client_with(TsmConfig::default()).await;
+    let relay = Relay::start(device.local_addr(), true).await;
+    let av1 = id("av,1");
+
+    let direct = discovery::read_all_properties(&client, device.local_addr(), av1)
+        .await
+        .unwrap();
+    // An object the device does not have fails as a whole, both ways.
+    for to in [device.local_addr(), relay.address()] {
+        let missing = discovery::read_all_properties(&client, to, id("av,999")).await;
+        assert!(
+            matches!(&missing, Err(ClientError::Error { error, .. })
+                if error.code.to_string() == "unknown-object"),
+            "{missing:?}"
+        );
+    }
+    let fallback = discovery::read_all_properties(&client, relay.address(), av1)
+        .await
+        .unwrap();
+    assert!(
+        relay.rpm_seen.load(Ordering::SeqCst) >= 1,
+        "RPM was tried first"
+    );
+    let names = |readings: &discovery::ObjectReadings| {
+        let mut names: Vec<String> = readings
+            .readings
+            .iter()
+            .map(|r| r.property.to_string())
+            .collect();
+        names.sort();
+        names
+    };
+    assert_eq!(names(&fallback), names(&direct));
+    for reading in &direct.readings {
+        let other = fallback
+            .readings
+            .iter()
+            .find(|r| r.property == reading.property)
+            .unwrap();
+        assert_eq!(other.result, reading.result, "{}", reading.property);
+    }
+
+    let inventory = discovery::object_inventory(&client, relay.address(), None)
+        .await
+        .unwrap();
+    let points =
+        discovery::read_points(&client, relay.address(), &inventory.objects, &|_| {}).await;
+    let expected =
+        discovery::read_points(&client, device.local_addr(), &inventory.objects, &|_| {}).await;
+    assert_eq!(points, expected);
+    assert!(points.iter().all(|p| p.name.is_some()));
+
+    let asked = vec![
+        ReadAccessSpecification {
+            object: av1,
+            properties: vec![PropertyReference {
+                property: P::All,
+                array_index: None,
+            }],
+        },
+        ReadAccessSpecification {
+            object: id("ai,1"),
+            properties: vec![PropertyReference {
+                property: P::PresentValue,
+                array_index: None,
+            }],
+        },
+    ];
+    let got = discovery::read_multiple_or_fallback(&client, relay.address(), asked)
+        .await
+        .unwrap();
+    assert_eq!(got.len(), 2);
+    assert_eq!(names(&got[0]), names(&direct));
+    assert_eq!(
+        got[1].readings[0].result,
+        Ok(vec![Element::Application(ApplicationValue::Real(61.5))])
+    );
+}

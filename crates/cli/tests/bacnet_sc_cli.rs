@@ -222,6 +222,34 @@ async fn certificates_hub_and_device_from_the_cli_work_together() {
         .filter_map(|o| o["results"][0]["value"][0]["value"].as_f64())
         .collect();
     assert_eq!(values, vec![33.5, 44.25], "{rpm}");
+    // points and epics over SC (issue 25): one device by VMAC, and every device a Who-Is
+    // through the hub finds.
+    let points = sc_client(&["points", &vmac]);
+    let list = points.as_array().unwrap();
+    assert!(
+        list.iter()
+            .any(|p| p["object"] == "analog-value,2" && p["present_value"] == "33.5"),
+        "{points}"
+    );
+    assert!(
+        list.iter().all(|p| p["device"] == "device,4242"),
+        "{points}"
+    );
+    let everywhere = sc_client(&["points", "--all", "--wait", "2s", "--no-routers"]);
+    assert!(
+        everywhere
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|p| p["device"] == "device,4242" && p["address"] == vmac.as_str()),
+        "{everywhere}"
+    );
+    let epics = sc_client(&["epics", &vmac]);
+    assert_eq!(epics[0]["device"], "device,4242", "{epics}");
+    assert_eq!(
+        epics[0]["objects"].as_array().map(Vec::len),
+        Some(list.len() + 1)
+    );
     // COV over SC: the initial notification carries the value written above.
     let cov = sc_client(&[
         "subscribe",

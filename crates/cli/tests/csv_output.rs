@@ -192,7 +192,7 @@ fn bacnet_subscribe_writes_csv() {
     ]);
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(
-        lines[0], "device,object,property,value,time_remaining",
+        lines[0], "device,object,property,value,time_remaining,time",
         "{text}"
     );
     // The initial notification: present-value and status-flags; identifiers hold a comma.

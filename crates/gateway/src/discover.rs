@@ -1,9 +1,10 @@
-//! The BACnet side of discovery, on the library's client: Who-Is paced over instance
-//! ranges (broadcast, and unicast to configured devices), then per device its object-list
-//! (whole, or element by element when the answer cannot be segmented: the client's
-//! `read` falls back by itself) and, for every object that becomes a point, one batched
-//! read of the properties the model needs (ReadPropertyMultiple where the device offers
-//! it, ReadProperty otherwise: the client's `read_many`).
+//! The BACnet side of discovery, on the BACnet crate's discovery library
+//! (`buildwire_bacnet::driver::discovery`): its sweep (Who-Is paced over instance ranges,
+//! I-Ams deduplicated, networks behind routers asked too) on the broadcast address, plus a
+//! unicast Who-Is to each configured device; per device its object inventory (the
+//! object-list whole, or element by element when the answer cannot be segmented) and, for
+//! every object that becomes a point, batched reads of the properties the model needs
+//! (ReadPropertyMultiple where the device offers it, ReadProperty otherwise).
 //!
 //! Nothing a device does stops discovery: a device that answers with errors, rejects,
 //! aborts or stops answering is reported in [`DiscoveredDevice::problems`] with what could
@@ -12,13 +13,15 @@
 use std::collections::BTreeMap;
 use std::net::SocketAddrV4;
 
+use buildwire_bacnet::Reader;
+use buildwire_bacnet::app::discovery::MAX_DEVICE_INSTANCE;
 use buildwire_bacnet::app::{ClientError, Destination};
 use buildwire_bacnet::driver::BacnetClient;
+use buildwire_bacnet::driver::discovery::{self, SweepOptions};
 use buildwire_bacnet::encoding::{ApplicationValue, Element, ObjectIdentifier};
 use buildwire_bacnet::enums::{EngineeringUnits, ObjectType, PropertyIdentifier as P};
 use buildwire_bacnet::network::DeviceAddress;
-use buildwire_bacnet::services::InstanceRange;
-use buildwire_bacnet::{Reader, encoding::ObjectPropertyReference};
+use buildwire_bacnet::services::PropertyReference;
 
 use crate::config::{BacnetConfig, seconds};
 use crate::model::address::point_type;
@@ -95,18 +98,21 @@ pub async fn find_devices(
             .any(|[low, high]| (*low..=*high).contains(&instance))
     };
     if config.broadcast.is_some() {
+        // The library's sweep: paced Who-Is ranges, I-Ams deduplicated, and the networks
+        // behind routers asked as well.
         for [low, high] in &config.instance_ranges {
-            let mut start = *low;
-            loop {
-                let end = start.saturating_add(config.range_size - 1).min(*high);
-                let range = InstanceRange::new(start, end);
-                for (address, i_am) in client.who_is(range, wait).await? {
-                    found.entry(i_am.device.instance()).or_insert(address);
-                }
-                if end >= *high {
-                    break;
-                }
-                start = end + 1;
+            let options = SweepOptions {
+                low: *low,
+                high: (*high).min(MAX_DEVICE_INSTANCE),
+                range_size: config.range_size,
+                wait,
+                ..SweepOptions::default()
+            };
+            let site = discovery::sweep(client, &options, &|_| {}).await?;
+            for device in site.devices {
+                found
+                    .entry(device.i_am.device.instance())
+                    .or_insert(device.address);
             }
         }
     }
@@ -143,18 +149,17 @@ pub async fn read_device(
         other_objects: Vec::new(),
         problems: Vec::new(),
     };
-    let heads =
-        [P::ObjectName, P::VendorName, P::ModelName].map(|property| ObjectPropertyReference {
-            object: device_id,
-            property,
-            array_index: None,
-        });
-    let mut answers = client.read_many(address, &heads).await.into_iter();
+    let heads = [P::ObjectName, P::VendorName, P::ModelName].map(|property| PropertyReference {
+        property,
+        array_index: None,
+    });
+    let head = discovery::read_values(client, address, &[device_id], &heads, &|_| {}).await;
+    let mut answers = head.into_iter().flat_map(|o| o.readings).map(|r| r.result);
     device.name = text(answers.next());
     device.vendor_name = text(answers.next());
     device.model_name = text(answers.next());
-    let list = match client.read(address, device_id, P::ObjectList, None).await {
-        Ok(elements) => elements,
+    let inventory = match discovery::object_inventory(client, address, Some(device_id)).await {
+        Ok(inventory) => inventory,
         Err(error) => {
             device
                 .problems
@@ -164,13 +169,7 @@ pub async fn read_device(
     };
     let mut points = Vec::new();
     let mut trend_logs = Vec::new();
-    for element in list {
-        let Element::Application(ApplicationValue::ObjectIdentifier(id)) = element else {
-            device
-                .problems
-                .push(format!("object-list holds a non-identifier {element:?}"));
-            continue;
-        };
+    for id in inventory.objects {
         if point_type(id.object_type()).is_some() {
             points.push(id);
         } else {
@@ -182,23 +181,35 @@ pub async fn read_device(
             }
         }
     }
-    let references: Vec<ObjectPropertyReference> =
-        points.iter().flat_map(|id| wanted(*id)).collect();
-    let answers = client.read_many(address, &references).await;
+    // Objects that need the same properties are read together (the library batches them
+    // in ReadPropertyMultiple, or ReadProperty where the device refuses it).
+    let mut groups: Vec<(Vec<PropertyReference>, Vec<ObjectIdentifier>)> = Vec::new();
+    for id in &points {
+        let properties = wanted(*id);
+        match groups.iter_mut().find(|(p, _)| *p == properties) {
+            Some((_, objects)) => objects.push(*id),
+            None => groups.push((properties, vec![*id])),
+        }
+    }
     let mut by_object: BTreeMap<u32, DiscoveredObject> = BTreeMap::new();
     let mut timeouts = 0usize;
-    for (reference, answer) in references.iter().zip(answers) {
-        let object = by_object
-            .entry(reference.object.to_u32())
-            .or_insert_with(|| DiscoveredObject {
-                id: Some(reference.object),
-                ..DiscoveredObject::default()
-            });
-        match answer {
-            Ok(elements) => apply(object, reference, elements),
-            Err(ClientError::Timeout) => timeouts += 1,
-            // An optional property the object lacks: nothing to record.
-            Err(_) => {}
+    for (properties, objects) in &groups {
+        for readings in discovery::read_values(client, address, objects, properties, &|_| {}).await
+        {
+            let object = by_object
+                .entry(readings.object.to_u32())
+                .or_insert_with(|| DiscoveredObject {
+                    id: Some(readings.object),
+                    ..DiscoveredObject::default()
+                });
+            for reading in readings.readings {
+                match reading.result {
+                    Ok(elements) => apply(object, reading.property, elements),
+                    Err(ClientError::Timeout) => timeouts += 1,
+                    // An optional property the object lacks: nothing to record.
+                    Err(_) => {}
+                }
+            }
         }
     }
     if timeouts > 0 {
@@ -207,23 +218,20 @@ pub async fn read_device(
         ));
     }
     // Trend logs: which object each one logs (bacnetHis).
-    let log_refs: Vec<ObjectPropertyReference> = trend_logs
-        .iter()
-        .map(|id| ObjectPropertyReference {
-            object: *id,
-            property: P::LogDeviceObjectProperty,
-            array_index: None,
-        })
-        .collect();
-    for (log, answer) in trend_logs
-        .iter()
-        .zip(client.read_many(address, &log_refs).await)
+    let log_property = [PropertyReference {
+        property: P::LogDeviceObjectProperty,
+        array_index: None,
+    }];
+    for readings in
+        discovery::read_values(client, address, &trend_logs, &log_property, &|_| {}).await
     {
-        if let Ok(elements) = answer
-            && let Some(logged) = logged_object(&elements, instance)
-            && let Some(object) = by_object.get_mut(&logged.to_u32())
-        {
-            object.trend_logs.push(*log);
+        for reading in readings.readings {
+            if let Ok(elements) = reading.result
+                && let Some(logged) = logged_object(&elements, instance)
+                && let Some(object) = by_object.get_mut(&logged.to_u32())
+            {
+                object.trend_logs.push(readings.object);
+            }
         }
     }
     device.objects = points
@@ -251,7 +259,7 @@ pub async fn discover(
 }
 
 /// The properties read of a point object.
-fn wanted(id: ObjectIdentifier) -> Vec<ObjectPropertyReference> {
+fn wanted(id: ObjectIdentifier) -> Vec<PropertyReference> {
     let kind = point_type(id.object_type());
     let mut properties = vec![
         P::ObjectName,
@@ -272,18 +280,16 @@ fn wanted(id: ObjectIdentifier) -> Vec<ObjectPropertyReference> {
             properties.extend([P::InactiveText, P::ActiveText]);
         }
     }
-    let mut out: Vec<ObjectPropertyReference> = properties
+    let mut out: Vec<PropertyReference> = properties
         .into_iter()
-        .map(|property| ObjectPropertyReference {
-            object: id,
+        .map(|property| PropertyReference {
             property,
             array_index: None,
         })
         .collect();
     if kind.is_some_and(|k| k.may_command) {
         // The array's length (index 0) says whether there is one, at a fraction of the bytes.
-        out.push(ObjectPropertyReference {
-            object: id,
+        out.push(PropertyReference {
             property: P::PriorityArray,
             array_index: Some(0),
         });
@@ -291,13 +297,9 @@ fn wanted(id: ObjectIdentifier) -> Vec<ObjectPropertyReference> {
     out
 }
 
-fn apply(
-    object: &mut DiscoveredObject,
-    reference: &ObjectPropertyReference,
-    elements: Vec<Element>,
-) {
+fn apply(object: &mut DiscoveredObject, property: P, elements: Vec<Element>) {
     let first = elements.first().cloned();
-    match reference.property {
+    match property {
         P::ObjectName => object.name = text(Some(Ok(elements))),
         P::Description => object.description = text(Some(Ok(elements))).filter(|d| !d.is_empty()),
         P::PresentValue => object.present_value = Some(elements),

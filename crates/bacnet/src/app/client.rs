@@ -316,6 +316,13 @@ impl<A: LinkAddress> ClientCore<A> {
         self.queue_unconfirmed(&UnconfirmedRequest::WhoIs(WhoIs { range }), destination);
     }
 
+    /// Queues a Who-Is for the devices of one remote `network` (DNET `network`, a broadcast
+    /// there), sent as a local broadcast for the router serving that network to pass on.
+    pub fn who_is_on_network(&mut self, range: Option<InstanceRange>, network: u16) {
+        let request = UnconfirmedRequest::WhoIs(WhoIs { range });
+        self.queue_unconfirmed_to(&request, Destination::Broadcast, Some(network));
+    }
+
     /// Queues a Who-Has for an object by identifier or name.
     pub fn who_has(
         &mut self,
@@ -328,6 +335,18 @@ impl<A: LinkAddress> ClientCore<A> {
     }
 
     fn queue_unconfirmed(&mut self, request: &UnconfirmedRequest, destination: Destination<A>) {
+        let global = self.global_broadcasts && destination == Destination::Broadcast;
+        let network = global.then_some(GLOBAL_BROADCAST_NETWORK);
+        self.queue_unconfirmed_to(request, destination, network);
+    }
+
+    /// Queues an unconfirmed request; `network` (DNET, broadcast on it) when given.
+    fn queue_unconfirmed_to(
+        &mut self,
+        request: &UnconfirmedRequest,
+        destination: Destination<A>,
+        network: Option<u16>,
+    ) {
         let mut payload = Vec::new();
         request.encode(&mut payload);
         let mut apdu = Vec::with_capacity(payload.len() + 2);
@@ -337,10 +356,9 @@ impl<A: LinkAddress> ClientCore<A> {
         }
         .encode(&mut apdu);
         let mut npdu = Vec::with_capacity(apdu.len() + 8);
-        let global = self.global_broadcasts && destination == Destination::Broadcast;
         Npdu {
-            destination: global.then_some(RemoteAddress {
-                network: GLOBAL_BROADCAST_NETWORK,
+            destination: network.map(|network| RemoteAddress {
+                network,
                 mac: MacAddress::BROADCAST,
             }),
             ..Npdu::local_apdu(&apdu, false)

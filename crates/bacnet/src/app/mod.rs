@@ -9,6 +9,7 @@ pub(crate) mod client;
 pub mod cov;
 pub(crate) mod cov_subscriber;
 pub mod device_control;
+pub mod discovery;
 pub mod read_plan;
 pub mod server;
 pub(crate) mod value_text;

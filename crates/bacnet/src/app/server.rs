@@ -13,8 +13,9 @@ use std::net::SocketAddrV4;
 use std::time::Instant;
 
 use crate::apdu::{Apdu, BacnetError, UnconfirmedServiceChoice};
+use crate::encoding::ObjectIdentifier;
 use crate::encoding::{ApplicationValue, Element, ObjectPropertyReference, Reader};
-use crate::enums::PropertyIdentifier;
+use crate::enums::{ObjectType, PropertyIdentifier};
 use crate::network::LinkAddress;
 use crate::network::npdu::{
     DEFAULT_HOP_COUNT, GLOBAL_BROADCAST_NETWORK, NetworkPriority, Npdu, NpduBody, RemoteAddress,
@@ -121,6 +122,9 @@ pub struct ServerStats {
     pub unconfirmed_ignored: u64,
 }
 
+/// Whether an asker at this link address hears the device's broadcasts.
+pub type HearsBroadcasts<A> = Box<dyn Fn(&A) -> bool + Send>;
+
 /// A sans-IO BACnet device: an object database served over a server TSM.
 ///
 /// `A` is the data link's address type: `SocketAddrV4` for B/IP (the default), a virtual
@@ -130,6 +134,8 @@ pub struct DeviceServer<A = SocketAddrV4> {
     tsm: ServerTsm<PeerAddress<A>>,
     transmits: VecDeque<Transmit<A>>,
     unicast_i_am: bool,
+    /// Whether an asker hears this device's broadcasts (see `set_hears_broadcasts`).
+    hears_broadcasts: Option<HearsBroadcasts<A>>,
     stats: ServerStats,
     /// COV, device management and time-driven work (see `device_services`).
     extras: device_services::Extras<A>,
@@ -180,6 +186,7 @@ impl<A: LinkAddress> DeviceServer<A> {
             tsm,
             transmits: VecDeque::new(),
             unicast_i_am: false,
+            hears_broadcasts: None,
             stats: ServerStats::default(),
             extras,
         }
@@ -214,6 +221,13 @@ impl<A: LinkAddress> DeviceServer<A> {
     /// as most devices do, is to broadcast).
     pub fn set_unicast_i_am(&mut self, unicast: bool) {
         self.unicast_i_am = unicast;
+    }
+
+    /// Tells which askers can hear this device's broadcasts: an asker that cannot (on B/IP,
+    /// one whose UDP port is not the device's, since broadcasts go to the device's port)
+    /// gets its I-Am or I-Have answer by unicast too when it asked by broadcast.
+    pub fn set_hears_broadcasts(&mut self, hears: HearsBroadcasts<A>) {
+        self.hears_broadcasts = Some(hears);
     }
 
     /// This device's I-Am parameters.
@@ -459,7 +473,18 @@ impl<A: LinkAddress> DeviceServer<A> {
             Some((request, always_broadcast)) => {
                 self.stats.announcements += 1;
                 let destination = self.announce_to(peer, was_broadcast, always_broadcast);
+                // An asker that cannot hear the broadcast answer also gets it directly
+                // (the broadcast still goes out, for BBMDs to distribute).
+                let deaf = destination == Destination::Broadcast
+                    && peer.remote.is_none()
+                    && self
+                        .hears_broadcasts
+                        .as_ref()
+                        .is_some_and(|hears| !hears(&peer.link));
                 self.queue_unconfirmed(&request, destination, peer.remote);
+                if deaf {
+                    self.queue_unconfirmed(&request, Destination::Unicast(peer.link), None);
+                }
             }
             None => self.stats.unconfirmed_ignored += 1,
         }
@@ -520,15 +545,28 @@ impl<A: LinkAddress> DeviceServer<A> {
         }
     }
 
+    /// The device object for the wildcard device instance 4194303 (Clauses 15.5 and
+    /// 15.7: a device reads it as its own, so a client can ask an unknown device its
+    /// identifier); any other object as it is.
+    fn resolve_wildcard(&self, object: ObjectIdentifier) -> ObjectIdentifier {
+        const WILDCARD: u32 = crate::encoding::object_identifier::MAX_INSTANCE;
+        if object.object_type() == ObjectType::Device && object.instance() == WILDCARD {
+            self.database.device_identifier()
+        } else {
+            object
+        }
+    }
+
     fn read_property(&self, rp: &crate::services::ReadPropertyRequest) -> Response {
+        let object = self.resolve_wildcard(rp.object);
         match self
             .database
-            .read_property(rp.object, rp.property, rp.array_index)
+            .read_property(object, rp.property, rp.array_index)
         {
             Ok(value) => {
                 let mut bytes = Vec::new();
                 ReadPropertyAck {
-                    object: rp.object,
+                    object,
                     property: rp.property,
                     array_index: rp.array_index,
                     value,
@@ -556,6 +594,7 @@ impl<A: LinkAddress> DeviceServer<A> {
     fn read_property_multiple(&self, rpm: &ReadPropertyMultipleRequest) -> Response {
         let mut results = Vec::with_capacity(rpm.specifications.len());
         for spec in &rpm.specifications {
+            let object = self.resolve_wildcard(spec.object);
             let mut object_results = Vec::new();
             for reference in &spec.properties {
                 let selection = match reference.property {
@@ -565,7 +604,7 @@ impl<A: LinkAddress> DeviceServer<A> {
                     _ => None,
                 };
                 match selection.filter(|_| reference.array_index.is_none()) {
-                    Some(selection) => match self.database.read_selection(spec.object, selection) {
+                    Some(selection) => match self.database.read_selection(object, selection) {
                         Ok(list) => {
                             object_results.extend(list.into_iter().map(|(property, result)| {
                                 PropertyReadResult {
@@ -585,7 +624,7 @@ impl<A: LinkAddress> DeviceServer<A> {
                         property: reference.property,
                         array_index: reference.array_index,
                         result: read_result(self.database.read_property(
-                            spec.object,
+                            object,
                             reference.property,
                             reference.array_index,
                         )),
@@ -593,7 +632,7 @@ impl<A: LinkAddress> DeviceServer<A> {
                 }
             }
             results.push(ReadAccessResult {
-                object: spec.object,
+                object,
                 results: object_results,
             });
         }

@@ -111,8 +111,10 @@ pub fn parse_value_text(
             ApplicationValue::Unsigned(text.parse().map_err(|_| bad("unsigned"))?)
         }
         ValueType::Signed => ApplicationValue::Signed(text.parse().map_err(|_| bad("signed"))?),
-        ValueType::Real => ApplicationValue::Real(text.parse().map_err(|_| bad("real"))?),
-        ValueType::Double => ApplicationValue::Double(text.parse().map_err(|_| bad("double"))?),
+        ValueType::Real => {
+            ApplicationValue::Real(parse_float(text, "real", f32::MAX.into())? as f32)
+        }
+        ValueType::Double => ApplicationValue::Double(parse_float(text, "double", f64::MAX)?),
         ValueType::String => ApplicationValue::CharacterString(
             text.strip_prefix('"')
                 .and_then(|t| t.strip_suffix('"'))
@@ -121,6 +123,26 @@ pub fn parse_value_text(
         ),
     };
     Ok(vec![Element::Application(value)])
+}
+
+/// A REAL (`limit` f32::MAX) or DOUBLE from text. A number beyond the type's range is
+/// refused rather than written as infinity (`1e400`, `3.4e39` for a REAL); only the
+/// words `inf`, `-inf`, `infinity` and `nan` give those values.
+fn parse_float(text: &str, kind: &str, limit: f64) -> Result<f64, String> {
+    let value: f64 = text
+        .parse()
+        .map_err(|_| format!("`{text}` is not a valid {kind} value"))?;
+    let word = text
+        .trim_start_matches(['+', '-'])
+        .chars()
+        .all(|c| c.is_ascii_alphabetic());
+    if !word && value.abs() > limit {
+        return Err(format!(
+            "`{text}` is out of range for a {kind} (largest magnitude about {limit:.7e}); \
+             a {kind} cannot hold it"
+        ));
+    }
+    Ok(value)
 }
 
 #[cfg(test)]
@@ -154,5 +176,16 @@ mod tests {
         );
         let error = parse_value_text("warm", Some(ValueType::Real), av, pv).unwrap_err();
         assert_eq!(error, "`warm` is not a valid real value");
+        for too_big in ["1e400", "3.4e39", "-3.5e38"] {
+            let error = parse_value_text(too_big, None, av, pv).unwrap_err();
+            assert!(error.contains("out of range for a real"), "{error}");
+        }
+        let error = parse_value_text("1e400", Some(ValueType::Double), av, pv).unwrap_err();
+        assert!(error.contains("out of range for a double"), "{error}");
+        assert_eq!(guess("3.4e38", av), one(ApplicationValue::Real(3.4e38_f32)));
+        assert_eq!(
+            guess("-inf", av),
+            one(ApplicationValue::Real(f32::NEG_INFINITY))
+        );
     }
 }

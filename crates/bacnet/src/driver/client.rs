@@ -40,6 +40,7 @@ mod cov;
 mod robust;
 pub use cov::CovSubscription;
 pub use robust::DEFAULT_MAX_CONCURRENT_PER_DEVICE;
+pub(crate) use robust::join_all;
 use robust::{Extras, Notice, send_request};
 
 /// Most requests the API queues before callers wait for the task.
@@ -116,9 +117,15 @@ enum Command<A> {
     Discover {
         wanted: Wanted,
         destination: Destination<A>,
+        /// A remote network to ask (DNET), for Who-Is only.
+        network: Option<u16>,
         wait: Duration,
         reply: oneshot::Sender<Vec<Announcement<A>>>,
     },
+    /// Broadcast a network-layer message (Who-Is-Router-To-Network).
+    BroadcastNetworkMessage(Vec<u8>),
+    /// The routes known so far.
+    Routes(oneshot::Sender<Vec<(u16, A)>>),
 }
 
 struct Collector<A> {
@@ -340,6 +347,7 @@ impl<A: LinkAddress> BacnetClient<A> {
         &self,
         wanted: Wanted,
         destination: Destination<A>,
+        network: Option<u16>,
         wait: Duration,
     ) -> Result<Vec<Announcement<A>>, ClientError> {
         if destination == Destination::Broadcast && !self.has_broadcast {
@@ -353,6 +361,7 @@ impl<A: LinkAddress> BacnetClient<A> {
             .send(Command::Discover {
                 wanted,
                 destination,
+                network,
                 wait,
                 reply,
             })
@@ -381,14 +390,60 @@ impl<A: LinkAddress> BacnetClient<A> {
         range: Option<InstanceRange>,
         wait: Duration,
     ) -> Result<Vec<(DeviceAddress<A>, IAm)>, ClientError> {
-        let found = self.discover(Wanted::IAm(range), destination, wait).await?;
-        Ok(found
-            .into_iter()
-            .filter_map(|a| match a {
-                Announcement::IAm(from, i_am) => Some((device_address(from), i_am)),
-                Announcement::IHave(..) => None,
-            })
-            .collect())
+        let found = self
+            .discover(Wanted::IAm(range), destination, None, wait)
+            .await?;
+        Ok(i_ams(found))
+    }
+
+    /// Broadcasts a Who-Is for the devices of one remote `network` (DNET `network`; the
+    /// router serving it broadcasts it there) and collects the I-Am answers that arrive
+    /// within `wait`.
+    pub async fn who_is_on_network(
+        &self,
+        network: u16,
+        range: Option<InstanceRange>,
+        wait: Duration,
+    ) -> Result<Vec<(DeviceAddress<A>, IAm)>, ClientError> {
+        let found = self
+            .discover(
+                Wanted::IAm(range),
+                Destination::Broadcast,
+                Some(network),
+                wait,
+            )
+            .await?;
+        Ok(i_ams(found))
+    }
+
+    /// Broadcasts Who-Is-Router-To-Network (every network), waits `wait` for the
+    /// I-Am-Router-To-Network answers and gives every route known then: network number
+    /// and the router's address on the local network.
+    pub async fn find_routers(&self, wait: Duration) -> Result<Vec<(u16, A)>, ClientError> {
+        if !self.has_broadcast {
+            return Err(ClientError::InvalidArgument(
+                "this client has no broadcast address: bind it with one to find routers".to_owned(),
+            ));
+        }
+        let npdu =
+            crate::network::message::NetworkMessage::WhoIsRouterToNetwork(None).to_local_npdu();
+        self.commands
+            .send(Command::BroadcastNetworkMessage(npdu))
+            .await
+            .map_err(|_| closed())?;
+        tokio::time::sleep(wait).await;
+        self.routes().await
+    }
+
+    /// The routes this client knows: network number and router, from
+    /// I-Am-Router-To-Network answers and from routed traffic.
+    pub async fn routes(&self) -> Result<Vec<(u16, A)>, ClientError> {
+        let (reply, answer) = oneshot::channel();
+        self.commands
+            .send(Command::Routes(reply))
+            .await
+            .map_err(|_| closed())?;
+        answer.await.map_err(|_| closed())
     }
 
     /// Sends a Who-Has for an object (by identifier or name) and collects the I-Have
@@ -400,7 +455,7 @@ impl<A: LinkAddress> BacnetClient<A> {
         wait: Duration,
     ) -> Result<Vec<(DeviceAddress<A>, IHave)>, ClientError> {
         let found = self
-            .discover(Wanted::IHave(object), destination, wait)
+            .discover(Wanted::IHave(object), destination, None, wait)
             .await?;
         Ok(found
             .into_iter()
@@ -421,6 +476,17 @@ impl<A: LinkAddress> Drop for BacnetClient<A> {
     fn drop(&mut self) {
         self.task.abort();
     }
+}
+
+/// The I-Ams of `found`, with the address of each device.
+fn i_ams<A>(found: Vec<Announcement<A>>) -> Vec<(DeviceAddress<A>, IAm)> {
+    found
+        .into_iter()
+        .filter_map(|a| match a {
+            Announcement::IAm(from, i_am) => Some((device_address(from), i_am)),
+            Announcement::IHave(..) => None,
+        })
+        .collect()
 }
 
 fn closed() -> ClientError {
@@ -564,10 +630,13 @@ async fn run<T: Transport>(
                         }
                     }
                 },
-                Some(Command::Discover { wanted, destination, wait, reply }) => {
-                    match &wanted {
-                        Wanted::IAm(range) => core.who_is(*range, destination),
-                        Wanted::IHave(object) => {
+                Some(Command::Discover { wanted, destination, network, wait, reply }) => {
+                    match (&wanted, network) {
+                        (Wanted::IAm(range), Some(network)) => {
+                            core.who_is_on_network(*range, network);
+                        }
+                        (Wanted::IAm(range), None) => core.who_is(*range, destination),
+                        (Wanted::IHave(object), _) => {
                             core.who_has(None, object.clone(), destination);
                         }
                     }
@@ -577,6 +646,12 @@ async fn run<T: Transport>(
                         found: Vec::new(),
                         reply,
                     });
+                }
+                Some(Command::BroadcastNetworkMessage(npdu)) => {
+                    let _ = transport.send_broadcast(&npdu).await;
+                }
+                Some(Command::Routes(reply)) => {
+                    let _ = reply.send(routes.routes());
                 }
                 None => open = false,
             },

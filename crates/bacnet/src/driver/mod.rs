@@ -9,6 +9,7 @@
 pub mod bip;
 mod client;
 pub mod clock;
+pub mod discovery;
 mod error;
 mod link_clock;
 mod router;

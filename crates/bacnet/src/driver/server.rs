@@ -87,7 +87,14 @@ impl BacnetServer {
             config.role.clone(),
         )
         .await?;
-        Self::start_on(transport, config).await
+        let server = Self::start_on(transport, config).await?;
+        // Broadcasts go to this device's port: an asker on another port (a tool on an
+        // ephemeral port of this host) gets the answer directly as well.
+        let port = server.local_addr().port();
+        server.with_server(|s| {
+            s.set_hears_broadcasts(Box::new(move |peer: &SocketAddrV4| peer.port() == port));
+        });
+        Ok(server)
     }
 }
 

@@ -358,6 +358,33 @@ pub struct DeviceProfile {
 impl DeviceProfile {
     /// Builds the database. Errors name the object whose identifier or name repeats.
     pub fn build(&self) -> Result<ObjectDatabase, ProfileError> {
+        // Instances are 22 bits; an identifier would silently wrap a larger one.
+        let max = crate::encoding::object_identifier::MAX_INSTANCE;
+        if self.device.instance >= max {
+            return Err(ProfileError::new(
+                "device.instance",
+                format!(
+                    "{} is out of range: device instances go from 0 to {} ({max} means \
+                     \"any device\")",
+                    self.device.instance,
+                    max - 1
+                ),
+            ));
+        }
+        if let Some((index, spec)) = self
+            .objects
+            .iter()
+            .enumerate()
+            .find(|(_, spec)| spec.instance > max)
+        {
+            return Err(ProfileError::new(
+                &format!("objects[{index}].instance"),
+                format!(
+                    "{} is out of range: object instances go from 0 to {max}",
+                    spec.instance
+                ),
+            ));
+        }
         let mut db = ObjectDatabase::new(&self.device);
         for (index, spec) in self.objects.iter().enumerate() {
             db.add(spec.build()).map_err(|error| {

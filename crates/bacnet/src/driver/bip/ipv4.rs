@@ -37,6 +37,9 @@ const MAX_EARLY_DELIVERIES: usize = 256;
 /// non-conforming peers; anything larger is truncated by the kernel and fails to decode.
 pub const MAX_BIP_DATAGRAM: usize = 1600;
 
+/// The broadcast address of 127.0.0.0/8.
+const LOOPBACK_BROADCAST: Ipv4Addr = Ipv4Addr::new(127, 255, 255, 255);
+
 /// Where and how to bind.
 #[derive(Clone, Debug)]
 pub struct BipConfig {
@@ -59,7 +62,7 @@ impl BipConfig {
         let broadcast = if ip.is_unspecified() {
             Ipv4Addr::BROADCAST
         } else if ip.is_loopback() {
-            Ipv4Addr::new(127, 255, 255, 255)
+            LOOPBACK_BROADCAST
         } else {
             let netmask =
                 super::interfaces::netmask_of(ip).unwrap_or(Ipv4Addr::new(255, 255, 255, 0));

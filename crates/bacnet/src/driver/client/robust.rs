@@ -320,7 +320,7 @@ impl<A: LinkAddress> BacnetClient<A> {
 
 /// Runs futures concurrently and gives their outputs in order (the per-device semaphore
 /// bounds how many requests are really outstanding).
-async fn join_all<F: Future>(futures: Vec<F>) -> Vec<F::Output> {
+pub(crate) async fn join_all<F: Future>(futures: Vec<F>) -> Vec<F::Output> {
     let mut set = Vec::with_capacity(futures.len());
     for future in futures {
         set.push(Box::pin(future));

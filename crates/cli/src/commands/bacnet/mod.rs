@@ -1,13 +1,17 @@
 //! `buildwire bacnet ...`: BACnet tools: decode datagrams, look up names, serve a device,
 //! and a client (whois, read, write, rpm, wpm) over BACnet/IP.
 
+mod epics;
 mod network;
+mod points;
 mod sc;
+mod trend;
 
 use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4, ToSocketAddrs};
 use std::time::Duration;
 
 use buildwire_bacnet::apdu::{BacnetError, MaxApdu};
+use buildwire_bacnet::app::discovery::MAX_DEVICE_INSTANCE;
 use buildwire_bacnet::app::{CovOptions, Destination, ValueType, parse_value_text};
 use buildwire_bacnet::driver::{BacnetClient, BacnetServer, BacnetServerConfig, ClientConfig};
 use buildwire_bacnet::encoding::{ApplicationValue, Element};
@@ -16,10 +20,12 @@ use buildwire_bacnet::inspect::{
 };
 use buildwire_bacnet::objects::profile::DeviceProfile;
 use buildwire_bacnet::services::{
-    InstanceRange, PropertyReference, ReadAccessSpecification, ReadResult, WriteAccessSpecification,
+    InstanceRange, PropertyReference, ReadAccessSpecification, WriteAccessSpecification,
 };
 use buildwire_bacnet::tsm::TsmConfig;
-use buildwire_bacnet::{ObjectIdentifier, ObjectType, PropertyIdentifier, PropertyValue};
+use buildwire_bacnet::{
+    ClientError, ObjectIdentifier, ObjectType, PropertyIdentifier, PropertyValue,
+};
 use buildwire_bench::bacnet::profiles::{large_profile, stress_profile};
 use clap::{Args, Subcommand};
 use serde_json::{Value, json};
@@ -28,6 +34,7 @@ use crate::commands::common::csv;
 use crate::commands::common::duration::parse_duration;
 use crate::commands::common::result::CommandResult;
 use crate::commands::common::signals::{Interrupted, StopSignals, stopped, wait_for_stop};
+use crate::commands::common::timestamp::utc_now;
 use crate::hex_input::read_hex_argument;
 
 #[derive(Debug, Subcommand)]
@@ -60,7 +67,8 @@ pub enum BacnetCommand {
     /// Read one property (ReadProperty).
     #[command(after_help = "Examples:\n  \
         buildwire bacnet read 192.168.1.20:47808 ai,1 pv\n  \
-        buildwire bacnet read 192.168.1.20:47808 device,1234 object-list --index 0 \\\n      --json")]
+        buildwire bacnet read 192.168.1.20:47808 device,1234 object-list --index 0 \\\n      --json\n  \
+        buildwire bacnet read 192.168.1.20:47808 ai,1 pv --repeat 60 --interval 10s \\\n      --csv > ai1.csv                         # a trend, one row per read")]
     Read(ReadArgs),
     /// Write one property (WriteProperty).
     #[command(after_help = "Examples:\n  \
@@ -87,6 +95,23 @@ pub enum BacnetCommand {
         buildwire bacnet subscribe 192.168.1.20:47808 av,1 --csv > av1.csv\n  \
         buildwire bacnet subscribe 192.168.1.20:47808 ai,3 --property pv \\\n      --increment 0.5 --count 10")]
     Subscribe(SubscribeArgs),
+    /// Every object of a device with its name, description, present-value, units,
+    /// status-flags, out-of-service and whether it is commandable (a table, --csv or
+    /// --json); --all does it for every device a Who-Is sweep finds.
+    #[command(after_help = "Examples:\n  \
+        buildwire bacnet points 192.168.1.20:47808\n  \
+        buildwire bacnet points 192.168.1.20:47808 --csv > points.csv\n  \
+        buildwire bacnet points --all --json          # every device that answers\n  \
+        buildwire bacnet points --all --low 100 --high 999 --range-size 100 \\\n      \
+          --pause 200ms                             # a large site, paced")]
+    Points(points::PointsArgs),
+    /// Every property of every object of a device (ReadPropertyMultiple `all`, else the
+    /// property-list and one read per property) as an EPICS-like listing or --json.
+    #[command(after_help = "Examples:\n  \
+        buildwire bacnet epics 192.168.1.20:47808 > device.epics\n  \
+        buildwire bacnet epics 192.168.1.20:47808 --json\n  \
+        buildwire bacnet epics --all --timeout 5s")]
+    Epics(epics::EpicsArgs),
     /// Routers, BBMDs and their tables (see bacnet_network.rs).
     #[command(flatten)]
     Network(network::NetworkCommand),
@@ -139,6 +164,8 @@ pub fn execute(cmd: BacnetCommand) -> CommandResult {
         BacnetCommand::Rpm(args) => rpm(args),
         BacnetCommand::Wpm(args) => wpm(args),
         BacnetCommand::Subscribe(args) => subscribe(args),
+        BacnetCommand::Points(args) => points::points(args),
+        BacnetCommand::Epics(args) => epics::epics(args),
         BacnetCommand::Network(command) => network::execute(command),
         BacnetCommand::ScCerts(args) => sc::sc_certs(&args),
         BacnetCommand::ScHub(args) => sc::sc_hub(&args),
@@ -211,9 +238,13 @@ pub struct ServeArgs {
     /// Local address to serve on.
     #[arg(long, default_value = "0.0.0.0:47808")]
     bind: String,
-    /// Device instance (overrides the profile's).
-    #[arg(long)]
+    /// Device instance, 0..4194302 (overrides the profile's).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(0..=i64::from(MAX_DEVICE_INSTANCE)))]
     device_id: Option<u32>,
+    /// Password that DeviceCommunicationControl and ReinitializeDevice must carry (1 to 20
+    /// characters); without it the device takes any password or none.
+    #[arg(long)]
+    password: Option<String>,
     /// The objects: `stress` (the 40-object stress server of the bac-py benchmarks),
     /// `large:N` (a device and N analog values, for big object-lists) or a JSON profile file.
     #[arg(long, default_value = "stress")]
@@ -225,6 +256,11 @@ pub struct ServeArgs {
     /// Largest APDU this device sends and accepts (50..1476); longer answers are segmented.
     #[arg(long, default_value_t = 1476)]
     max_apdu: u16,
+    /// Neither send nor accept segmented messages (as many small controllers): a long
+    /// answer is refused with an abort, and clients must read long arrays element by
+    /// element.
+    #[arg(long)]
+    no_segmentation: bool,
     #[command(flatten)]
     link: network::ServeLinkArgs,
     #[command(flatten)]
@@ -234,9 +270,10 @@ pub struct ServeArgs {
 #[derive(Debug, Args)]
 pub struct WhoisArgs {
     /// Local address; broadcasts go to the broadcast address on this port, so keep 47808
-    /// (or the port of the devices you look for).
-    #[arg(long, default_value = "0.0.0.0:47808")]
-    bind: String,
+    /// (or the port of the devices you look for) [default: 0.0.0.0:47808, or 0.0.0.0:0
+    /// (a free port) with --to].
+    #[arg(long)]
+    bind: Option<String>,
     /// Broadcast address (default: 255.255.255.255, or 127.255.255.255 on loopback).
     #[arg(long)]
     broadcast: Option<Ipv4Addr>,
@@ -293,6 +330,8 @@ pub struct ReadArgs {
     /// Array index (0 reads the length).
     #[arg(long)]
     index: Option<u32>,
+    #[command(flatten)]
+    trend: trend::TrendArgs,
     #[command(flatten)]
     client: ClientArgs,
 }
@@ -360,7 +399,7 @@ pub struct SubscribeArgs {
     #[arg(long)]
     property: Option<String>,
     /// COV increment for --property of a REAL value.
-    #[arg(long, requires = "property")]
+    #[arg(long, requires = "property", value_parser = finite_real)]
     increment: Option<f32>,
     /// Lifetime asked of the device, whole seconds (0: indefinite; renewed at half of it).
     #[arg(long, default_value = "300s", value_name = "DURATION", value_parser = parse_duration)]
@@ -375,7 +414,7 @@ pub struct SubscribeArgs {
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     duration: Option<Duration>,
     /// One CSV row per property of each notification after a header row: device, object,
-    /// property, value, time_remaining.
+    /// property, value, time_remaining, time (when it arrived, UTC).
     #[arg(long, conflicts_with = "json")]
     csv: bool,
     #[command(flatten)]
@@ -387,6 +426,22 @@ fn runtime() -> Result<tokio::runtime::Runtime, Box<dyn std::error::Error>> {
         .worker_threads(2)
         .enable_all()
         .build()?)
+}
+
+/// A REAL option: a finite number a REAL can hold (`1e400` is refused, not infinity).
+fn finite_real(text: &str) -> Result<f32, String> {
+    let value: f64 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{text}` is not a number"))?;
+    if value.is_finite() && value.abs() <= f64::from(f32::MAX) {
+        Ok(value as f32)
+    } else {
+        Err(format!(
+            "`{text}` is out of range for a real (largest magnitude about {:.7e})",
+            f32::MAX
+        ))
+    }
 }
 
 /// `HOST:PORT` (or `HOST`, port 47808) to an IPv4 socket address.
@@ -489,7 +544,7 @@ async fn start_client(
     config.role = args.foreign.role()?;
     BacnetClient::start(config)
         .await
-        .map_err(|e| format!("cannot bind {}: {e}", args.bind).into())
+        .map_err(|e| bind_error(bind, &e).into())
 }
 
 /// Parses a value typed on the command line; without `--type`, guesses from the object
@@ -522,6 +577,21 @@ fn error_json(error: &BacnetError) -> Value {
     json!({"class": error.class.to_string(), "code": error.code.to_string()})
 }
 
+/// Why a socket could not be bound, and what to do when the port is taken.
+fn bind_error(bind: SocketAddrV4, error: &std::io::Error) -> String {
+    if error.kind() == std::io::ErrorKind::AddrInUse {
+        format!(
+            "cannot bind {bind}: the port is in use, most likely by another BACnet application \
+             on this host (BACnet/IP uses UDP {BACNET_PORT}); stop it, bind one address of \
+             this host with --bind IP:{port}, or ask one device with --to HOST:PORT \
+             (whois) or a free port (--bind 0.0.0.0:0)",
+            port = bind.port()
+        )
+    } else {
+        format!("cannot bind {bind}: {e}", e = error)
+    }
+}
+
 fn print_json(value: &Value) -> CommandResult {
     println!("{}", serde_json::to_string_pretty(value)?);
     Ok(())
@@ -551,6 +621,19 @@ fn serve(args: ServeArgs) -> CommandResult {
     if let Some(instance) = args.device_id {
         profile.device.instance = instance;
     }
+    if let Some(password) = &args.password {
+        let chars = password.chars().count();
+        if !(1..=buildwire_bacnet::services::MAX_PASSWORD_CHARS).contains(&chars) {
+            return Err(format!(
+                "--password takes 1 to {} characters (BACnet's limit), not {chars}",
+                buildwire_bacnet::services::MAX_PASSWORD_CHARS
+            )
+            .into());
+        }
+        if network::is_sc(&args.link) || network::is_bip6(&args.link) {
+            return Err("--password is for B/IP devices (without --transport)".into());
+        }
+    }
     let database = profile
         .build()
         .map_err(|e| format!("{}: {e}", args.objects))?;
@@ -561,6 +644,9 @@ fn serve(args: ServeArgs) -> CommandResult {
         config.broadcast = args.broadcast;
     }
     config.tsm.max_apdu = MaxApdu::for_length(args.max_apdu);
+    if args.no_segmentation {
+        config.tsm.segmentation = buildwire_bacnet::enums::Segmentation::NoSegmentation;
+    }
     if network::is_sc(&args.link) {
         return sc::serve_sc(&args.sc, config);
     }
@@ -572,7 +658,10 @@ fn serve(args: ServeArgs) -> CommandResult {
         let signals = StopSignals::listen()?;
         let server = BacnetServer::start(config)
             .await
-            .map_err(|e| format!("cannot bind {bind}: {e} (is another BACnet device on it?)"))?;
+            .map_err(|e| bind_error(bind, &e))?;
+        if let Some(password) = &args.password {
+            server.with_server(|s| s.set_passwords(Some(password.clone()), Some(password.clone())));
+        }
         crate::say!(
             "serving {device} with {objects} objects on {} (Ctrl-C stops)",
             server.local_addr()
@@ -584,7 +673,14 @@ fn serve(args: ServeArgs) -> CommandResult {
 }
 
 fn whois(args: WhoisArgs) -> CommandResult {
-    let bind = parse_address(&args.bind)?;
+    // Asking one device needs no broadcast: a free port leaves 47808 to the applications
+    // that listen there.
+    let bind_text = match (&args.bind, &args.to) {
+        (Some(bind), _) => bind.clone(),
+        (None, Some(_)) => "0.0.0.0:0".to_owned(),
+        (None, None) => format!("0.0.0.0:{BACNET_PORT}"),
+    };
+    let bind = parse_address(&bind_text)?;
     let broadcast = args.broadcast.or_else(|| {
         if bind.ip().is_loopback() {
             Some(Ipv4Addr::new(127, 255, 255, 255))
@@ -625,7 +721,7 @@ fn whois(args: WhoisArgs) -> CommandResult {
             config.role = args.foreign.role()?;
             let client = BacnetClient::start(config)
                 .await
-                .map_err(|e| format!("cannot bind {bind}: {e}"))?;
+                .map_err(|e| bind_error(bind, &e))?;
             client
                 .who_is_at(destination, range, wait)
                 .await
@@ -665,6 +761,9 @@ fn whois(args: WhoisArgs) -> CommandResult {
 fn read(args: ReadArgs) -> CommandResult {
     let object = parse_object(&args.object)?;
     let property = parse_property(&args.property)?;
+    if args.trend.repeats() {
+        return trend::read_repeat(&args, object, property);
+    }
     let (address, value) = if args.client.sc.is_sc() {
         let to = sc::sc_device(&args.address)?;
         let tsm = client_tsm(&args.client)?;
@@ -742,21 +841,31 @@ fn rpm(args: RpmArgs) -> CommandResult {
             properties,
         });
     }
-    let results = on_client!(&args.client, &args.address, |client, to| client
-        .read_multiple(to, specifications));
+    // A device that refuses or aborts the ReadPropertyMultiple (no RPM, an `all` answer
+    // too long to send) is read another way, as `read` does.
+    let results = on_client!(&args.client, &args.address, |client, to| {
+        buildwire_bacnet::driver::discovery::read_multiple_or_fallback(&client, to, specifications)
+    });
+    let (mut read, mut failed) = (0usize, 0usize);
+    for reading in results.iter().flat_map(|o| &o.readings) {
+        match reading.result {
+            Ok(_) => read += 1,
+            Err(_) => failed += 1,
+        }
+    }
     if args.client.json {
         let list: Vec<Value> = results
             .iter()
             .map(|object| {
                 let properties: Vec<Value> = object
-                    .results
+                    .readings
                     .iter()
                     .map(|r| {
                         let mut entry = json!({"property": r.property.to_string(),
                                                "index": r.array_index});
                         match &r.result {
-                            ReadResult::Value(value) => entry["value"] = elements_json(value),
-                            ReadResult::Error(error) => entry["error"] = error_json(error),
+                            Ok(value) => entry["value"] = elements_json(value),
+                            Err(error) => entry["error"] = client_error_json(error),
                         }
                         entry
                     })
@@ -764,26 +873,37 @@ fn rpm(args: RpmArgs) -> CommandResult {
                 json!({"object": object.object.to_string(), "results": properties})
             })
             .collect();
-        return print_json(&Value::Array(list));
-    }
-    for object in &results {
-        println!("{}", object.object);
-        for r in &object.results {
-            let index = r.array_index.map(|i| format!("[{i}]")).unwrap_or_default();
-            match &r.result {
-                ReadResult::Value(value) => {
-                    println!("  {}{index}: {}", r.property, elements_text(value));
-                }
-                ReadResult::Error(error) => {
-                    println!(
-                        "  {}{index}: error {}:{}",
-                        r.property, error.class, error.code
-                    );
+        print_json(&Value::Array(list))?;
+    } else {
+        for object in &results {
+            println!("{}", object.object);
+            for r in &object.readings {
+                let index = r.array_index.map(|i| format!("[{i}]")).unwrap_or_default();
+                match &r.result {
+                    Ok(value) => println!("  {}{index}: {}", r.property, elements_text(value)),
+                    Err(ClientError::Error { error, .. }) => {
+                        println!(
+                            "  {}{index}: error {}:{}",
+                            r.property, error.class, error.code
+                        );
+                    }
+                    Err(other) => println!("  {}{index}: error {other}", r.property),
                 }
             }
         }
     }
+    if read == 0 && failed > 0 {
+        return Err(format!("every one of the {failed} read(s) failed").into());
+    }
     Ok(())
+}
+
+/// A read's error as JSON: class and code for a BACnet error, else its text.
+fn client_error_json(error: &ClientError) -> Value {
+    match error {
+        ClientError::Error { error, .. } => error_json(error),
+        other => json!({"message": other.to_string()}),
+    }
 }
 
 fn wpm(args: WpmArgs) -> CommandResult {
@@ -892,7 +1012,14 @@ async fn follow_cov<A: buildwire_bacnet::network::LinkAddress + std::fmt::Displa
     if args.csv {
         println!(
             "{}",
-            csv::line(&["device", "object", "property", "value", "time_remaining"])
+            csv::line(&[
+                "device",
+                "object",
+                "property",
+                "value",
+                "time_remaining",
+                "time"
+            ])
         );
     }
     while args.count.is_none_or(|count| seen < count) {
@@ -908,8 +1035,12 @@ async fn follow_cov<A: buildwire_bacnet::network::LinkAddress + std::fmt::Displa
         };
         let Some(notification) = next else { break };
         seen += 1;
+        // The notification carries no time: this is when it arrived.
+        let time = utc_now();
         if args.client.json {
-            println!("{}", cov_notification_json(&notification));
+            let mut line = cov_notification_json(&notification);
+            line["time"] = Value::String(time);
+            println!("{line}");
         } else if args.csv {
             let request = &notification.request;
             for value in &request.values {
@@ -923,6 +1054,7 @@ async fn follow_cov<A: buildwire_bacnet::network::LinkAddress + std::fmt::Displa
                     property,
                     elements_text(&value.value),
                     request.time_remaining.to_string(),
+                    time.clone(),
                 ];
                 println!("{}", csv::line(&fields));
             }
@@ -934,7 +1066,7 @@ async fn follow_cov<A: buildwire_bacnet::network::LinkAddress + std::fmt::Displa
                 .map(|v| format!("{}={}", v.property, elements_text(&v.value)))
                 .collect();
             println!(
-                "{} {} (time remaining {} s)",
+                "{time} {} {} (time remaining {} s)",
                 notification.request.monitored_object,
                 values.join(" "),
                 notification.request.time_remaining

@@ -9,3 +9,4 @@ pub mod report_timer;
 pub mod result;
 #[allow(unsafe_code)] // signal(SIGPIPE, SIG_IGN) for long-running commands.
 pub mod signals;
+pub mod timestamp;
