@@ -46,7 +46,7 @@ pids+=($!)
 wait_for "$out/gateway.log" "serving Haystack"
 cat "$out/gateway.log"
 curval() { "$bw" haystack client "$gapi" read 'id==@bacnet.dev400.av2' --json \
-    | python3 -c 'import json,sys; r=json.load(sys.stdin)["rows"][0]; print(r.get("curVal"), r.get("curStatus"))'; }
+    | python3 -c 'import json,sys; r=json.load(sys.stdin)["rows"][0]; v=r["curVal"]; print(v["val"], v.get("unit", ""), r["curStatus"])'; }
 for value in 61.5 64 68.25; do
     "$bw" bacnet write "127.0.0.1:$bport" av,2 pv "$value" --priority 16 > /dev/null
     sleep 0.5
