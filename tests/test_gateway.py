@@ -1,7 +1,9 @@
 """`buildwire gateway run` over two real BACnet devices on 127.0.0.1, read by phable.
 
-The devices: our `buildwire bacnet serve --objects stress` (device 400, 36 point objects)
-and a BACpypes3 device (tests/peers/bacpypes3_device.py, device 3021, 5 point objects).
+The devices: our `buildwire bacnet serve --objects stress` (device 400, 36 point objects),
+a BACpypes3 device (tests/peers/bacpypes3_device.py, device 3021, 5 point objects) and a
+rusty-bacnet device that cannot segment (44 point objects, its object-list read element by
+element).
 The gateway discovers both, serves the model with a SCRAM user, and phable (an independent
 Haystack client) reads the model, a value written on the BACpypes3 device with our BACnet
 CLI (curVal and hisRead), and writes a level 8 that our CLI then reads from the device's
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import json
 import subprocess
 import tempfile
 import time
@@ -22,11 +25,14 @@ import pytest
 from phable import HaystackClient, Number, Ref
 from test_bacnet_interop import (
     DEVICE_INSTANCE,
+    RUSTY_INSTANCE,
+    RUSTY_SCRIPT,
     bacpypes3_device,  # noqa: F401  (a fixture this module uses)
     free_udp_port,
     our_server,  # noqa: F401  (a fixture this module uses)
     peer_python,  # noqa: F401  (a fixture this module uses)
     stop,
+    wait_for_line,
 )
 
 from buildwire import bacnet, gateway, haystack
@@ -201,3 +207,84 @@ async def test_a_wrong_configuration_is_a_value_error() -> None:
         await gateway.Gateway.start({"site": {"tz": "Atlantis"}})
     with pytest.raises(ValueError, match="unknown field"):
         await gateway.Gateway.start({"bacnet": {"brodcast": "127.255.255.255"}})
+
+
+def test_a_rusty_bacnet_device_that_cannot_segment_is_modelled_and_followed(
+    buildwire_cmd: list[str],
+    peer_python: Path,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    # 4 objects and 40 more analog values: its object-list is too long for one unsegmented
+    # answer, so discovery reads it element by element.
+    port = free_udp_port()
+    device = subprocess.Popen(
+        [
+            str(peer_python),
+            str(RUSTY_SCRIPT),
+            "--port",
+            str(port),
+            "--instance",
+            str(RUSTY_INSTANCE),
+            "--extra",
+            "40",
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    gateway_process = None
+    try:
+        wait_for_line(device, "ready")
+        time.sleep(0.3)
+        out = tmp_path / "rusty.json"
+        common = [
+            "--bacnet",
+            f"127.0.0.1:{free_udp_port()}",
+            "--device",
+            f"127.0.0.1:{port}",
+            "--who-is-wait",
+            "1s",
+        ]
+        done = subprocess.run(
+            [*buildwire_cmd, "gateway", "discover", *common, "--out", str(out), "--json"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode == 0, done.stderr
+        report = json.loads(done.stdout)
+        assert report["devices"] == 1 and report["points"] == 44, report
+        assert report["invalid"] == [], report
+        gateway_process = subprocess.Popen(
+            [*buildwire_cmd, "gateway", "run", *common, "--haystack", "127.0.0.1:0"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        url = wait_for_line(gateway_process, "serving Haystack on").split()[3]
+        # The sensor changes on the device: the gateway follows it (COV or polling).
+        assert device.stdin is not None
+        device.stdin.write("ai 23.75\n")
+        device.stdin.flush()
+        wait_for_line(device, "set")
+        point = f"@bacnet.dev{RUSTY_INSTANCE}.ai1"
+        deadline = time.monotonic() + 20
+        seen = None
+        while time.monotonic() < deadline:
+            read = subprocess.run(
+                [*buildwire_cmd, "haystack", "client", url, "read", f"id=={point}", "--json"],
+                capture_output=True,
+                text=True,
+                timeout=30,
+            )
+            assert read.returncode == 0, read.stderr
+            seen = json.loads(read.stdout)["rows"][0].get("curVal", {}).get("val")
+            if seen == 23.75:
+                break
+            time.sleep(0.5)
+        assert seen == 23.75
+    finally:
+        if gateway_process is not None:
+            stop(gateway_process)
+        stop(device)
