@@ -1,10 +1,9 @@
-"""`buildwire gateway run` over two real BACnet devices on 127.0.0.1, read by phable.
+"""`buildwire gateway` over real BACnet devices on 127.0.0.1, read by phable.
 
 The devices: our `buildwire bacnet serve --objects stress` (device 400, 36 point objects),
 a BACpypes3 device (tests/peers/bacpypes3_device.py, device 3021, 5 point objects) and a
 rusty-bacnet device that cannot segment (44 point objects, its object-list read element by
-element).
-The gateway discovers both, serves the model with a SCRAM user, and phable (an independent
+element). The gateway discovers them, serves the model with a SCRAM user, and phable (an independent
 Haystack client) reads the model, a value written on the BACpypes3 device with our BACnet
 CLI (curVal and hisRead), and writes a level 8 that our CLI then reads from the device's
 priority-array.
