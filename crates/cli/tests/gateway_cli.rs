@@ -31,9 +31,13 @@ use processes::Running;
 use storage_support::TempPostgres;
 
 async fn stress_device() -> BacnetServer {
+    device_of(profiles::stress_profile()).await
+}
+
+async fn device_of(profile: buildwire_bacnet::DeviceProfile) -> BacnetServer {
     let mut config = BacnetServerConfig::new(
         SocketAddrV4::new(Ipv4Addr::LOCALHOST, 0),
-        profiles::stress_profile().build().unwrap(),
+        profile.build().unwrap(),
     );
     config.announce = false;
     BacnetServer::start(config).await.unwrap()
@@ -45,6 +49,11 @@ fn buildwire() -> Command {
 
 /// `buildwire gateway run` on `store` for the device; returns it and its Haystack URL.
 fn run_gateway(device: SocketAddrV4, store: &str) -> (Running, String) {
+    run_site_gateway(device, store, "hq:UTC")
+}
+
+/// `buildwire gateway run` for site `site` (ID:TZ).
+fn run_site_gateway(device: SocketAddrV4, store: &str, site: &str) -> (Running, String) {
     let device = device.to_string();
     let (running, line) = processes::start(&[
         "gateway",
@@ -56,7 +65,7 @@ fn run_gateway(device: SocketAddrV4, store: &str) -> (Running, String) {
         "--who-is-wait",
         "300ms",
         "--site",
-        "hq:UTC",
+        site,
         "--store",
         store,
         "--haystack",
@@ -72,26 +81,35 @@ fn run_gateway(device: SocketAddrV4, store: &str) -> (Running, String) {
 /// Sets av,3 on the device and waits until the gateway's Haystack API shows it: the value
 /// is then acknowledged (committed to the store).
 async fn change_and_wait(device: &BacnetServer, haystack: &HaystackClient, value: f32) {
+    change_and_wait_on(device, haystack, "av,3", "bacnet.dev400.av3", value, "°F").await;
+}
+
+/// Sets `object` on the device and waits until the Haystack server shows it on `id`.
+async fn change_and_wait_on(
+    device: &BacnetServer,
+    haystack: &HaystackClient,
+    object: &str,
+    id: &str,
+    value: f32,
+    unit: &str,
+) {
     device.with_database(|db| {
         db.set_local(
-            "av,3".parse().unwrap(),
+            object.parse().unwrap(),
             P::PresentValue,
             PropertyData::Single(ApplicationValue::Real(value)),
         )
         .unwrap();
     });
-    let wanted = Value::Number(Number::with_unit(f64::from(value), "°F"));
+    let wanted = Value::Number(Number::with_unit(f64::from(value), unit));
     for _ in 0..100 {
-        let grid = haystack
-            .read_ids(&[Ref::new("bacnet.dev400.av3")])
-            .await
-            .unwrap();
+        let grid = haystack.read_ids(&[Ref::new(id)]).await.unwrap();
         if grid.get(0, "curVal") == Some(&wanted) {
             return;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    panic!("the gateway never showed {value}");
+    panic!("the Haystack server never showed {value} on @{id}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -140,6 +158,74 @@ async fn run_on_postgres_loses_and_duplicates_nothing_across_kill_9() {
     let expected: Vec<f64> = acknowledged.iter().map(|v| f64::from(*v)).collect();
     assert_eq!(values, expected, "every acknowledged value once, in order");
     device.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_gateways_share_one_postgres_that_a_haystack_server_reads() {
+    let pg = TempPostgres::start();
+    let store = pg.create_database("shared");
+    let east_device = stress_device().await; // device 400, 36 points
+    let west_device = device_of(profiles::large_profile(20)).await; // device 500, 20 points
+    let (east, _) = run_site_gateway(east_device.local_addr(), &store, "east:UTC");
+    let (_west, _) = run_site_gateway(west_device.local_addr(), &store, "west:UTC");
+    let (_server, line) = processes::start(&[
+        "haystack",
+        "serve",
+        "--bind",
+        "127.0.0.1:0",
+        "--backend",
+        &store,
+    ]);
+    let url = processes::served_at(&line);
+    let haystack = HaystackClient::connect(&url, ClientOptions::default())
+        .await
+        .unwrap();
+    let all = haystack.read("id", None).await.unwrap();
+    let ids: Vec<String> = (0..all.row_count())
+        .filter_map(|i| match all.get(i, "id") {
+            Some(Value::Ref(r)) if !r.id.contains(".ai") && !r.id.contains(".av") => {
+                Some(r.id.clone())
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        haystack.read("site", None).await.unwrap().row_count(),
+        2,
+        "{ids:?}"
+    );
+    assert_eq!(
+        haystack
+            .read("point and siteRef==@east", None)
+            .await
+            .unwrap()
+            .row_count(),
+        36
+    );
+    assert_eq!(
+        haystack
+            .read("point and siteRef==@west", None)
+            .await
+            .unwrap()
+            .row_count(),
+        20
+    );
+    // A restart of one gateway touches its own site only.
+    drop(east);
+    let (_east, _) = run_site_gateway(east_device.local_addr(), &store, "east:UTC");
+    assert_eq!(haystack.read("point", None).await.unwrap().row_count(), 56);
+    // A change on the west device reaches the shared store through the west gateway.
+    change_and_wait_on(
+        &west_device,
+        &haystack,
+        "av,7",
+        "bacnet.dev500.av7",
+        42.5,
+        "°C",
+    )
+    .await;
+    east_device.shutdown().await;
+    west_device.shutdown().await;
 }
 
 #[test]

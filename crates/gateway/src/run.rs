@@ -127,7 +127,7 @@ impl Gateway {
             .await
             .map_err(|e| GatewayError::Bacnet(e.to_string()))?;
         let discovered = model::build(&config.site, &devices, &rules);
-        let stored = read_all(&*store).await?;
+        let stored = read_site(&*store, &config.site.id).await?;
         let base = match imported {
             Some(model) => model::merge(&stored, &model.records),
             None => stored.clone(),
@@ -228,10 +228,11 @@ impl Gateway {
     }
 }
 
-/// Every record of the backend.
-async fn read_all(store: &dyn Backend) -> Result<Vec<Dict>, GatewayError> {
-    let filter =
-        buildwire_haystack::filter::parse("id").map_err(|e| GatewayError::Store(e.to_string()))?;
+/// The records of this gateway's site in the backend: the site and what refers to it.
+/// Several gateways (one per site) can share one store; each manages its own site only.
+async fn read_site(store: &dyn Backend, site: &str) -> Result<Vec<Dict>, GatewayError> {
+    let filter = buildwire_haystack::filter::parse(&format!("id==@{site} or siteRef==@{site}"))
+        .map_err(|e| GatewayError::Store(e.to_string()))?;
     store
         .read(&filter, None)
         .await

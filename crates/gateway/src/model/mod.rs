@@ -1,8 +1,8 @@
 //! BACnet devices and objects as Haystack 4 entities.
 //!
 //! - one `site` from the configuration (`@site` by default);
-//! - per device a connector record `@bacnet.devN.conn` (`conn`, `bacnetConn`, `uri`
-//!   `` `bacnet://HOST:PORT/N` ``, `?dnet=&dadr=` for routed devices) and an `equip`
+//! - per device a connector record `@bacnet.devN.conn` (`conn`, `bacnetConn`, `siteRef`,
+//!   `uri` `` `bacnet://HOST:PORT/N` ``, `?dnet=&dadr=` for routed devices) and an `equip`
 //!   `@bacnet.devN`;
 //! - per point object a `point` `@bacnet.devN.ai3` with `kind`, `unit`, `sensor`/`cmd`/`sp`,
 //!   `writable` (commandable objects), `cur`, `his`, `tz`, `curVal`, `curStatus`, and the
@@ -165,6 +165,7 @@ pub fn build(site: &SiteConfig, devices: &[DiscoveredDevice], rules: &Rules) -> 
         put(&mut conn, "dis", str_value(format!("{device_name} conn")));
         marker(&mut conn, "conn");
         marker(&mut conn, "bacnetConn");
+        put(&mut conn, "siteRef", Value::Ref(site_ref.clone()));
         put(
             &mut conn,
             "uri",
