@@ -399,3 +399,78 @@ pub fn model_format(path: &std::path::Path) -> Result<Format, GatewayError> {
         message: "name the model file .trio, .zinc or .json".to_owned(),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(tags: &[(&str, Value)]) -> Dict {
+        let mut dict = Dict::new();
+        for (name, value) in tags {
+            put(&mut dict, name, value.clone());
+        }
+        dict
+    }
+
+    #[test]
+    fn merge_keeps_hand_edits_and_takes_owned_tags() {
+        let id = Value::Ref(Ref::new("bacnet.dev1.ai1"));
+        let stored = record(&[
+            ("id", id.clone()),
+            ("point", Value::Marker),
+            ("dis", Value::Str("Lobby".into())),
+            ("zone", Value::Marker),
+            ("unit", Value::Str("°C".into())),
+            ("curVal", Value::Number(Number::new(20.0))),
+            ("bacnetWrite", Value::Str("AI1".into())),
+        ]);
+        let discovered = record(&[
+            ("id", id.clone()),
+            ("point", Value::Marker),
+            ("dis", Value::Str("ZN-T".into())),
+            ("temp", Value::Marker),
+            ("unit", Value::Str("°F".into())),
+            ("curVal", Value::Number(Number::new(70.0))),
+        ]);
+        let new_point = record(&[("id", Value::Ref(Ref::new("bacnet.dev1.ai2")))]);
+        let gone = record(&[("id", Value::Ref(Ref::new("bacnet.dev2.ai1")))]);
+        let merged = merge(&[stored, gone.clone()], &[discovered, new_point.clone()]);
+        assert_eq!(merged.len(), 3);
+        let first = &merged[0];
+        // The person's dis and zone stay; the rule's temp is not added back.
+        assert_eq!(first.get("dis"), Some(&Value::Str("Lobby".into())));
+        assert_eq!(first.get("zone"), Some(&Value::Marker));
+        assert!(!first.contains("temp"));
+        // Owned tags follow the device; an owned tag no longer discovered goes.
+        assert_eq!(first.get("unit"), Some(&Value::Str("°F".into())));
+        assert!(!first.contains("bacnetWrite"));
+        // The live value stays the stored one until the collector has a new one.
+        assert_eq!(first.get("curVal"), Some(&Value::Number(Number::new(20.0))));
+        assert_eq!(merged[1], new_point);
+        assert_eq!(merged[2], gone);
+    }
+
+    #[test]
+    fn device_uris_round_trip() {
+        let local: DeviceAddress<SocketAddrV4> = DeviceAddress::Local(
+            "192.168.1.20:47808"
+                .parse()
+                .unwrap_or_else(|_| unreachable!()),
+        );
+        let uri = device_uri(1001, &local);
+        assert_eq!(uri, "bacnet://192.168.1.20:47808/1001");
+        assert_eq!(parse_device_uri(&uri), Some((1001, local)));
+        let routed = DeviceAddress::Via {
+            router: "10.0.0.1:47808".parse().unwrap_or_else(|_| unreachable!()),
+            remote: RoutedAddress {
+                network: 5,
+                mac: MacAddress::new(&[0x0a]).unwrap_or_else(|| unreachable!()),
+            },
+        };
+        let uri = device_uri(7, &routed);
+        assert_eq!(uri, "bacnet://10.0.0.1:47808/7?dnet=5&dadr=0a");
+        assert_eq!(parse_device_uri(&uri), Some((7, routed)));
+        assert_eq!(parse_device_uri("bacnet://10.0.0.1:47808/7?dnet=5"), None);
+        assert_eq!(parse_device_uri("http://x/7"), None);
+    }
+}
