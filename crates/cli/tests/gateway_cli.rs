@@ -2,10 +2,11 @@
 //! 127.0.0.1:
 //! - `gateway discover` writes a model file with every point, and refuses bad input with
 //!   exit status 1 or 2 and a message;
-//! - `gateway run` on a throw-away PostgreSQL: values changed on the device are acknowledged
+//! - `gateway run` on a throw-away PostgreSQL and Redis: values changed on the device are acknowledged
 //!   (visible through the gateway's Haystack API), the gateway is killed with SIGKILL and
 //!   started again, more values change; afterwards the history holds every acknowledged
-//!   value exactly once, in order, and the model has the same records.
+//!   value exactly once, in order, and the model has the same records;
+//! - two gateways (two sites) on one PostgreSQL, served by a third process.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 #[path = "../../haystack/tests/storage_support/mod.rs"]
@@ -28,7 +29,7 @@ use buildwire_bacnet::objects::PropertyData;
 use buildwire_haystack::client::{ClientOptions, HaystackApi, HaystackClient};
 use buildwire_haystack::{Number, Ref, Value};
 use processes::Running;
-use storage_support::TempPostgres;
+use storage_support::{TempPostgres, TempRedis};
 
 async fn stress_device() -> BacnetServer {
     device_of(profiles::stress_profile()).await
@@ -115,7 +116,19 @@ async fn change_and_wait_on(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn run_on_postgres_loses_and_duplicates_nothing_across_kill_9() {
     let pg = TempPostgres::start();
-    let store = pg.create_database("site");
+    survives_kill_9(&pg.create_database("site")).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_on_redis_loses_and_duplicates_nothing_across_kill_9() {
+    let redis = TempRedis::start();
+    survives_kill_9(&redis.url()).await;
+}
+
+/// Values acknowledged by the gateway on `store`, a SIGKILL and a restart, more values:
+/// the history holds each acknowledged value once, in order, and the records are the same.
+async fn survives_kill_9(store: &str) {
+    let store = store.to_owned();
     let device = stress_device().await;
     let (gateway, url) = run_gateway(device.local_addr(), &store);
     let haystack = HaystackClient::connect(&url, ClientOptions::default())
