@@ -2,10 +2,10 @@
 //! 127.0.0.1:
 //! - `gateway discover` writes a model file with every point, and refuses bad input with
 //!   exit status 1 or 2 and a message;
-//! - `gateway run` on a throw-away PostgreSQL and Redis: values changed on the device are acknowledged
-//!   (visible through the gateway's Haystack API), the gateway is killed with SIGKILL and
-//!   started again, more values change; afterwards the history holds every acknowledged
-//!   value exactly once, in order, and the model has the same records;
+//! - `gateway run` on a throw-away PostgreSQL, and on Redis: values changed on the device
+//!   are acknowledged (visible through the gateway's Haystack API), the gateway is killed
+//!   with SIGKILL and started again, more values change; afterwards the history holds
+//!   every acknowledged value exactly once, in order, and the model has the same records;
 //! - two gateways (two sites) on one PostgreSQL, served by a third process.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
