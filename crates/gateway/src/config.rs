@@ -16,6 +16,8 @@
 //! range_size = 100000        # Who-Is asks one range of this many instances at a time
 //! who_is_wait_seconds = 2.0
 //! max_concurrent_per_device = 8
+//! # bbmd = "10.0.0.1:47808"  # register as a foreign device of this BBMD
+//! # foreign_ttl_seconds = 300
 //!
 //! [collect]
 //! cov = true                 # subscribe to COV where the device accepts it
@@ -108,6 +110,11 @@ pub struct BacnetConfig {
     pub apdu_timeout_seconds: f64,
     /// Retries of a confirmed request.
     pub retries: u8,
+    /// A BBMD to register with as a foreign device: Who-Is then reaches the BBMD's
+    /// networks (the sweep runs through it).
+    pub bbmd: Option<SocketAddrV4>,
+    /// The foreign-device registration's time-to-live (renewed before it ends).
+    pub foreign_ttl_seconds: u16,
 }
 
 impl Default for BacnetConfig {
@@ -122,6 +129,8 @@ impl Default for BacnetConfig {
             max_concurrent_per_device: 8,
             apdu_timeout_seconds: 1.0,
             retries: 2,
+            bbmd: None,
+            foreign_ttl_seconds: 300,
         }
     }
 }
@@ -277,6 +286,9 @@ impl Config {
                     "{key} = {value}: give a number of seconds above 0 and below a day"
                 ));
             }
+        }
+        if self.bacnet.bbmd.is_some() && self.bacnet.foreign_ttl_seconds == 0 {
+            return Err("bacnet.foreign_ttl_seconds must be at least 1".to_owned());
         }
         if self.bacnet.max_concurrent_per_device == 0 {
             return Err("bacnet.max_concurrent_per_device must be at least 1".to_owned());

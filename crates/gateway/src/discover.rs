@@ -97,7 +97,7 @@ pub async fn find_devices(
             .iter()
             .any(|[low, high]| (*low..=*high).contains(&instance))
     };
-    if config.broadcast.is_some() {
+    if config.broadcast.is_some() || config.bbmd.is_some() {
         // The library's sweep: paced Who-Is ranges, I-Ams deduplicated, and the networks
         // behind routers asked as well.
         for [low, high] in &config.instance_ranges {

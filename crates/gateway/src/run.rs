@@ -11,6 +11,7 @@ use std::net::SocketAddrV4;
 use std::sync::Arc;
 
 use buildwire_bacnet::driver::{BacnetClient, ClientConfig};
+use buildwire_bacnet::link::{BipRole, ForeignConfig};
 use buildwire_bacnet::network::DeviceAddress;
 use buildwire_haystack::backends::{self, Backend};
 use buildwire_haystack::server::{HaystackServer, HaystackServerConfig};
@@ -49,6 +50,12 @@ pub async fn bind_client(config: &Config) -> Result<BacnetClient, GatewayError> 
     client_config.tsm.apdu_timeout = seconds(config.bacnet.apdu_timeout_seconds);
     client_config.tsm.retries = config.bacnet.retries;
     client_config.max_concurrent_per_device = config.bacnet.max_concurrent_per_device;
+    if let Some(bbmd) = config.bacnet.bbmd {
+        client_config.role = BipRole::Foreign(ForeignConfig {
+            bbmd,
+            time_to_live: config.bacnet.foreign_ttl_seconds,
+        });
+    }
     BacnetClient::start(client_config)
         .await
         .map_err(|e| GatewayError::Bacnet(format!("cannot bind {}: {e}", config.bacnet.bind)))

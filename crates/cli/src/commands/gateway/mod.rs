@@ -63,6 +63,9 @@ pub struct SiteArgs {
     /// Broadcast address for Who-Is (e.g. 192.168.1.255).
     #[arg(long, value_name = "IP")]
     broadcast: Option<Ipv4Addr>,
+    /// Register as a foreign device of this BBMD: Who-Is then reaches its networks.
+    #[arg(long, value_name = "ADDR:PORT")]
+    bbmd: Option<SocketAddrV4>,
     /// A device to ask by unicast Who-Is; repeat for several.
     #[arg(long = "device", value_name = "ADDR:PORT")]
     devices: Vec<SocketAddrV4>,
@@ -134,6 +137,9 @@ fn load(args: &SiteArgs) -> Result<(Config, Rules), Box<dyn std::error::Error>> 
         config.bacnet.broadcast = args.broadcast;
     }
     config.bacnet.devices.extend(args.devices.iter().copied());
+    if args.bbmd.is_some() {
+        config.bacnet.bbmd = args.bbmd;
+    }
     if let Some(wait) = args.who_is_wait {
         config.bacnet.who_is_wait_seconds = wait.as_secs_f64();
     }
@@ -148,10 +154,13 @@ fn load(args: &SiteArgs) -> Result<(Config, Rules), Box<dyn std::error::Error>> 
     config
         .check()
         .map_err(|e| format!("--site or the configuration: {e}"))?;
-    if config.bacnet.broadcast.is_none() && config.bacnet.devices.is_empty() {
+    if config.bacnet.broadcast.is_none()
+        && config.bacnet.bbmd.is_none()
+        && config.bacnet.devices.is_empty()
+    {
         return Err(
-            "no way to find devices: give --broadcast IP or --device ADDR:PORT \
-            (or bacnet.broadcast / bacnet.devices in --config)"
+            "no way to find devices: give --broadcast IP, --bbmd ADDR:PORT or \
+            --device ADDR:PORT (or bacnet.broadcast, bacnet.bbmd or bacnet.devices in --config)"
                 .into(),
         );
     }
