@@ -2,7 +2,8 @@
 //! the benchmarks) discovered, modelled, collected and served; a value changed on the
 //! device reaches a Haystack watch and hisRead; a pointWrite at level 8 reaches the
 //! device's priority-array; a device that stops answering in the middle of discovery does
-//! not stop the gateway; a restart on the same backend keeps ids and hand edits.
+//! not stop the gateway; a restart on the same backend keeps ids and hand edits; a gateway
+//! registered as a foreign device finds a device behind a BBMD.
 #![allow(clippy::unwrap_used)]
 
 #[allow(dead_code)]
@@ -402,4 +403,55 @@ async fn a_restart_on_the_same_backend_keeps_ids_hand_edits_and_history() {
     assert_eq!(ai1.get("bacnetCur"), Some(&Value::Str("AI1".into())));
     second.stop().await;
     server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_foreign_device_gateway_finds_the_device_behind_a_bbmd() {
+    use buildwire_bacnet::driver::{BacnetBbmd, BipConfig};
+    use buildwire_bacnet::link::{BbmdConfig, BdtEntry};
+    // A BBMD on 127.0.0.1:P and a device on 127.0.0.3:P share the port, as one subnet
+    // does: the BBMD's local broadcasts reach the device. The gateway on 127.0.0.4 is not
+    // on that subnet; it registers as a foreign device and its Who-Is goes through the BBMD.
+    let port = std::net::UdpSocket::bind((LOCALHOST, 0))
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let loopback_broadcast = Ipv4Addr::new(127, 255, 255, 255);
+    let bbmd_address = SocketAddrV4::new(LOCALHOST, port);
+    let bbmd = BacnetBbmd::start(
+        &BipConfig {
+            bind: bbmd_address,
+            broadcast: Some(loopback_broadcast),
+        },
+        BbmdConfig {
+            bdt: vec![BdtEntry {
+                address: bbmd_address,
+                mask: Ipv4Addr::new(255, 255, 255, 255),
+            }],
+            ..BbmdConfig::default()
+        },
+    )
+    .await
+    .unwrap();
+    let mut device_config = BacnetServerConfig::new(
+        SocketAddrV4::new(Ipv4Addr::new(127, 0, 0, 3), port),
+        profiles::stress_profile().build().unwrap(),
+    );
+    device_config.broadcast = Some(loopback_broadcast);
+    device_config.announce = false;
+    let server = BacnetServer::start(device_config).await.unwrap();
+    let config = Config::from_toml(&format!(
+        "[bacnet]\nbind = \"127.0.0.4:0\"\nbbmd = \"{bbmd_address}\"\nforeign_ttl_seconds = 60\n\
+         who_is_wait_seconds = 1.0\napdu_timeout_seconds = 0.3\nretries = 1\n\
+         instance_ranges = [[0, 1000]]\n[haystack]\nbind = \"127.0.0.1:0\"\n"
+    ))
+    .unwrap();
+    let gateway = start(config, Arc::new(MemoryBackend::new()), None).await;
+    let report = gateway.report().clone();
+    assert_eq!(report.devices, 1, "{report:?}");
+    assert_eq!(report.points, 36, "{report:?}");
+    gateway.stop().await;
+    server.shutdown().await;
+    drop(bbmd);
 }
