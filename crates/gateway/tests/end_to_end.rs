@@ -455,3 +455,47 @@ async fn a_foreign_device_gateway_finds_the_device_behind_a_bbmd() {
     server.shutdown().await;
     drop(bbmd);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_object_list_that_changes_between_discoveries() {
+    use buildwire_bacnet::ObjectType;
+    use buildwire_bacnet::objects::profile::ObjectSpec;
+    let server = device(profiles::stress_profile()).await;
+    let store: Arc<dyn Backend> = Arc::new(MemoryBackend::new());
+    let first = start(config(&[server.local_addr()]), Arc::clone(&store), None).await;
+    first.stop().await;
+    // The device gains a zone temperature and loses BI-5.
+    server.with_database(|db| {
+        let mut spec = ObjectSpec::new(ObjectType::AnalogInput, 11, "ZN-T");
+        spec.present_value = Some(21.5);
+        spec.units = buildwire_bacnet::EngineeringUnits::DegreesCelsius;
+        db.add(spec.build()).unwrap();
+        db.remove(oid("bi,5")).unwrap();
+    });
+    let second = start(config(&[server.local_addr()]), Arc::clone(&store), None).await;
+    let zone = record(second.model(), "bacnet.dev400.ai11");
+    assert_eq!(
+        zone.get("curVal"),
+        Some(&Value::Number(Number::with_unit(21.5, "°C")))
+    );
+    assert!(
+        zone.contains("zone") && zone.contains("temp"),
+        "tagged by the rules"
+    );
+    // The vanished object's record is kept (its history and edits stay); reading it fails,
+    // so its status becomes fault.
+    let client = haystack(&second).await;
+    let bi5 = Ref::new("bacnet.dev400.bi5");
+    let mut status = None;
+    for _ in 0..50 {
+        let grid = client.read_ids(std::slice::from_ref(&bi5)).await.unwrap();
+        status = grid.get(0, "curStatus").cloned();
+        if status == Some(Value::Str("fault".into())) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(status, Some(Value::Str("fault".into())));
+    second.stop().await;
+    server.shutdown().await;
+}
