@@ -116,6 +116,13 @@ async fn discovery_models_every_object_of_the_stress_device() {
         "{:?}",
         report.validation.invalid
     );
+    // "BI-1" matches no rule: listed as untagged, and still a valid point.
+    assert!(
+        report
+            .validation
+            .untagged
+            .contains(&"bacnet.dev400.bi1".to_owned())
+    );
     let model = gateway.model();
     let ai1 = record(model, "bacnet.dev400.ai1");
     assert_eq!(ai1.get("dis"), Some(&Value::Str("AI-1".into())));
