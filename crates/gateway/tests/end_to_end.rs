@@ -180,7 +180,14 @@ async fn a_device_change_reaches_a_watch_and_the_history_and_writes_reach_the_de
         None,
     )
     .await;
-    assert!(gateway.stats().cov_points.load(Ordering::Relaxed) > 0);
+    // The collector subscribes in the background once the device answers its health check.
+    for _ in 0..100 {
+        if gateway.stats().cov_points.load(Ordering::Relaxed) == 36 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(gateway.stats().cov_points.load(Ordering::Relaxed), 36);
     let client = haystack(&gateway).await;
     let av2 = Ref::new("bacnet.dev400.av2");
     let opened = client
