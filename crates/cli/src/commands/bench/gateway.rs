@@ -258,9 +258,9 @@ pub fn run(args: GatewayBenchArgs) -> CommandResult {
                 "burst of {distinct} changes: {:.0} changes/s into the store{}",
                 distinct as f64 / burst_seconds,
                 if complete {
-                    ""
+                    String::new()
                 } else {
-                    " (incomplete after 60 s)"
+                    format!(" ({missing} values missing after 60 s)")
                 }
             );
             crate::say!(
