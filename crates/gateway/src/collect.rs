@@ -343,6 +343,9 @@ fn enumerated(elements: &[Element]) -> Option<u32> {
 /// Most readings committed in one batch.
 const BATCH: usize = 1024;
 
+/// History writes in flight at once.
+const HISTORY_WRITES: usize = 16;
+
 /// Commits readings that change a point: `curVal`/`curStatus` in one commit per batch,
 /// and a history sample per changed value (stamped when the reading arrived).
 async fn writer(
@@ -404,15 +407,29 @@ async fn writer(
                 None => by_point.push((id, vec![sample])),
             }
         }
-        for (id, list) in by_point {
-            let count = list.len() as u64;
-            match backend.his_write(&Ref::new(id.clone()), list).await {
-                Ok(_) => {
-                    stats.samples.fetch_add(count, Ordering::Relaxed);
+        // The points' histories are independent: written concurrently (a remote store
+        // serves them on several connections), at most HISTORY_WRITES at a time.
+        for chunk in by_point.chunks(HISTORY_WRITES) {
+            let writes = chunk.iter().map(|(id, list)| {
+                let backend = &backend;
+                async move {
+                    let count = list.len() as u64;
+                    (
+                        id,
+                        count,
+                        backend.his_write(&Ref::new(id.clone()), list.clone()).await,
+                    )
                 }
-                Err(error) => {
-                    stats.store_errors.fetch_add(1, Ordering::Relaxed);
-                    log::error!("history of @{id}: {error}");
+            });
+            for (id, count, result) in futures_util::future::join_all(writes).await {
+                match result {
+                    Ok(_) => {
+                        stats.samples.fetch_add(count, Ordering::Relaxed);
+                    }
+                    Err(error) => {
+                        stats.store_errors.fetch_add(1, Ordering::Relaxed);
+                        log::error!("history of @{id}: {error}");
+                    }
                 }
             }
         }
