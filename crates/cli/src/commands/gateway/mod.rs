@@ -204,17 +204,25 @@ fn print_report(report: &DiscoveryReport) {
     for (id, problems) in &report.validation.invalid {
         crate::say!("  invalid @{id}: {}", problems.join("; "));
     }
-    if !report.validation.untagged.is_empty() {
+    let untagged = &report.validation.untagged;
+    if !untagged.is_empty() {
+        // The first ones by name; --json lists them all.
+        const SHOWN: usize = 20;
+        let mut names: Vec<String> = untagged
+            .iter()
+            .take(SHOWN)
+            .map(|id| format!("@{id}"))
+            .collect();
+        if untagged.len() > SHOWN {
+            names.push(format!(
+                "... and {} more (--json lists all)",
+                untagged.len() - SHOWN
+            ));
+        }
         crate::say!(
             "  {} points no rule tagged: {}",
-            report.validation.untagged.len(),
-            report
-                .validation
-                .untagged
-                .iter()
-                .map(|id| format!("@{id}"))
-                .collect::<Vec<_>>()
-                .join(" ")
+            untagged.len(),
+            names.join(" ")
         );
     }
 }
