@@ -153,11 +153,100 @@ async fn run_device(
         }
         tokio::time::sleep(health_every).await;
     }
+    let (mut subscriptions, mut subscribed, mut polled) =
+        subscribe_all(&client, &device, &config, &tx, &stats).await;
+    let poll_every = seconds(config.poll_interval_seconds);
+    let mut poll_timer = tokio::time::interval(poll_every);
+    let mut health_timer = tokio::time::interval(health_every);
+    poll_timer.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    health_timer.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    // COV points are read now and then too: an unconfirmed notification lost on the way
+    // (a burst that overflows a socket buffer) is otherwise not seen until the next change.
+    let refresh_every = seconds(config.cov_refresh_seconds);
+    let mut refresh_timer =
+        tokio::time::interval_at(tokio::time::Instant::now() + refresh_every, refresh_every);
+    refresh_timer.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut down = false;
+    loop {
+        tokio::select! {
+            _ = poll_timer.tick(), if !polled.is_empty() && !down => {
+                match poll(&client, &device, &polled, &tx).await {
+                    // Nothing answered: every point down, subscribed again once it is back.
+                    Ok(true) => {
+                        down = true;
+                        if mark_down(&device, &tx).await.is_err() {
+                            return;
+                        }
+                    }
+                    Ok(false) => {}
+                    Err(()) => return,
+                }
+            }
+            _ = refresh_timer.tick(), if !subscribed.is_empty() && !down => {
+                match poll(&client, &device, &subscribed, &tx).await {
+                    Ok(true) => {
+                        down = true;
+                        if mark_down(&device, &tx).await.is_err() {
+                            return;
+                        }
+                    }
+                    Ok(false) => {}
+                    Err(()) => return,
+                }
+            }
+            _ = health_timer.tick() => {
+                let alive = is_alive(&client, &device).await;
+                if !alive && !down {
+                    down = true;
+                    log::warn!("device {} stopped answering: its points are down", device.instance);
+                    if mark_down(&device, &tx).await.is_err() {
+                        return;
+                    }
+                } else if alive && down {
+                    down = false;
+                    log::info!("device {} answers again", device.instance);
+                    // It may have restarted and forgotten the subscriptions: subscribe
+                    // again (the old ones are cancelled as their streams drop).
+                    subscriptions.abort_all();
+                    stats.cov_points.fetch_sub(subscribed.len(), Ordering::Relaxed);
+                    stats.polled_points.fetch_sub(polled.len(), Ordering::Relaxed);
+                    (subscriptions, subscribed, polled) =
+                        subscribe_all(&client, &device, &config, &tx, &stats).await;
+                    // Every point, COV ones too: their values may have changed meanwhile.
+                    match poll(&client, &device, &device.points, &tx).await {
+                        Ok(true) => {
+                            down = true;
+                            if mark_down(&device, &tx).await.is_err() {
+                                return;
+                            }
+                        }
+                        Ok(false) => {}
+                        Err(()) => return,
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Subscribes to COV for every point that accepts it (`subscribed`); the others are
+/// `polled`. The counters count both.
+async fn subscribe_all(
+    client: &BacnetClient,
+    device: &DevicePoints,
+    config: &CollectConfig,
+    tx: &mpsc::Sender<Reading>,
+    stats: &CollectStats,
+) -> (JoinSet<()>, Vec<PointValue>, Vec<PointValue>) {
     let mut subscriptions = JoinSet::new();
     let mut polled: Vec<PointValue> = Vec::new();
     let mut subscribed: Vec<PointValue> = Vec::new();
+    let mut silent = false;
     for point in &device.points {
-        if !config.cov {
+        // Without COV, or once the device stopped answering (each subscription would time
+        // out in turn): polled, which marks them down until the device is back, and then
+        // everything is subscribed again.
+        if !config.cov || silent {
             polled.push(point.clone());
             continue;
         }
@@ -198,6 +287,10 @@ async fn run_device(
                     subscription.cancel().await;
                 });
             }
+            Err(ClientError::Timeout) => {
+                silent = true;
+                polled.push(point.clone());
+            }
             Err(error) => {
                 log::info!(
                     "device {}: {} has no COV ({error}); polling it",
@@ -211,49 +304,7 @@ async fn run_device(
     stats
         .polled_points
         .fetch_add(polled.len(), Ordering::Relaxed);
-    let poll_every = seconds(config.poll_interval_seconds);
-    let mut poll_timer = tokio::time::interval(poll_every);
-    let mut health_timer = tokio::time::interval(health_every);
-    poll_timer.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    health_timer.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    // COV points are read now and then too: an unconfirmed notification lost on the way
-    // (a burst that overflows a socket buffer) is otherwise not seen until the next change.
-    let refresh_every = seconds(config.cov_refresh_seconds);
-    let mut refresh_timer =
-        tokio::time::interval_at(tokio::time::Instant::now() + refresh_every, refresh_every);
-    refresh_timer.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    let mut down = false;
-    loop {
-        tokio::select! {
-            _ = poll_timer.tick(), if !polled.is_empty() && !down => {
-                if poll(&client, &device, &polled, &tx).await.is_err() {
-                    return;
-                }
-            }
-            _ = refresh_timer.tick(), if !subscribed.is_empty() && !down => {
-                if poll(&client, &device, &subscribed, &tx).await.is_err() {
-                    return;
-                }
-            }
-            _ = health_timer.tick() => {
-                let alive = is_alive(&client, &device).await;
-                if !alive && !down {
-                    down = true;
-                    log::warn!("device {} stopped answering: its points are down", device.instance);
-                    if mark_down(&device, &tx).await.is_err() {
-                        return;
-                    }
-                } else if alive && down {
-                    down = false;
-                    log::info!("device {} answers again", device.instance);
-                    // Every point, COV ones too: their values may have changed meanwhile.
-                    if poll(&client, &device, &device.points, &tx).await.is_err() {
-                        return;
-                    }
-                }
-            }
-        }
-    }
+    (subscriptions, subscribed, polled)
 }
 
 /// Marks every point of the device `down` (keeping its `curVal`).
@@ -270,25 +321,36 @@ async fn mark_down(device: &DevicePoints, tx: &mpsc::Sender<Reading>) -> Result<
     Ok(())
 }
 
-/// Whether the device answers a read of its own object (a timeout says no; an error
-/// answer is still an answer).
+/// Whether the device answers a read of its own object.
 async fn is_alive(client: &BacnetClient, device: &DevicePoints) -> bool {
     let object = ObjectIdentifier::new(ObjectType::Device, device.instance);
-    !matches!(
-        client
-            .read(device.address, object, P::SystemStatus, None)
-            .await,
-        Err(ClientError::Timeout)
-    )
+    // Any answer of the device (a value, an error, a reject, its abort) says it is there;
+    // silence, an unreachable port or no route says it is not.
+    match client
+        .read(device.address, object, P::SystemStatus, None)
+        .await
+    {
+        Ok(_)
+        | Err(
+            ClientError::Error { .. }
+            | ClientError::Reject(_)
+            | ClientError::Abort {
+                by_server: true, ..
+            }
+            | ClientError::BadReply(_),
+        ) => true,
+        Err(_) => false,
+    }
 }
 
-/// Reads present-value, status-flags and reliability of `points` in batches.
+/// Reads present-value, status-flags and reliability of `points` in batches; true when
+/// every read timed out (the device is silent).
 async fn poll(
     client: &BacnetClient,
     device: &DevicePoints,
     points: &[PointValue],
     tx: &mpsc::Sender<Reading>,
-) -> Result<(), ()> {
+) -> Result<bool, ()> {
     let properties = [P::PresentValue, P::StatusFlags, P::Reliability];
     let references: Vec<ObjectPropertyReference> = points
         .iter()
@@ -301,6 +363,7 @@ async fn poll(
         })
         .collect();
     let answers = client.read_many(device.address, &references).await;
+    let mut timeouts = 0usize;
     for (point, answers) in points.iter().zip(answers.chunks(properties.len())) {
         let reading = match answers {
             [Ok(value), flags, reliability] => Reading {
@@ -313,12 +376,15 @@ async fn poll(
                 ),
                 at_ms: now_ms(),
             },
-            [Err(ClientError::Timeout), ..] => Reading {
-                id: point.id.clone(),
-                value: None,
-                status: "down",
-                at_ms: now_ms(),
-            },
+            [Err(ClientError::Timeout), ..] => {
+                timeouts += 1;
+                Reading {
+                    id: point.id.clone(),
+                    value: None,
+                    status: "down",
+                    at_ms: now_ms(),
+                }
+            }
             _ => Reading {
                 id: point.id.clone(),
                 value: None,
@@ -328,7 +394,7 @@ async fn poll(
         };
         tx.send(reading).await.map_err(|_| ())?;
     }
-    Ok(())
+    Ok(!points.is_empty() && timeouts == points.len())
 }
 
 fn enumerated(elements: &[Element]) -> Option<u32> {

@@ -3,7 +3,8 @@
 //! device reaches a Haystack watch and hisRead; a pointWrite at level 8 reaches the
 //! device's priority-array; a device that stops answering in the middle of discovery does
 //! not stop the gateway; a restart on the same backend keeps ids and hand edits; a gateway
-//! registered as a foreign device finds a device behind a BBMD.
+//! registered as a foreign device finds a device behind a BBMD; a device that restarts goes
+//! down, comes back and is subscribed again; an object-list that changes.
 #![allow(clippy::unwrap_used)]
 
 #[allow(dead_code)]
@@ -511,5 +512,58 @@ async fn an_object_list_that_changes_between_discoveries() {
     }
     assert_eq!(status, Some(Value::Str("fault".into())));
     second.stop().await;
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn after_a_device_restart_points_go_down_come_back_and_cov_flows_again() {
+    let server = device(profiles::stress_profile()).await;
+    let address = server.local_addr();
+    let gateway = start(config(&[address]), Arc::new(MemoryBackend::new()), None).await;
+    let client = haystack(&gateway).await;
+    let av4 = Ref::new("bacnet.dev400.av4");
+    let wait_for = |tag: &'static str, wanted: Value| {
+        let client = &client;
+        let av4 = av4.clone();
+        async move {
+            let mut seen = None;
+            for _ in 0..400 {
+                let grid = client.read_ids(std::slice::from_ref(&av4)).await.unwrap();
+                seen = grid.get(0, tag).cloned();
+                if seen.as_ref() == Some(&wanted) {
+                    return;
+                }
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            panic!("{tag} never became {wanted:?} (last {seen:?})");
+        }
+    };
+    wait_for("curStatus", Value::Str("ok".into())).await;
+    server.shutdown().await;
+    wait_for("curStatus", Value::Str("down".into())).await;
+    // The device comes back on the same address, having forgotten every subscription.
+    let mut config = BacnetServerConfig::new(address, profiles::stress_profile().build().unwrap());
+    config.announce = false;
+    let server = BacnetServer::start(config).await.unwrap();
+    wait_for("curStatus", Value::Str("ok".into())).await;
+    // Subscribed again, every point.
+    for _ in 0..100 {
+        if gateway.stats().cov_points.load(Ordering::Relaxed) == 36 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(gateway.stats().cov_points.load(Ordering::Relaxed), 36);
+    // A change now arrives by COV (the next poll of a COV point is minutes away).
+    server.with_database(|db| {
+        db.set_local(
+            oid("av,4"),
+            P::PresentValue,
+            PropertyData::Single(ApplicationValue::Real(12.5)),
+        )
+        .unwrap();
+    });
+    wait_for("curVal", Value::Number(Number::with_unit(12.5, "°F"))).await;
+    gateway.stop().await;
     server.shutdown().await;
 }
