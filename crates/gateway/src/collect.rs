@@ -170,28 +170,15 @@ async fn run_device(
     loop {
         tokio::select! {
             _ = poll_timer.tick(), if !polled.is_empty() && !down => {
-                match poll(&client, &device, &polled, &tx).await {
-                    // Nothing answered: every point down, subscribed again once it is back.
-                    Ok(true) => {
-                        down = true;
-                        if mark_down(&device, &tx).await.is_err() {
-                            return;
-                        }
-                    }
-                    Ok(false) => {}
-                    Err(()) => return,
+                // Nothing answered: every point down, subscribed again once it is back.
+                if poll_or_mark_down(&client, &device, &polled, &tx, &mut down).await.is_err() {
+                    return;
                 }
             }
             _ = refresh_timer.tick(), if !subscribed.is_empty() && !down => {
-                match poll(&client, &device, &subscribed, &tx).await {
-                    Ok(true) => {
-                        down = true;
-                        if mark_down(&device, &tx).await.is_err() {
-                            return;
-                        }
-                    }
-                    Ok(false) => {}
-                    Err(()) => return,
+                // Nothing answered: every point down, subscribed again once it is back.
+                if poll_or_mark_down(&client, &device, &subscribed, &tx, &mut down).await.is_err() {
+                    return;
                 }
             }
             _ = health_timer.tick() => {
@@ -213,15 +200,9 @@ async fn run_device(
                     (subscriptions, subscribed, polled) =
                         subscribe_all(&client, &device, &config, &tx, &stats).await;
                     // Every point, COV ones too: their values may have changed meanwhile.
-                    match poll(&client, &device, &device.points, &tx).await {
-                        Ok(true) => {
-                            down = true;
-                            if mark_down(&device, &tx).await.is_err() {
-                                return;
-                            }
-                        }
-                        Ok(false) => {}
-                        Err(()) => return,
+                    // Nothing answered: every point down, subscribed again once it is back.
+                    if poll_or_mark_down(&client, &device, &device.points, &tx, &mut down).await.is_err() {
+                        return;
                     }
                 }
             }
@@ -305,6 +286,22 @@ async fn subscribe_all(
         .polled_points
         .fetch_add(polled.len(), Ordering::Relaxed);
     (subscriptions, subscribed, polled)
+}
+
+/// [`poll`]s `points`; when nothing answered, marks every point of the device down and
+/// sets `down` (the device is subscribed to again once it is back).
+async fn poll_or_mark_down(
+    client: &BacnetClient,
+    device: &DevicePoints,
+    points: &[PointValue],
+    tx: &mpsc::Sender<Reading>,
+    down: &mut bool,
+) -> Result<(), ()> {
+    if poll(client, device, points, tx).await? {
+        *down = true;
+        mark_down(device, tx).await?;
+    }
+    Ok(())
 }
 
 /// Marks every point of the device `down` (keeping its `curVal`).
