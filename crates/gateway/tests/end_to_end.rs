@@ -85,6 +85,23 @@ async fn stress_points(client: &buildwire_haystack::client::ApiClient) -> usize 
         .row_count()
 }
 
+/// A gateway over `devices` on a fresh memory store.
+async fn start_in_memory(devices: &[SocketAddrV4]) -> Gateway {
+    start(config(devices), Arc::new(MemoryBackend::new()), None).await
+}
+
+/// Sets a REAL present-value on the device locally (as its controller would).
+fn set_value(server: &BacnetServer, object: &str, value: f32) {
+    server.with_database(|db| {
+        db.set_local(
+            oid(object),
+            P::PresentValue,
+            PropertyData::Single(ApplicationValue::Real(value)),
+        )
+        .unwrap();
+    });
+}
+
 fn oid(text: &str) -> ObjectIdentifier {
     text.parse().unwrap()
 }
@@ -100,12 +117,7 @@ fn record<'a>(model: &'a Model, id: &str) -> &'a Dict {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn discovery_models_every_object_of_the_stress_device() {
     let server = device(profiles::stress_profile()).await;
-    let gateway = start(
-        config(&[server.local_addr()]),
-        Arc::new(MemoryBackend::new()),
-        None,
-    )
-    .await;
+    let gateway = start_in_memory(&[server.local_addr()]).await;
     let report = gateway.report().clone();
     // 10 AI, 5 AO, 5 AV, 5 BI, 3 BO, 3 BV, 3 MSI, 2 MSV; schedule, calendar, NC are not points.
     assert_eq!(report.devices, 1);
@@ -175,12 +187,7 @@ async fn discovery_models_every_object_of_the_stress_device() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_device_change_reaches_a_watch_and_the_history_and_writes_reach_the_device() {
     let server = device(profiles::stress_profile()).await;
-    let gateway = start(
-        config(&[server.local_addr()]),
-        Arc::new(MemoryBackend::new()),
-        None,
-    )
-    .await;
+    let gateway = start_in_memory(&[server.local_addr()]).await;
     // The collector subscribes in the background once the device answers its health check.
     for _ in 0..100 {
         if gateway.stats().cov_points.load(Ordering::Relaxed) == 36 {
@@ -200,14 +207,7 @@ async fn a_device_change_reaches_a_watch_and_the_history_and_writes_reach_the_de
         other => panic!("no watchId: {other:?}"),
     };
     // The device's value changes locally (as a controller would): COV notifies the gateway.
-    server.with_database(|db| {
-        db.set_local(
-            oid("av,2"),
-            P::PresentValue,
-            PropertyData::Single(ApplicationValue::Real(77.25)),
-        )
-        .unwrap();
-    });
+    set_value(&server, "av,2", 77.25);
     let wanted = Value::Number(Number::with_unit(77.25, "°F"));
     let mut seen = None;
     for _ in 0..50 {
@@ -356,12 +356,7 @@ async fn a_device_that_stops_answering_mid_discovery_does_not_stop_the_gateway()
     let bad_device = device(profiles::large_profile(200)).await;
     // Who-Is, the device head and part of the object-list get through, then silence.
     let bad = failing_relay(bad_device.local_addr(), 3).await;
-    let gateway = start(
-        config(&[good.local_addr(), bad]),
-        Arc::new(MemoryBackend::new()),
-        None,
-    )
-    .await;
+    let gateway = start_in_memory(&[good.local_addr(), bad]).await;
     let report = gateway.report().clone();
     assert_eq!(report.devices, 2, "{report:?}");
     assert!(
@@ -519,7 +514,7 @@ async fn an_object_list_that_changes_between_discoveries() {
 async fn after_a_device_restart_points_go_down_come_back_and_cov_flows_again() {
     let server = device(profiles::stress_profile()).await;
     let address = server.local_addr();
-    let gateway = start(config(&[address]), Arc::new(MemoryBackend::new()), None).await;
+    let gateway = start_in_memory(&[address]).await;
     let client = haystack(&gateway).await;
     let av4 = Ref::new("bacnet.dev400.av4");
     let wait_for = |tag: &'static str, wanted: Value| {
@@ -555,14 +550,7 @@ async fn after_a_device_restart_points_go_down_come_back_and_cov_flows_again() {
     }
     assert_eq!(gateway.stats().cov_points.load(Ordering::Relaxed), 36);
     // A change now arrives by COV (the next poll of a COV point is minutes away).
-    server.with_database(|db| {
-        db.set_local(
-            oid("av,4"),
-            P::PresentValue,
-            PropertyData::Single(ApplicationValue::Real(12.5)),
-        )
-        .unwrap();
-    });
+    set_value(&server, "av,4", 12.5);
     wait_for("curVal", Value::Number(Number::with_unit(12.5, "°F"))).await;
     gateway.stop().await;
     server.shutdown().await;
