@@ -17,6 +17,6 @@ rm -rf docs/book/python-api
 "$venv/bin/pdoc" --docformat google -o docs/book/python-api \
     buildwire buildwire.bacnet buildwire.bacnet_enums buildwire.bacnet_errors \
     buildwire.bacnet_services buildwire.bacnet_network buildwire.bacnet_sc \
-    buildwire.haystack buildwire.opcua
+    buildwire.gateway buildwire.haystack buildwire.opcua
 test -s docs/book/python-api/buildwire/opcua.html
 echo "user's guide: docs/book/index.html (Python API: docs/book/python-api/index.html)"

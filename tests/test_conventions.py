@@ -22,7 +22,7 @@ from conftest import REPO
 from buildwire import bacnet, haystack, opcua
 from buildwire._lifecycle import AsyncClient, AsyncService, Opening, Subscribing
 
-MODULES = ["bacnet", "bacnet_network", "bacnet_sc", "haystack", "opcua"]
+MODULES = ["bacnet", "bacnet_network", "bacnet_sc", "gateway", "haystack", "opcua"]
 
 
 def public_classes() -> list[type]:

@@ -13,6 +13,7 @@ mod bacnet_network;
 mod bacnet_sc;
 mod bacnet_services;
 mod bacnet_values;
+mod gateway;
 mod haystack_client;
 mod haystack_values;
 mod logs;
@@ -131,6 +132,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<bacnet_sc::BacnetScDeviceHandle>()?;
     m.add_function(wrap_pyfunction!(bacnet_sc::bacnet_sc_client, m)?)?;
     m.add_class::<bacnet_sc::BacnetScClientHandle>()?;
+    m.add_function(wrap_pyfunction!(gateway::gateway_start, m)?)?;
+    m.add_class::<gateway::GatewayHandle>()?;
     m.add_function(wrap_pyfunction!(opcua::opcua_connect, m)?)?;
     m.add_function(wrap_pyfunction!(opcua_server::opcua_serve, m)?)?;
     m.add_class::<opcua::OpcuaClientHandle>()?;

@@ -233,7 +233,12 @@ impl<A: LinkAddress> BacnetClient<A> {
         let mut core = ClientCore::new(tsm);
         core.set_global_broadcasts(global_broadcasts);
         let extras = std::sync::Arc::new(Extras::new(slack));
-        let task = tokio::spawn(run(transport, core, receiver, extras.notices.clone()));
+        let task = tokio::spawn(run(
+            transport,
+            core,
+            receiver,
+            std::sync::Arc::clone(&extras.notices),
+        ));
         Ok(Self {
             commands,
             local,
@@ -548,7 +553,7 @@ async fn run<T: Transport>(
     transport: T,
     mut core: ClientCore<T::Address>,
     mut commands: mpsc::Receiver<Command<T::Address>>,
-    notices: tokio::sync::broadcast::Sender<Notice<T::Address>>,
+    notices: std::sync::Arc<robust::NoticeRouter<T::Address>>,
 ) {
     let mut pending: Pending<T::Address> = HashMap::new();
     let mut collectors: Vec<Collector<T::Address>> = Vec::new();
@@ -577,11 +582,11 @@ async fn run<T: Transport>(
         }
         // COV notifications and I-Ams for the subscription tasks (none listening: dropped).
         while let Some(notification) = core.poll_notification() {
-            let _ = notices.send(Notice::Notification(notification));
+            notices.route(Notice::Notification(notification));
         }
         while let Some(announcement) = core.poll_announcement() {
             if let Announcement::IAm(from, _) = &announcement {
-                let _ = notices.send(Notice::IAm(*from));
+                notices.route(Notice::IAm(*from));
             }
             for collector in &mut collectors {
                 if collector.wanted.accepts(&announcement)

@@ -3,6 +3,7 @@
 mod bacnet;
 mod bench;
 pub(crate) mod common;
+mod gateway;
 mod haystack;
 mod help_markdown;
 mod opcua;
@@ -46,6 +47,10 @@ enum Command {
     /// certificates; decode UA TCP bytes; look up status codes.
     #[command(subcommand)]
     Opcua(opcua::OpcuaCommand),
+    /// BACnet to Haystack gateway: discover a BACnet site as a tagged Haystack model, collect
+    /// live values and history into a store, serve it with writes back to the devices.
+    #[command(subcommand)]
+    Gateway(gateway::GatewayCommand),
     /// Benchmarks: BACnet (B/IP, router, BBMD, SC), Haystack and OPC UA against peers, soaks,
     /// and the raw-socket limits.
     #[command(subcommand)]
@@ -61,6 +66,7 @@ pub fn execute(cli: Cli) -> CommandResult {
     match cli.command {
         Command::Bacnet(cmd) => bacnet::execute(cmd),
         Command::Bench(cmd) => bench::execute(cmd),
+        Command::Gateway(cmd) => gateway::execute(cmd),
         Command::Haystack(cmd) => haystack::execute(cmd),
         Command::Opcua(cmd) => opcua::execute(cmd),
         Command::HelpMarkdown(args) => help_markdown::execute(&args),

@@ -12,7 +12,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use futures_core::Stream;
-use tokio::sync::{broadcast, mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 
 use super::{BacnetClient, Command, Extras, Notice};
@@ -108,7 +108,7 @@ impl<A: LinkAddress> BacnetClient<A> {
         let mut subscriber =
             CovSubscriber::new(std::time::Instant::now(), process_identifier, options);
         // Listen before subscribing, so the initial notification is not missed.
-        let notices = self.extras.notices.subscribe();
+        let notices = self.extras.notices.add(process_identifier);
         let link = Link {
             commands: self.commands.clone(),
             extras: Arc::clone(&self.extras),
@@ -119,8 +119,14 @@ impl<A: LinkAddress> BacnetClient<A> {
             .ok_or_else(|| ClientError::InvalidArgument("subscription not due".to_owned()))?;
         match link.request(to, request).await {
             Ok(Reply::SimpleAck) => subscriber.on_answer(std::time::Instant::now(), true),
-            Ok(other) => return Err(super::unexpected(&other)),
-            Err(error) => return Err(error),
+            Ok(other) => {
+                self.extras.notices.remove(process_identifier);
+                return Err(super::unexpected(&other));
+            }
+            Err(error) => {
+                self.extras.notices.remove(process_identifier);
+                return Err(error);
+            }
         }
         let (sender, receiver) = mpsc::channel(STREAM_BUFFER);
         let (stop, stopped) = oneshot::channel();
@@ -149,7 +155,7 @@ async fn maintain<A: LinkAddress>(
     link: Link<A>,
     device: DeviceAddress<A>,
     mut subscriber: CovSubscriber,
-    mut notices: broadcast::Receiver<Notice<A>>,
+    mut notices: mpsc::Receiver<Notice<A>>,
     out: mpsc::Sender<CovNotification<A>>,
     mut stopped: oneshot::Receiver<()>,
 ) {
@@ -168,7 +174,7 @@ async fn maintain<A: LinkAddress>(
             _ = &mut stopped => break,
             () = out.closed() => break,
             notice = notices.recv() => match notice {
-                Ok(Notice::Notification(notification)) => {
+                Some(Notice::Notification(notification)) => {
                     if is_from(&device, &notification.from)
                         && subscriber.matches(&notification.request)
                         && out.send(notification).await.is_err()
@@ -176,18 +182,20 @@ async fn maintain<A: LinkAddress>(
                         break;
                     }
                 }
-                Ok(Notice::IAm(from)) => {
+                Some(Notice::IAm(from)) => {
                     if is_from(&device, &from) {
                         subscriber.on_device_announced(std::time::Instant::now());
                     }
                 }
-                // Missed some notices: the next change brings the values again.
-                Err(broadcast::error::RecvError::Lagged(_)) => {}
-                Err(broadcast::error::RecvError::Closed) => return,
+                None => {
+                    link.extras.notices.remove(subscriber.process_identifier());
+                    return;
+                }
             },
             () = tokio::time::sleep_until(wake) => {}
         }
     }
+    link.extras.notices.remove(subscriber.process_identifier());
     // Best effort: a device that does not answer keeps the subscription until its
     // lifetime ends.
     let _ = link.request(device, subscriber.cancel_request()).await;

@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use tokio::sync::{Semaphore, broadcast, mpsc, oneshot};
+use tokio::sync::{Semaphore, mpsc, oneshot};
 
 use super::{BacnetClient, Command, closed, unexpected};
 use crate::app::read_plan::{
@@ -25,8 +25,9 @@ use crate::tsm::RequestTiming;
 
 /// Default limit on requests outstanding to one device.
 pub const DEFAULT_MAX_CONCURRENT_PER_DEVICE: usize = 16;
-/// Notices (COV notifications, I-Ams) the client task buffers for subscription tasks.
-const NOTICE_BUFFER: usize = 1024;
+/// Notices (COV notifications, I-Ams) buffered for one subscription task; past this the
+/// oldest wait and new ones are dropped for that subscription only.
+pub(super) const NOTICE_BUFFER: usize = 256;
 /// Devices whose concurrency limit is remembered before idle entries are forgotten.
 const MAX_LIMITED_DEVICES: usize = 4096;
 
@@ -39,10 +40,64 @@ pub(super) enum Notice<A> {
     IAm(PeerAddress<A>),
 }
 
+/// Routes notices to the subscription tasks: a COV notification to the one subscription
+/// of its process identifier, an I-Am to every subscription (each checks the address).
+/// One routing step per notification, however many subscriptions there are (a broadcast
+/// channel woke every subscription task for every notification, and a burst made them lag
+/// and drop notifications).
+#[derive(Debug)]
+pub(super) struct NoticeRouter<A> {
+    routes: Mutex<HashMap<u32, mpsc::Sender<Notice<A>>>>,
+}
+
+impl<A: LinkAddress> NoticeRouter<A> {
+    fn new() -> Self {
+        Self {
+            routes: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn routes(&self) -> std::sync::MutexGuard<'_, HashMap<u32, mpsc::Sender<Notice<A>>>> {
+        self.routes
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The notices of subscription `process` from now on, until [`Self::remove`].
+    pub(super) fn add(&self, process: u32) -> mpsc::Receiver<Notice<A>> {
+        let (sender, receiver) = mpsc::channel(NOTICE_BUFFER);
+        self.routes().insert(process, sender);
+        receiver
+    }
+
+    /// Stops routing to subscription `process`.
+    pub(super) fn remove(&self, process: u32) {
+        self.routes().remove(&process);
+    }
+
+    /// Routes one notice (a full or closed subscription queue drops it).
+    pub(super) fn route(&self, notice: Notice<A>) {
+        let routes = self.routes();
+        match &notice {
+            Notice::Notification(notification) => {
+                let process = notification.request.subscriber_process_identifier;
+                if let Some(route) = routes.get(&process) {
+                    let _ = route.try_send(notice);
+                }
+            }
+            Notice::IAm(_) => {
+                for route in routes.values() {
+                    let _ = route.try_send(notice.clone());
+                }
+            }
+        }
+    }
+}
+
 /// State shared by the client's callers and its subscription tasks.
 #[derive(Debug)]
 pub(super) struct Extras<A> {
-    pub(super) notices: broadcast::Sender<Notice<A>>,
+    pub(super) notices: Arc<NoticeRouter<A>>,
     pub(super) next_process: AtomicU32,
     /// The time a request's limit allows beyond its reply timeouts (see [`send_request`]).
     pub(super) slack: Duration,
@@ -53,9 +108,8 @@ pub(super) struct Extras<A> {
 
 impl<A: LinkAddress> Extras<A> {
     pub(super) fn new(slack: Duration) -> Self {
-        let (notices, _) = broadcast::channel(NOTICE_BUFFER);
         Self {
-            notices,
+            notices: Arc::new(NoticeRouter::new()),
             next_process: AtomicU32::new(1),
             slack,
             per_device: AtomicUsize::new(DEFAULT_MAX_CONCURRENT_PER_DEVICE),

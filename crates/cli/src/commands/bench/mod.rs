@@ -2,6 +2,7 @@
 
 mod bacnet;
 mod bacnet_sc;
+mod gateway;
 mod haystack_his;
 mod haystack_http;
 mod opcua;
@@ -37,6 +38,10 @@ pub enum BenchCommand {
     /// BACnet benchmarks: bac-py's published scenarios against the 40-object stress server.
     #[command(subcommand)]
     Bacnet(bacnet::BacnetBench),
+    /// The BACnet to Haystack gateway over a simulated site: discovery time, latency from a
+    /// device change to the store, changes per second, memory per point.
+    #[command(after_help = gateway::AFTER_HELP)]
+    Gateway(gateway::GatewayBenchArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -152,6 +157,7 @@ pub fn execute(cmd: BenchCommand) -> CommandResult {
         }
         BenchCommand::Opcua(cmd) => opcua::execute(cmd),
         BenchCommand::Bacnet(cmd) => bacnet::execute(cmd),
+        BenchCommand::Gateway(args) => gateway::run(args),
         BenchCommand::Haystack(HaystackBench::Decode(args)) => haystack_decode(args),
         BenchCommand::Haystack(HaystackBench::Http(args)) => haystack_http::run(args),
         BenchCommand::Haystack(HaystackBench::His(args)) => haystack_his::run(args),
