@@ -51,6 +51,44 @@ pub(crate) fn admit() -> Option<u64> {
         .admit(Instant::now())
 }
 
+/// The log lines of a B/IP or B/IPv6 link about one datagram from `peer`: whether it was
+/// malformed (dropped) and whether it was answered with a NAK, each within the budget.
+/// `link` names the data link (`bip`, `bip6`).
+pub(crate) fn bvll_datagram(
+    link: &'static str,
+    peer: &dyn std::fmt::Display,
+    malformed: bool,
+    nak: bool,
+) {
+    if malformed && let Some(suppressed) = admit() {
+        let what = "malformed BVLL datagram from a peer: dropped";
+        tracing::warn!(link, peer = %peer, suppressed, "{what}");
+    }
+    if nak && let Some(suppressed) = admit() {
+        let what = "BVLL request from a peer answered with a NAK";
+        tracing::info!(link, peer = %peer, suppressed, "{what}");
+    }
+}
+
+/// A device's address as the log lines write it: the link address (`127.0.0.1:47808`), and
+/// for a routed device its network (`127.0.0.1:47808 network 5`, the router's address first).
+pub(crate) fn peer_text<A: std::fmt::Debug>(peer: &crate::app::PeerAddress<A>) -> String {
+    match &peer.remote {
+        None => format!("{:?}", peer.link),
+        Some(remote) => format!("{:?} network {}", peer.link, remote.network),
+    }
+}
+
+/// Where a datagram goes, as the log lines write it: an address, or `broadcast`.
+pub(crate) fn destination_text<A: std::fmt::Debug>(
+    destination: &crate::app::Destination<A>,
+) -> String {
+    match destination {
+        crate::app::Destination::Unicast(to) => format!("{to:?}"),
+        crate::app::Destination::Broadcast => "broadcast".to_owned(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::{Budget, LINES_PER_WINDOW, WINDOW};

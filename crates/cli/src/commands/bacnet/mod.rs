@@ -32,7 +32,7 @@ use serde_json::{Value, json};
 use crate::commands::common::csv;
 use crate::commands::common::duration::parse_duration;
 use crate::commands::common::result::CommandResult;
-use crate::commands::common::service::ServiceArgs;
+use crate::commands::common::service::{ClientLogArgs, ServiceArgs};
 use crate::commands::common::signals::{Interrupted, StopSignals, stopped, wait_for_stop};
 use crate::commands::common::timestamp::utc_now;
 use crate::hex_input::read_hex_argument;
@@ -311,6 +311,8 @@ pub struct WhoisArgs {
     foreign: network::ForeignArgs,
     #[command(flatten)]
     sc: sc::ScClientArgs,
+    #[command(flatten)]
+    logs: ClientLogArgs,
 }
 
 /// Options shared by the client commands.
@@ -332,6 +334,8 @@ pub struct ClientArgs {
     foreign: network::ForeignArgs,
     #[command(flatten)]
     sc: sc::ScClientArgs,
+    #[command(flatten)]
+    logs: ClientLogArgs,
 }
 
 #[derive(Debug, Args)]
@@ -553,6 +557,7 @@ async fn start_client(
     args: &ClientArgs,
     broadcast: Option<Ipv4Addr>,
 ) -> Result<BacnetClient, Box<dyn std::error::Error>> {
+    args.logs.start_logs()?;
     let bind = parse_address(&args.bind)?;
     let mut config = ClientConfig::new(bind, broadcast.or(args.foreign.discovery_broadcast(bind)));
     config.tsm = client_tsm(args)?;
@@ -664,6 +669,7 @@ fn serve(args: ServeArgs) -> CommandResult {
 }
 
 fn whois(args: WhoisArgs) -> CommandResult {
+    args.logs.start_logs()?;
     // Asking one device needs no broadcast: a free port leaves 47808 to the applications
     // that listen there.
     let bind_text = match (&args.bind, &args.to) {
