@@ -267,7 +267,7 @@ async fn untrusted_expired_and_misused_certificates_are_refused() {
         let lines = sc_support::logged(reason);
         assert!(
             lines.iter().any(
-                |l| l.contains("BACnet/SC hub: refused connection from 127.0.0.1:")
+                |l| l.contains("BACnet/SC hub: connection refused peer=127.0.0.1:")
                     && l.contains(who)
             ),
             "no refusal line for {who}: {lines:?}"

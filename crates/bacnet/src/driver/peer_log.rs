@@ -10,20 +10,53 @@ use std::time::{Duration, Instant};
 pub(crate) const WINDOW: Duration = Duration::from_secs(10);
 /// Lines allowed per window.
 pub(crate) const LINES_PER_WINDOW: u32 = 20;
+/// BACnet/SC connection lines allowed per window: more, since a hub sees every node of a
+/// site connect at start-up, and still a bound (10 lines a second) on a flood.
+pub(crate) const CONNECTION_LINES_PER_WINDOW: u32 = 100;
 
 struct Budget {
+    limit: u32,
     window_start: Option<Instant>,
     lines: u32,
     suppressed: u64,
 }
 
-static BUDGET: Mutex<Budget> = Mutex::new(Budget {
-    window_start: None,
-    lines: 0,
-    suppressed: 0,
-});
+static BUDGET: Mutex<Budget> = Mutex::new(Budget::new(LINES_PER_WINDOW));
+
+/// The budget of the BACnet/SC connection lines of links without a hub or node of their
+/// own (see [`LineBudget`]).
+static CONNECTION_BUDGET: LineBudget = LineBudget::new(CONNECTION_LINES_PER_WINDOW);
+
+/// A budget of log lines of one service (a BACnet/SC hub, a node): connected, disconnected,
+/// refused. Each service has its own, so that a flood of connections to one neither
+/// silences the lines about peers' errors nor those of another service in the process.
+pub(crate) struct LineBudget(Mutex<Budget>);
+
+impl LineBudget {
+    /// A budget of `limit` lines every [`WINDOW`].
+    pub(crate) const fn new(limit: u32) -> Self {
+        Self(Mutex::new(Budget::new(limit)))
+    }
+
+    /// Like [`admit`], against this budget.
+    pub(crate) fn admit(&self) -> Option<u64> {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .admit(Instant::now())
+    }
+}
 
 impl Budget {
+    const fn new(limit: u32) -> Self {
+        Self {
+            limit,
+            window_start: None,
+            lines: 0,
+            suppressed: 0,
+        }
+    }
+
     fn admit(&mut self, now: Instant) -> Option<u64> {
         if self
             .window_start
@@ -32,7 +65,7 @@ impl Budget {
             self.window_start = Some(now);
             self.lines = 0;
         }
-        if self.lines < LINES_PER_WINDOW {
+        if self.lines < self.limit {
             self.lines += 1;
             Some(std::mem::take(&mut self.suppressed))
         } else {
@@ -49,6 +82,11 @@ pub(crate) fn admit() -> Option<u64> {
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
         .admit(Instant::now())
+}
+
+/// [`admit`] for a line about a BACnet/SC link outside a hub's or node's own budget.
+pub(crate) fn admit_connection() -> Option<u64> {
+    CONNECTION_BUDGET.admit()
 }
 
 /// The log lines of a B/IP or B/IPv6 link about one datagram from `peer`: whether it was
@@ -96,11 +134,7 @@ mod tests {
     #[test]
     fn the_budget_refills_each_window_and_counts_what_it_left_out() {
         let start = std::time::Instant::now();
-        let mut budget = Budget {
-            window_start: None,
-            lines: 0,
-            suppressed: 0,
-        };
+        let mut budget = Budget::new(LINES_PER_WINDOW);
         for _ in 0..LINES_PER_WINDOW {
             assert_eq!(budget.admit(start), Some(0));
         }

@@ -105,19 +105,29 @@ pub async fn node(
 /// Log lines captured by [`capture_logs`] (the drivers log through `tracing`).
 static LINES: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
 
-/// The `message` of an event.
+/// The `message` of an event, then its fields as ` name=value`.
 #[derive(Default)]
-struct Message(String);
+struct Message(String, String);
 
 impl tracing::field::Visit for Message {
     fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
         if field.name() == "message" {
             self.0 = format!("{value:?}");
+        } else {
+            self.1 += &format!(" {}={value:?}", field.name());
+        }
+    }
+
+    fn record_str(&mut self, field: &tracing::field::Field, value: &str) {
+        if field.name() == "message" {
+            self.0 = value.to_owned();
+        } else {
+            self.1 += &format!(" {}={value}", field.name());
         }
     }
 }
 
-/// Keeps `LEVEL message` of every event at INFO and above.
+/// Keeps `LEVEL message name=value...` of every event at INFO and above.
 struct Capture;
 
 impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Capture {
@@ -126,7 +136,7 @@ impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Capture {
         if level <= tracing::Level::INFO {
             let mut message = Message::default();
             event.record(&mut message);
-            let line = format!("{level} {}", message.0);
+            let line = format!("{level} {}{}", message.0, message.1);
             if std::env::var_os("SC_TEST_LOG").is_some() {
                 eprintln!("{line}");
             }
