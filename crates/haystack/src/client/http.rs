@@ -175,7 +175,7 @@ impl HaystackClient {
                         tracing::info!(user = %user, step, error = %e, "login refused");
                     })?;
                     self.bearer = Some(format!("BEARER authToken={token}"));
-                    tracing::debug!(user = %user, "login: authenticated (bearer token received)");
+                    tracing::debug!(user = %user, "login: authenticated");
                     return Ok(());
                 }
                 // A wrong path is no refused login: say where to look.

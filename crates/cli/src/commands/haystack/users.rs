@@ -346,7 +346,7 @@ pub struct ServeUserArgs {
     user_env: Vec<String>,
     /// A user whose password is the first line of a file, as NAME:FILE:ROLE; repeat.
     #[arg(long = "user-secret-file", value_name = "NAME:FILE:ROLE")]
-    user_password_file: Vec<String>,
+    user_secret_file: Vec<String>,
 }
 
 impl ServeUserArgs {
@@ -355,7 +355,7 @@ impl ServeUserArgs {
         let iterations = iterations.unwrap_or(DEFAULT_ITERATIONS).max(4096);
         let mut users = Vec::new();
         let specs = self.user_env.iter().map(|s| ("--user-env", s, true)).chain(
-            self.user_password_file
+            self.user_secret_file
                 .iter()
                 .map(|s| ("--user-secret-file", s, false)),
         );
