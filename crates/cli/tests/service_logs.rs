@@ -833,6 +833,32 @@ fn the_bacnet_client_logs_requests_retries_and_refusals() {
         line[0]
     );
 
+    // A segmented answer (the object-list in 50-byte APDUs): one line per segment received.
+    let device_id = server
+        .first
+        .split_whitespace()
+        .find(|word| word.starts_with("device,"))
+        .unwrap()
+        .to_owned();
+    let mut args = vec!["bacnet", "read", &device, &device_id, "object-list"];
+    args.extend_from_slice(&["--bind", "127.0.0.1:0", "--max-apdu", "50"]);
+    args.extend_from_slice(&json);
+    let segmented = buildwire(&args, &[]);
+    assert!(
+        segmented.status.success(),
+        "{}",
+        String::from_utf8_lossy(&segmented.stderr)
+    );
+    let lines = stderr_json_lines(&segmented);
+    let segments = with_message(&lines, "segmented transfer");
+    assert!(segments.len() > 1, "{lines:#?}");
+    assert!(
+        segments
+            .iter()
+            .all(|l| l["segments_received"].as_u64() >= Some(1) && l["peer"] == device.as_str()),
+        "{segments:#?}"
+    );
+
     // A silent peer: each retry, then the timeout.
     let silent = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
     let silent_address = silent.local_addr().unwrap().to_string();

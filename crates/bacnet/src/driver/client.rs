@@ -529,6 +529,20 @@ struct Waiting {
 
 type Pending<A> = HashMap<(PeerAddress<A>, u8), Waiting>;
 
+/// A debug line when segments were sent or received since `seen` (sent, received), with
+/// the peer a received segment came from.
+fn log_segments<A: LinkAddress>(core: &ClientCore<A>, seen: &mut (u64, u64), from: Option<&A>) {
+    let stats = core.tsm_stats();
+    if (stats.segments_sent, stats.segments_received) == *seen {
+        return;
+    }
+    let segments_sent = stats.segments_sent - seen.0;
+    let segments_received = stats.segments_received - seen.1;
+    *seen = (stats.segments_sent, stats.segments_received);
+    let peer = from.map(|from| format!("{from:?}")).unwrap_or_default();
+    tracing::debug!(peer, segments_sent, segments_received, "segmented transfer");
+}
+
 /// The log line of a finished request: the answer at debug level; an Error, Reject or
 /// Abort from the peer at info level, within the budget of lines about peers' errors.
 fn log_completion<A: LinkAddress>(
@@ -649,6 +663,8 @@ async fn run<T: Transport>(
     // Set when a deadline passed: the datagrams the core sends next are retries (of a
     // request, or of a segment window).
     let mut after_timeout = false;
+    // Segments sent and received so far (a segmented transfer logs its progress).
+    let mut segments = (0, 0);
     loop {
         // Requests whose router is now known go out; those without one fail.
         while let Some((router, (remote, request, reply))) = routes.poll_ready() {
@@ -716,6 +732,7 @@ async fn run<T: Transport>(
             }
         }
         after_timeout = false;
+        log_segments(&core, &mut segments, None);
         if !open && pending.is_empty() && collectors.is_empty() {
             break;
         }
@@ -792,6 +809,7 @@ async fn run<T: Transport>(
                     if !routes.handle_npdu(now, received.source, &received.npdu) {
                         let malformed = core.malformed();
                         core.handle_npdu(now, received.source, &received.npdu);
+                        log_segments(&core, &mut segments, Some(&received.source));
                         if core.malformed() > malformed
                             && let Some(suppressed) = crate::driver::peer_log::admit()
                         {
