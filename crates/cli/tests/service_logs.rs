@@ -657,6 +657,16 @@ fn stderr_json_lines(output: &std::process::Output) -> Vec<Value> {
         .collect()
 }
 
+/// [`stderr_json_lines`] of a command that must have succeeded.
+fn succeeded_json_lines(output: &std::process::Output) -> Vec<Value> {
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    stderr_json_lines(output)
+}
+
 fn with_message<'a>(lines: &'a [Value], message: &str) -> Vec<&'a Value> {
     lines.iter().filter(|l| l["message"] == message).collect()
 }
@@ -719,12 +729,7 @@ fn the_haystack_client_logs_requests_and_login_steps_but_never_a_secret() {
         &["--ws", "--log-level", "debug", "--log-format", "json"],
         &password,
     );
-    assert!(
-        over_ws.status.success(),
-        "{}",
-        String::from_utf8_lossy(&over_ws.stderr)
-    );
-    let ws_lines = stderr_json_lines(&over_ws);
+    let ws_lines = succeeded_json_lines(&over_ws);
     let op = with_message(&ws_lines, "websocket op");
     assert!(
         op.iter()
@@ -791,12 +796,7 @@ fn the_bacnet_client_logs_requests_retries_and_refusals() {
     );
 
     let answered = read(&device, "analog-input,1", &json);
-    assert!(
-        answered.status.success(),
-        "{}",
-        String::from_utf8_lossy(&answered.stderr)
-    );
-    let lines = stderr_json_lines(&answered);
+    let lines = succeeded_json_lines(&answered);
     let sent = with_message(&lines, "request sent");
     assert_eq!(sent.len(), 1, "{lines:#?}");
     assert_eq!(sent[0]["service"], "read-property");
@@ -844,12 +844,7 @@ fn the_bacnet_client_logs_requests_retries_and_refusals() {
     args.extend_from_slice(&["--bind", "127.0.0.1:0", "--max-apdu", "50"]);
     args.extend_from_slice(&json);
     let segmented = buildwire(&args, &[]);
-    assert!(
-        segmented.status.success(),
-        "{}",
-        String::from_utf8_lossy(&segmented.stderr)
-    );
-    let lines = stderr_json_lines(&segmented);
+    let lines = succeeded_json_lines(&segmented);
     let segments = with_message(&lines, "segmented transfer");
     assert!(segments.len() > 1, "{lines:#?}");
     assert!(
