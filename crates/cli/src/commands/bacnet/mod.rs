@@ -71,7 +71,8 @@ pub enum BacnetCommand {
     #[command(after_help = "Examples:\n  \
         buildwire bacnet read 192.168.1.20:47808 ai,1 pv\n  \
         buildwire bacnet read 192.168.1.20:47808 device,1234 object-list --index 0 \\\n      --json\n  \
-        buildwire bacnet read 192.168.1.20:47808 ai,1 pv --repeat 60 --interval 10s \\\n      --csv > ai1.csv                         # a trend, one row per read")]
+        buildwire bacnet read 192.168.1.20:47808 ai,1 pv --repeat 60 --interval 10s \\\n      --csv > ai1.csv                         # a trend, one row per read\n  \
+        buildwire bacnet read 192.168.1.20:47808 ai,1 pv --log-level debug \\\n      --log-format json                       # each request, retry and timeout")]
     Read(ReadArgs),
     /// Write one property (WriteProperty).
     #[command(after_help = "Examples:\n  \

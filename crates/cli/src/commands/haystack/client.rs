@@ -92,7 +92,9 @@ pub const AFTER_HELP: &str = "Ops and their arguments:\n  \
     buildwire haystack client http://127.0.0.1:8080/api read 'point and his' \\\n      --limit 5 --json\n  \
     buildwire haystack client http://127.0.0.1:8080/api his-read @p1 yesterday \\\n      -u admin\n  \
     buildwire haystack client http://127.0.0.1:8080/api his-read @p1 today \\\n      --csv > p1.csv\n  \
-    buildwire haystack client http://127.0.0.1:8080/api read site --ws -u admin";
+    buildwire haystack client http://127.0.0.1:8080/api read site --ws -u admin\n  \
+    buildwire haystack client http://127.0.0.1:8080/api about -u admin \\\n      \
+      --log-level debug                       # login steps, no secrets";
 
 pub fn client(args: ClientArgs) -> CommandResult {
     args.logs.start_logs()?;
