@@ -944,6 +944,28 @@ fn a_bbmd_logs_foreign_device_registrations_deletions_and_bdt_writes() {
     let line = with_message(&lines, "foreign device table entry deleted")[0];
     assert_eq!(line["address"], me.to_string().as_str());
     assert_eq!(line["by"], me.to_string().as_str());
+    // A client registering as a foreign device says so at info level.
+    let whois = buildwire(
+        &[
+            "bacnet",
+            "whois",
+            "--bind",
+            "127.0.0.1:0",
+            "--foreign",
+            &address,
+            "--timeout",
+            "200ms",
+            "--log-level",
+            "info",
+            "--log-format",
+            "json",
+        ],
+        &[],
+    );
+    let client_lines = succeeded_json_lines(&whois);
+    let registered = with_message(&client_lines, "registered as a foreign device");
+    assert_eq!(registered.len(), 1, "{client_lines:#?}");
+    assert_eq!(registered[0]["bbmd"], address.as_str());
     // Write-Broadcast-Distribution-Table with one entry, 10.0.2.1:47808/255.255.255.255.
     let write = [
         0x81, 0x01, 0x00, 0x0e, 10, 0, 2, 1, 0xba, 0xc0, 255, 255, 255, 255,

@@ -16,7 +16,7 @@ use std::time::Duration;
 use socket2::{Domain, Protocol, Socket, Type};
 use tokio::net::UdpSocket;
 
-use crate::driver::bip::table_log::Tables;
+use crate::driver::bip::table_log::{Tables, log_registration};
 use crate::driver::error::DriverError;
 use crate::driver::link_clock::LinkClock;
 use crate::driver::transport::{Delivery, Transport};
@@ -358,10 +358,12 @@ impl BipTransport {
             let now = self.clock.now();
             let before = link.stats();
             let tables = Tables::before_datagram(&link, now, datagram);
+            let registration = link.registration().map(|r| r.state());
             let delivery = link.handle_datagram(now, from, datagram);
             if let Some(tables) = tables {
                 tables.log_changes(&Tables::of(&link, now), Some(from));
             }
+            log_registration(registration, link.registration().map(|r| r.state()), from);
             (delivery, before, link.stats())
         };
         crate::driver::peer_log::bvll_datagram(

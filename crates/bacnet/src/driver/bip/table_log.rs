@@ -1,12 +1,13 @@
 //! The log lines of a BBMD's own tables (Annex J.4, J.5): foreign devices registered,
-//! renewed, deleted and expired, and the broadcast distribution table written by a peer.
+//! renewed, deleted and expired, and the broadcast distribution table written by a peer;
+//! and on a foreign device, its registration with the BBMD accepted, renewed or refused.
 //! The driver takes a snapshot of the tables around the few BVLL messages that change them
 //! (and around its timers, for expiries), so that other datagrams cost nothing.
 
 use std::net::SocketAddrV4;
 use std::time::Instant;
 
-use crate::link::{BdtEntry, BipLink, FdtEntry};
+use crate::link::{BdtEntry, BipLink, FdtEntry, RegistrationState};
 
 /// BVLC functions whose handling may change a BBMD's tables (Annex J.2): Write-BDT (0x01),
 /// Register-Foreign-Device (0x05), Delete-Foreign-Device-Table-Entry (0x08).
@@ -82,4 +83,30 @@ fn after_renewal(before: &[FdtEntry], entry: &FdtEntry) -> bool {
         .iter()
         .find(|old| old.address == entry.address)
         .is_some_and(|old| entry.remaining >= old.remaining)
+}
+
+/// The log line of a foreign device whose registration changed on an answer from `bbmd`:
+/// accepted or renewed (debug), refused with a NAK (info).
+pub(super) fn log_registration(
+    before: Option<RegistrationState>,
+    after: Option<RegistrationState>,
+    bbmd: SocketAddrV4,
+) {
+    let bbmd = bbmd.to_string();
+    match (before, after) {
+        (before, Some(RegistrationState::Registered { since })) => match before {
+            Some(RegistrationState::Registered { since: old }) if old == since => {}
+            Some(RegistrationState::Registered { .. }) => {
+                tracing::debug!(bbmd, "foreign device registration renewed");
+            }
+            _ => tracing::info!(bbmd, "registered as a foreign device"),
+        },
+        (Some(RegistrationState::Registering), Some(RegistrationState::Refused)) => {
+            tracing::info!(
+                bbmd,
+                "the BBMD refused the foreign device registration (NAK)"
+            );
+        }
+        _ => {}
+    }
 }
