@@ -151,3 +151,29 @@ async def test_haystack_client_requests_and_login_reach_logging_without_the_pass
     logged = "\n".join(f"{r.getMessage()} {getattr(r, 'buildwire', {})}" for r in caplog.records)
     assert PASSWORD not in logged
     assert "authtoken" not in logged.lower()
+
+
+async def test_bacnet_client_requests_reach_logging_at_debug_and_refusals_at_info(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.DEBUG, logger="buildwire.bacnet.driver.client")
+    async with bacnet.Server.start("127.0.0.1:0") as server:
+        async with bacnet.Client.bind("127.0.0.1:0") as client:
+            await client.read(server.address, "analog-input,1", "present-value")
+            answered = await _wait_for(
+                caplog, lambda r: r.getMessage().startswith("request answered ")
+            )
+            with pytest.raises(bacnet.BacnetError):
+                await client.read(server.address, "analog-input,999999", "present-value")
+            refused = await _wait_for(
+                caplog, lambda r: r.getMessage().startswith("request refused by the peer ")
+            )
+    assert answered.name == "buildwire.bacnet.driver.client"
+    assert answered.levelno == logging.DEBUG
+    fields = answered.buildwire  # type: ignore[attr-defined]
+    assert fields["service"] == "read-property"
+    assert fields["answer"] == "complex-ack"
+    assert fields["peer"] == server.address
+    assert refused.levelno == logging.INFO
+    assert refused.buildwire["answer"] == "error"  # type: ignore[attr-defined]
+    assert "unknown-object" in refused.buildwire["reason"]  # type: ignore[attr-defined]
