@@ -1,6 +1,7 @@
 """The drivers' log events reach Python's `logging`, on loggers named after the Rust
-modules (`buildwire.opcua.driver.server`, `buildwire.bacnet.driver.server`), with their
-fields on the record, and follow the loggers' levels."""
+modules (`buildwire.opcua.driver.server`, `buildwire.bacnet.driver.server`,
+`buildwire.haystack.client.http`), with their fields on the record, and follow the loggers'
+levels; a client's login is logged without its password."""
 
 from __future__ import annotations
 
@@ -12,10 +13,14 @@ import socket
 import subprocess
 import sys
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
+from conftest import serve_haystack
 
-from buildwire import bacnet, opcua
+from buildwire import bacnet, haystack, opcua
+
+PASSWORD = "Pw-not-in-python-logs-41d2"
 
 
 async def _wait_for(
@@ -114,3 +119,61 @@ async def test_the_command_line_inside_python_writes_its_own_json_logs() -> None
     messages = [event["message"] for event in events]
     assert "session activated" in messages, stderr
     assert all(event["target"].startswith("buildwire_") for event in events)
+
+
+async def test_haystack_client_requests_and_login_reach_logging_without_the_password(
+    caplog: pytest.LogCaptureFixture,
+    buildwire_cmd: list[str],
+    haystack_data: Path,
+    tmp_path: Path,
+) -> None:
+    users = tmp_path / "users.txt"
+    users.write_text(f"alice:{PASSWORD}:admin\n")
+    caplog.set_level(logging.DEBUG, logger="buildwire.haystack")
+    site = haystack_data / "alpha.zinc"
+    with serve_haystack(buildwire_cmd, site, "--user-password-file", str(users)) as url:
+        async with haystack.Client.connect(url, "alice", PASSWORD) as client:
+            await client.about()
+        request = await _wait_for(
+            caplog,
+            lambda r: r.getMessage().startswith("request ") and r.buildwire.get("op") == "about",  # type: ignore[attr-defined]
+        )
+    assert request.name == "buildwire.haystack.client.http"
+    assert request.levelno == logging.DEBUG
+    assert request.buildwire["status"] == 200  # type: ignore[attr-defined]
+    assert request.buildwire["duration_ms"] >= 0  # type: ignore[attr-defined]
+    steps = [
+        r.buildwire["step"]  # type: ignore[attr-defined]
+        for r in caplog.records
+        if r.getMessage().startswith("login: sending ")
+    ]
+    assert steps == ["hello", "scram-first", "scram-final"]
+    logged = "\n".join(f"{r.getMessage()} {getattr(r, 'buildwire', {})}" for r in caplog.records)
+    assert PASSWORD not in logged
+    assert "authtoken" not in logged.lower()
+
+
+async def test_bacnet_client_requests_reach_logging_at_debug_and_refusals_at_info(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.DEBUG, logger="buildwire.bacnet.driver.client")
+    async with bacnet.Server.start("127.0.0.1:0") as server:
+        async with bacnet.Client.bind("127.0.0.1:0") as client:
+            await client.read(server.address, "analog-input,1", "present-value")
+            answered = await _wait_for(
+                caplog, lambda r: r.getMessage().startswith("request answered ")
+            )
+            with pytest.raises(bacnet.BacnetError):
+                await client.read(server.address, "analog-input,999999", "present-value")
+            refused = await _wait_for(
+                caplog, lambda r: r.getMessage().startswith("request refused by the peer ")
+            )
+    assert answered.name == "buildwire.bacnet.driver.client"
+    assert answered.levelno == logging.DEBUG
+    fields = answered.buildwire  # type: ignore[attr-defined]
+    assert fields["service"] == "read-property"
+    assert fields["answer"] == "complex-ack"
+    assert fields["peer"] == server.address
+    assert refused.levelno == logging.INFO
+    assert refused.buildwire["answer"] == "error"  # type: ignore[attr-defined]
+    assert "unknown-object" in refused.buildwire["reason"]  # type: ignore[attr-defined]

@@ -4,6 +4,7 @@
 //! Virtual-Address-Resolution). Multicast between hosts is in the `netns` tests.
 #![allow(clippy::unwrap_used)]
 
+mod log_capture;
 mod support_network;
 
 #[allow(dead_code)]
@@ -361,15 +362,21 @@ fn garbage_is_counted_never_answered_blindly() {
 
 // ---- tokio, loopback ---------------------------------------------------------------------
 
+/// A B/IPv6 transport on a free port of ::1 with `vmac`, without multicast (loopback has
+/// none here).
+async fn loopback_transport(vmac: Vmac) -> Bip6Transport {
+    Bip6Transport::bind(&Bip6Config {
+        multicast: None,
+        ..Bip6Config::new(SocketAddrV6::new(Ipv6Addr::LOCALHOST, 0, 0, 0), vmac)
+    })
+    .await
+    .unwrap()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_client_reads_and_writes_every_stress_object_over_ipv6() {
     let server_vmac = Vmac::from_device_instance(400);
-    let server_transport = Bip6Transport::bind(&Bip6Config {
-        multicast: None,
-        ..Bip6Config::new(SocketAddrV6::new(Ipv6Addr::LOCALHOST, 0, 0, 0), server_vmac)
-    })
-    .await
-    .unwrap();
+    let server_transport = loopback_transport(server_vmac).await;
     let server_address = server_transport.local_addr();
     let mut config = BacnetServerConfig::new(
         "0.0.0.0:0".parse().unwrap(),
@@ -380,15 +387,7 @@ async fn a_client_reads_and_writes_every_stress_object_over_ipv6() {
         .await
         .unwrap();
     assert_eq!(server.local_addr(), server_vmac);
-    let client_transport = Bip6Transport::bind(&Bip6Config {
-        multicast: None,
-        ..Bip6Config::new(
-            SocketAddrV6::new(Ipv6Addr::LOCALHOST, 0, 0, 0),
-            Vmac([0x0A, 0, 1]),
-        )
-    })
-    .await
-    .unwrap();
+    let client_transport = loopback_transport(Vmac([0x0A, 0, 1])).await;
     // Where the server is known by its IPv6 address only: ask its VMAC.
     let vmac = client_transport
         .vmac_of(server_address, Duration::from_secs(2))
@@ -406,4 +405,32 @@ async fn a_client_reads_and_writes_every_stress_object_over_ipv6() {
             .await
             .is_err()
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn malformed_datagrams_from_a_peer_are_logged_with_the_link_and_the_peer() {
+    log_capture::capture_logs();
+    let transport = loopback_transport(Vmac([0x0A, 0, 7])).await;
+    let address = transport.local_addr();
+    let receiving = tokio::spawn(async move {
+        // Nothing here carries an NPDU: the receive loop only drops and logs.
+        let _ = buildwire_bacnet::driver::Transport::receive(&transport).await;
+    });
+    let peer = std::net::UdpSocket::bind("[::1]:0").unwrap();
+    // BVLC type 0x42 is no Annex U BVLL (0x82).
+    peer.send_to(&[0x42, 0x0b, 0x00, 0x04], address).unwrap();
+    let port = format!("]:{}", peer.local_addr().unwrap().port());
+    let start = Instant::now();
+    let line = loop {
+        let lines = log_capture::logged("malformed BVLL datagram from a peer: dropped");
+        if let Some(line) = lines.into_iter().find(|l| l.contains(&port)) {
+            break line;
+        }
+        assert!(start.elapsed() < Duration::from_secs(5), "no log line");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert!(line.starts_with("WARN "), "{line}");
+    assert!(line.contains(" link=bip6"), "{line}");
+    assert!(line.contains(" suppressed="), "{line}");
+    receiving.abort();
 }

@@ -4,6 +4,7 @@
 //! wrongly purposed certificates refused on both sides.
 #![allow(clippy::unwrap_used)]
 
+mod log_capture;
 mod sc_support;
 mod support_network;
 
@@ -171,7 +172,7 @@ async fn hub_echo_nodes_broadcast_failover_and_direct_connections() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn untrusted_expired_and_misused_certificates_are_refused() {
-    sc_support::capture_logs();
+    log_capture::capture_logs();
     let dir = pki("refusals", &["hub", "node1"]);
     let rogue = pki("rogue", &["node1", "hub"]);
     let hub = hub(&dir, "hub").await;
@@ -264,17 +265,17 @@ async fn untrusted_expired_and_misused_certificates_are_refused() {
         ("CN=nosig", "lacks digitalSignature"),
         ("CN=serveronly", "does not allow TLS client authentication"),
     ] {
-        let lines = sc_support::logged(reason);
+        let lines = log_capture::logged(reason);
         assert!(
             lines.iter().any(
-                |l| l.contains("BACnet/SC hub: refused connection from 127.0.0.1:")
+                |l| l.contains("BACnet/SC hub: connection refused peer=127.0.0.1:")
                     && l.contains(who)
             ),
             "no refusal line for {who}: {lines:?}"
         );
     }
     assert!(
-        sc_support::logged("BACnet/SC node")
+        log_capture::logged("BACnet/SC node")
             .iter()
             .any(|l| l.contains("TLS handshake") && l.contains("not signed by a trusted issuer")),
         "the node does not say why it refused the rogue hub"

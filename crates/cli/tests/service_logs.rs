@@ -113,27 +113,32 @@ fn buildwire(args: &[&str], env: &[(&str, &str)]) -> std::process::Output {
 
 const PASSWORD: &str = "Pw-not-in-logs-7c1f";
 
+/// `haystack serve` on a free port of 127.0.0.1 with the user `alice` (password
+/// [`PASSWORD`]) from a users file in `dir`, and `extra` options; its log in `log`.
+fn haystack_with_alice(dir: &Path, log: &Path, extra: &[&str]) -> Server {
+    let users = dir.join("users.txt");
+    std::fs::write(&users, format!("# test users\nalice:{PASSWORD}:admin\n")).unwrap();
+    let users = users.to_str().unwrap();
+    let mut args = vec![
+        "haystack",
+        "serve",
+        "--bind",
+        "127.0.0.1:0",
+        "--user-password-file",
+        users,
+    ];
+    args.extend_from_slice(extra);
+    Server::start(&args, log, &[])
+}
+
 #[test]
 fn haystack_logs_one_json_line_per_request_and_never_the_password() {
     let dir = scratch("haystack");
-    let users = dir.join("users.txt");
-    std::fs::write(&users, format!("# test users\nalice:{PASSWORD}:admin\n")).unwrap();
     let log = dir.join("haystack.log");
-    let server = Server::start(
-        &[
-            "haystack",
-            "serve",
-            "--bind",
-            "127.0.0.1:0",
-            "--user-password-file",
-            users.to_str().unwrap(),
-            "--log-format",
-            "json",
-            "--log-level",
-            "debug",
-        ],
+    let server = haystack_with_alice(
+        &dir,
         &log,
-        &[],
+        &["--log-format", "json", "--log-level", "debug"],
     );
     let url = processes::served_at(&server.first);
     let about = buildwire(
@@ -339,8 +344,8 @@ fn a_bacnet_router_logs_a_malformed_npdu_from_a_peer() {
 }
 
 #[test]
-fn a_bacnet_sc_hub_logs_each_node_connection() {
-    let dir = scratch("sc");
+fn a_bacnet_sc_hub_logs_each_node_connection_with_vmac_peer_and_device() {
+    let dir = scratch("sc-fields");
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -358,28 +363,53 @@ fn a_bacnet_sc_hub_logs_each_node_connection() {
     ];
     let hub = Server::start(&hub_args, &dir.join("hub.log"), &[]);
     let hub_option = format!("--hub=ws://{bind}");
-    let node_args = ["bacnet", "serve", "--transport=sc", &hub_option, "--no-tls"];
+    let node_args = [
+        "bacnet",
+        "serve",
+        "--transport=sc",
+        &hub_option,
+        "--no-tls",
+        "--log-format",
+        "json",
+    ];
     let node = Server::start(&node_args, &dir.join("node.log"), &[]);
-    let connected = |lines: &[Value]| {
-        lines.iter().any(|l| {
-            let message = l["message"].as_str().unwrap_or_default();
-            message.starts_with("BACnet/SC hub: node") && message.ends_with("connected")
-        })
-    };
-    let lines = hub.json_lines_until(connected);
-    assert!(lines.iter().all(|l| {
-        l["target"]
+    let lines = hub.json_lines_until(|lines| has(lines, "BACnet/SC hub: node connected"));
+    let connected = with_message(&lines, "BACnet/SC hub: node connected")[0];
+    let vmac = connected["vmac"].as_str().unwrap().to_owned();
+    assert_eq!(vmac.len(), 17, "{connected}");
+    assert!(
+        connected["peer"]
             .as_str()
             .unwrap()
-            .starts_with("buildwire_bacnet")
-    }));
-    node.stop();
-    hub.json_lines_until(|lines| {
+            .starts_with("127.0.0.1:"),
+        "{connected}"
+    );
+    assert_eq!(
+        connected["device_uuid"].as_str().unwrap().len(),
+        36,
+        "{connected}"
+    );
+    assert_eq!(connected["suppressed"], 0);
+    let node_lines = node.json_lines_until(|lines| {
         lines.iter().any(|l| {
-            let message = l["message"].as_str().unwrap_or_default();
-            message.contains("disconnected") || message.contains("closed")
+            l["message"] == "BACnet/SC node: hub connection"
+                && l["status"] == "connected-to-primary-hub"
         })
     });
+    assert!(
+        node_lines
+            .iter()
+            .any(|l| l["message"] == "BACnet/SC node: hub connection" && l["vmac"] == vmac.as_str()),
+        "{node_lines:#?}"
+    );
+    node.stop();
+    let lines = hub.json_lines_until(|lines| has(lines, "BACnet/SC hub: node disconnected"));
+    let gone = with_message(&lines, "BACnet/SC hub: node disconnected")[0];
+    assert_eq!(gone["vmac"], vmac.as_str());
+    assert!(
+        gone["reason"].is_string() && gone["peer"].is_string(),
+        "{gone}"
+    );
     hub.stop();
     std::fs::remove_dir_all(dir).unwrap();
 }
@@ -613,5 +643,345 @@ fn the_command_line_reference_lists_every_command_and_the_service_options() {
     // The hidden generator itself has no page.
     assert!(!index.contains("(help-markdown.md)"));
     assert!(!dir.join("help-markdown.md").exists());
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// The JSON log lines a client command wrote on stderr (its `error: ...` line left out).
+fn stderr_json_lines(output: &std::process::Output) -> Vec<Value> {
+    String::from_utf8_lossy(&output.stderr)
+        .lines()
+        .filter(|line| line.starts_with('{'))
+        .map(|line| {
+            serde_json::from_str(line).unwrap_or_else(|e| panic!("not a JSON line ({e}): {line}"))
+        })
+        .collect()
+}
+
+/// [`stderr_json_lines`] of a command that must have succeeded.
+fn succeeded_json_lines(output: &std::process::Output) -> Vec<Value> {
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    stderr_json_lines(output)
+}
+
+fn with_message<'a>(lines: &'a [Value], message: &str) -> Vec<&'a Value> {
+    lines.iter().filter(|l| l["message"] == message).collect()
+}
+
+#[test]
+fn the_haystack_client_logs_requests_and_login_steps_but_never_a_secret() {
+    let dir = scratch("haystack-client");
+    let server = haystack_with_alice(&dir, &dir.join("server.log"), &[]);
+    let url = processes::served_at(&server.first);
+    let password = [("BUILDWIRE_HAYSTACK_PASSWORD", PASSWORD)];
+    let client = |extra: &[&str], env: &[(&str, &str)]| {
+        let mut args = vec!["haystack", "client", &url, "about", "-u", "alice"];
+        args.extend_from_slice(extra);
+        buildwire(&args, env)
+    };
+    // Quiet by default: the output of a client command is unchanged.
+    let quiet = client(&[], &password);
+    assert!(quiet.status.success());
+    assert!(
+        quiet.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&quiet.stderr)
+    );
+    let logged = client(&["--log-level", "debug", "--log-format", "json"], &password);
+    assert!(
+        logged.status.success(),
+        "{}",
+        String::from_utf8_lossy(&logged.stderr)
+    );
+    // The same grid on stdout (its rows hold the server's clock, so compare the header).
+    let header = |output: &std::process::Output| {
+        let text = String::from_utf8_lossy(&output.stdout).into_owned();
+        text.lines().take(2).collect::<Vec<_>>().join("\n")
+    };
+    assert_eq!(header(&logged), header(&quiet));
+    assert!(!String::from_utf8_lossy(&logged.stdout).contains('{'));
+    let lines = stderr_json_lines(&logged);
+    let steps: Vec<&str> = with_message(&lines, "login: sending")
+        .iter()
+        .map(|l| l["step"].as_str().unwrap())
+        .collect();
+    assert_eq!(steps, ["hello", "scram-first", "scram-final"], "{lines:#?}");
+    for answered in with_message(&lines, "login: answered") {
+        assert_eq!(answered["user"], "alice");
+        assert!(answered["status"].is_u64(), "{answered}");
+    }
+    assert_eq!(with_message(&lines, "login: authenticated").len(), 1);
+    let requests = with_message(&lines, "request");
+    let about = requests.iter().find(|l| l["op"] == "about").unwrap();
+    assert_eq!(about["level"], "DEBUG");
+    assert_eq!(about["status"], 200);
+    assert!(
+        about["method"] == "GET" || about["method"] == "POST",
+        "{about}"
+    );
+    assert!(about["duration_ms"].is_f64(), "{about}");
+    assert_eq!(about["target"], "buildwire_haystack::client::http");
+    // Over the WebSocket: one line per op.
+    let over_ws = client(
+        &["--ws", "--log-level", "debug", "--log-format", "json"],
+        &password,
+    );
+    let ws_lines = succeeded_json_lines(&over_ws);
+    let op = with_message(&ws_lines, "websocket op");
+    assert!(
+        op.iter()
+            .any(|l| l["op"] == "about" && l["duration_ms"].is_f64()),
+        "{ws_lines:#?}"
+    );
+    // A refused login at info level, with the user and the status.
+    let wrong = client(
+        &["--log-level", "info", "--log-format", "json"],
+        &[("BUILDWIRE_HAYSTACK_PASSWORD", "wrong-password")],
+    );
+    assert!(!wrong.status.success());
+    let wrong_lines = stderr_json_lines(&wrong);
+    let refused = with_message(&wrong_lines, "login refused");
+    assert!(
+        refused
+            .iter()
+            .any(|l| l["level"] == "INFO" && l["user"] == "alice"),
+        "{wrong_lines:#?}"
+    );
+    for output in [&logged, &over_ws, &wrong] {
+        let text = String::from_utf8_lossy(&output.stderr).to_ascii_lowercase();
+        for secret in [
+            PASSWORD.to_ascii_lowercase().as_str(),
+            "wrong-password",
+            "authtoken",
+            "bearer ",
+            "authorization",
+            "proof",
+            "nonce",
+        ] {
+            assert!(!text.contains(secret), "{secret:?} is in the log:\n{text}");
+        }
+    }
+    server.stop();
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn the_bacnet_client_logs_requests_retries_and_refusals() {
+    let (dir, _log, server) = serve_with_json_logs("bacnet", &[], &[]);
+    let device = processes::served_at(&server.first);
+    let port = device.rsplit(':').next().unwrap().to_owned();
+    let read = |target: &str, object: &str, extra: &[&str]| {
+        let mut args = vec![
+            "bacnet",
+            "read",
+            target,
+            object,
+            "present-value",
+            "--bind",
+            "127.0.0.1:0",
+        ];
+        args.extend_from_slice(extra);
+        buildwire(&args, &[])
+    };
+    let json = ["--log-level", "debug", "--log-format", "json"];
+    let quiet = read(&device, "analog-input,1", &[]);
+    assert!(quiet.status.success());
+    assert!(
+        quiet.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&quiet.stderr)
+    );
+
+    let answered = read(&device, "analog-input,1", &json);
+    let lines = succeeded_json_lines(&answered);
+    let sent = with_message(&lines, "request sent");
+    assert_eq!(sent.len(), 1, "{lines:#?}");
+    assert_eq!(sent[0]["service"], "read-property");
+    assert!(
+        sent[0]["peer"]
+            .as_str()
+            .unwrap()
+            .ends_with(&format!(":{port}")),
+        "{}",
+        sent[0]
+    );
+    let done = with_message(&lines, "request answered");
+    assert_eq!(done.len(), 1, "{lines:#?}");
+    assert_eq!(done[0]["level"], "DEBUG");
+    assert_eq!(done[0]["answer"], "complex-ack");
+    assert_eq!(done[0]["invoke_id"], sent[0]["invoke_id"]);
+    assert!(done[0]["duration_ms"].is_f64());
+    assert_eq!(done[0]["target"], "buildwire_bacnet::driver::client");
+
+    // An Error PDU from the device: at info level, with the reason.
+    let refused = read(&device, "analog-input,999999", &json);
+    assert!(!refused.status.success());
+    let lines = stderr_json_lines(&refused);
+    let line = with_message(&lines, "request refused by the peer");
+    assert_eq!(line.len(), 1, "{lines:#?}");
+    assert_eq!(line[0]["level"], "INFO");
+    assert_eq!(line[0]["answer"], "error");
+    assert!(
+        line[0]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("unknown-object"),
+        "{}",
+        line[0]
+    );
+
+    // A segmented answer (the object-list in 50-byte APDUs): one line per segment received.
+    let device_id = server
+        .first
+        .split_whitespace()
+        .find(|word| word.starts_with("device,"))
+        .unwrap()
+        .to_owned();
+    let mut args = vec!["bacnet", "read", &device, &device_id, "object-list"];
+    args.extend_from_slice(&["--bind", "127.0.0.1:0", "--max-apdu", "50"]);
+    args.extend_from_slice(&json);
+    let segmented = buildwire(&args, &[]);
+    let lines = succeeded_json_lines(&segmented);
+    let segments = with_message(&lines, "segmented transfer");
+    assert!(segments.len() > 1, "{lines:#?}");
+    assert!(
+        segments
+            .iter()
+            .all(|l| l["segments_received"].as_u64() >= Some(1) && l["peer"] == device.as_str()),
+        "{segments:#?}"
+    );
+
+    // A silent peer: each retry, then the timeout.
+    let silent = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let silent_address = silent.local_addr().unwrap().to_string();
+    let timed_out = read(
+        &silent_address,
+        "analog-input,1",
+        &[&json[..], &["--timeout", "100ms"]].concat(),
+    );
+    assert!(!timed_out.status.success());
+    let lines = stderr_json_lines(&timed_out);
+    let retries = with_message(&lines, "no answer in time: sending again");
+    // The default TSM retries three times after the first attempt.
+    assert_eq!(retries.len(), 3, "{lines:#?}");
+    assert!(retries.iter().all(|l| l["peer"] == silent_address.as_str()));
+    let end = with_message(&lines, "request timed out: no answer after every retry");
+    assert_eq!(end.len(), 1, "{lines:#?}");
+    assert!(
+        end[0]["duration_ms"].as_f64().unwrap() >= 300.0,
+        "{}",
+        end[0]
+    );
+    server.stop();
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn a_wrong_log_level_of_a_client_command_is_a_user_error() {
+    let output = buildwire(
+        &[
+            "bacnet",
+            "read",
+            "127.0.0.1:9",
+            "analog-input,1",
+            "present-value",
+            "--log-level",
+            "loud=[",
+        ],
+        &[],
+    );
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("--log-level"), "{stderr}");
+}
+
+#[test]
+fn a_bbmd_logs_foreign_device_registrations_deletions_and_bdt_writes() {
+    let dir = scratch("bbmd-tables");
+    let log = dir.join("bbmd.log");
+    let args = [
+        "bacnet",
+        "bbmd",
+        "--bind",
+        "127.0.0.1:0",
+        "--allow-write-bdt",
+        "--log-format",
+        "json",
+        "--log-level",
+        "debug",
+    ];
+    let bbmd = Server::start(&args, &log, &[]);
+    let address = processes::served_at(&bbmd.first);
+    let peer = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let std::net::SocketAddr::V4(me) = peer.local_addr().unwrap() else {
+        unreachable!("bound to 127.0.0.1")
+    };
+    let me_bytes = {
+        let mut bytes = me.ip().octets().to_vec();
+        bytes.extend_from_slice(&me.port().to_be_bytes());
+        bytes
+    };
+    // Register-Foreign-Device, time-to-live 60 s (Annex J.2.6), then once more (a renewal).
+    peer.send_to(&[0x81, 0x05, 0x00, 0x06, 0x00, 0x3c], &address)
+        .unwrap();
+    let registered = |lines: &[Value]| has(lines, "foreign device registered");
+    let lines = bbmd.json_lines_until(registered);
+    let line = with_message(&lines, "foreign device registered")[0];
+    assert_eq!(line["level"], "INFO");
+    assert_eq!(line["address"], me.to_string().as_str());
+    assert_eq!(line["time_to_live"], 60);
+    peer.send_to(&[0x81, 0x05, 0x00, 0x06, 0x00, 0x3c], &address)
+        .unwrap();
+    bbmd.json_lines_until(|lines| has(lines, "foreign device renewed its registration"));
+    // Delete-Foreign-Device-Table-Entry for that address (Annex J.2.8).
+    let mut delete = vec![0x81, 0x08, 0x00, 0x0a];
+    delete.extend_from_slice(&me_bytes);
+    peer.send_to(&delete, &address).unwrap();
+    let lines = bbmd.json_lines_until(|lines| has(lines, "foreign device table entry deleted"));
+    let line = with_message(&lines, "foreign device table entry deleted")[0];
+    assert_eq!(line["address"], me.to_string().as_str());
+    assert_eq!(line["by"], me.to_string().as_str());
+    // A client registering as a foreign device says so at info level.
+    let whois = buildwire(
+        &[
+            "bacnet",
+            "whois",
+            "--bind",
+            "127.0.0.1:0",
+            "--foreign",
+            &address,
+            "--timeout",
+            "200ms",
+            "--log-level",
+            "info",
+            "--log-format",
+            "json",
+        ],
+        &[],
+    );
+    let client_lines = succeeded_json_lines(&whois);
+    let registered = with_message(&client_lines, "registered as a foreign device");
+    assert_eq!(registered.len(), 1, "{client_lines:#?}");
+    assert_eq!(registered[0]["bbmd"], address.as_str());
+    // Write-Broadcast-Distribution-Table with one entry, 10.0.2.1:47808/255.255.255.255.
+    let write = [
+        0x81, 0x01, 0x00, 0x0e, 10, 0, 2, 1, 0xba, 0xc0, 255, 255, 255, 255,
+    ];
+    peer.send_to(&write, &address).unwrap();
+    let lines = bbmd.json_lines_until(|lines| has(lines, "broadcast distribution table written"));
+    let line = with_message(&lines, "broadcast distribution table written")[0];
+    assert_eq!(line["level"], "INFO");
+    assert_eq!(line["by"], me.to_string().as_str());
+    assert!(
+        line["entries"]
+            .as_str()
+            .unwrap()
+            .contains("10.0.2.1:47808/255.255.255.255"),
+        "{line}"
+    );
+    bbmd.stop();
     std::fs::remove_dir_all(dir).unwrap();
 }

@@ -236,6 +236,11 @@ impl<A: LinkAddress> ClientCore<A> {
         self.malformed
     }
 
+    /// The transaction counters of the client TSM (requests, retries, segments...).
+    pub fn tsm_stats(&self) -> crate::tsm::TsmStats {
+        self.tsm.stats()
+    }
+
     /// Records a peer's limits (also learnt from every I-Am received).
     pub fn set_peer_limits(&mut self, peer: impl Into<PeerAddress<A>>, i_am: &IAm) {
         let octets = u16::try_from(i_am.max_apdu_length_accepted).unwrap_or(u16::MAX);

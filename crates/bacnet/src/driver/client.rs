@@ -26,7 +26,8 @@ use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
 use super::bip::{BipConfig, BipTransport};
-use crate::app::{Announcement, ClientCore, ClientError, Destination, Reply, Transmit};
+use crate::apdu::ConfirmedServiceChoice;
+use crate::app::{Announcement, ClientCore, ClientError, Completion, Destination, Reply, Transmit};
 use crate::encoding::{Element, ObjectIdentifier};
 use crate::enums::PropertyIdentifier;
 use crate::services::{
@@ -524,7 +525,100 @@ async fn send<T: Transport>(transport: &T, transmit: &Transmit<T::Address>) -> i
     }
 }
 
-type Pending<A> = HashMap<(PeerAddress<A>, u8), oneshot::Sender<Result<Reply, ClientError>>>;
+/// A request sent and waiting for its answer: who waits, and what the log line says.
+struct Waiting {
+    reply: oneshot::Sender<Result<Reply, ClientError>>,
+    service: ConfirmedServiceChoice,
+    sent: std::time::Instant,
+}
+
+type Pending<A> = HashMap<(PeerAddress<A>, u8), Waiting>;
+
+/// A debug line when segments were sent or received since `seen` (sent, received), with
+/// the peer a received segment came from.
+fn log_segments<A: LinkAddress>(core: &ClientCore<A>, seen: &mut (u64, u64), from: Option<&A>) {
+    let stats = core.tsm_stats();
+    if (stats.segments_sent, stats.segments_received) == *seen {
+        return;
+    }
+    let segments_sent = stats.segments_sent - seen.0;
+    let segments_received = stats.segments_received - seen.1;
+    *seen = (stats.segments_sent, stats.segments_received);
+    let peer = from.map(|from| format!("{from:?}")).unwrap_or_default();
+    tracing::debug!(peer, segments_sent, segments_received, "segmented transfer");
+}
+
+/// The log line of a finished request: the answer at debug level; an Error, Reject or
+/// Abort from the peer at info level, within the budget of lines about peers' errors.
+fn log_completion<A: LinkAddress>(
+    completion: &Completion<A>,
+    waiting: &Waiting,
+    now: std::time::Instant,
+) {
+    let peer = crate::driver::peer_log::peer_text(&completion.peer);
+    let invoke_id = completion.invoke_id;
+    let service = waiting.service.to_string();
+    let duration_ms = now.saturating_duration_since(waiting.sent).as_secs_f64() * 1000.0;
+    match &completion.result {
+        Ok(reply) => {
+            let answer = match reply {
+                Reply::SimpleAck => "simple-ack",
+                Reply::ComplexAck(_) => "complex-ack",
+            };
+            tracing::debug!(
+                peer,
+                invoke_id,
+                service,
+                answer,
+                duration_ms,
+                "request answered"
+            );
+        }
+        Err(ClientError::Timeout) => tracing::debug!(
+            peer = %peer,
+            invoke_id,
+            service,
+            duration_ms,
+            "request timed out: no answer after every retry"
+        ),
+        Err(
+            error @ (ClientError::Error { .. }
+            | ClientError::WriteMultipleFailed { .. }
+            | ClientError::ChangeListFailed { .. }
+            | ClientError::Reject(_)
+            | ClientError::Abort { .. }),
+        ) => {
+            if let Some(suppressed) = crate::driver::peer_log::admit() {
+                let answer = match error {
+                    ClientError::Reject(_) => "reject",
+                    ClientError::Abort {
+                        by_server: true, ..
+                    } => "abort",
+                    ClientError::Abort { .. } => "aborted-by-client",
+                    _ => "error",
+                };
+                tracing::info!(
+                    peer = %peer,
+                    invoke_id,
+                    service,
+                    answer,
+                    reason = %error,
+                    duration_ms,
+                    suppressed,
+                    "request refused by the peer"
+                );
+            }
+        }
+        Err(error) => tracing::debug!(
+            peer = %peer,
+            invoke_id,
+            service,
+            reason = %error,
+            duration_ms,
+            "request failed"
+        ),
+    }
+}
 
 /// Sends a request to a known peer; the reply sender waits in `pending`.
 fn submit<A: LinkAddress>(
@@ -539,11 +633,23 @@ fn submit<A: LinkAddress>(
         Some(timing) => core.send_timed(now, peer, request, *timing),
         None => core.send(now, peer, request),
     };
+    let service = request.service_choice();
     match sent {
         Ok(invoke_id) => {
-            pending.insert((peer, invoke_id), reply);
+            let peer_text = crate::driver::peer_log::peer_text(&peer);
+            tracing::debug!(peer = peer_text, invoke_id, service = %service, "request sent");
+            pending.insert(
+                (peer, invoke_id),
+                Waiting {
+                    reply,
+                    service,
+                    sent: now,
+                },
+            );
         }
         Err(error) => {
+            let peer = crate::driver::peer_log::peer_text(&peer);
+            tracing::debug!(peer, service = %service, reason = %error, "request not sent");
             let _ = reply.send(Err(error));
         }
     }
@@ -559,6 +665,11 @@ async fn run<T: Transport>(
     let mut collectors: Vec<Collector<T::Address>> = Vec::new();
     let mut routes: RouteCache<T::Address, Parked> = RouteCache::default();
     let mut open = true;
+    // Set when a deadline passed: the datagrams the core sends next are retries (of a
+    // request, or of a segment window).
+    let mut after_timeout = false;
+    // Segments sent and received so far (a segmented transfer logs its progress).
+    let mut segments = (0, 0);
     loop {
         // Requests whose router is now known go out; those without one fail.
         while let Some((router, (remote, request, reply))) = routes.poll_ready() {
@@ -576,8 +687,9 @@ async fn run<T: Transport>(
         }
         // Deliver what is finished, then send what is queued.
         while let Some(completion) = core.poll_completion() {
-            if let Some(reply) = pending.remove(&(completion.peer, completion.invoke_id)) {
-                let _ = reply.send(completion.result);
+            if let Some(waiting) = pending.remove(&(completion.peer, completion.invoke_id)) {
+                log_completion(&completion, &waiting, std::time::Instant::now());
+                let _ = waiting.reply.send(completion.result);
             }
         }
         // COV notifications and I-Ams for the subscription tasks (none listening: dropped).
@@ -606,7 +718,7 @@ async fn run<T: Transport>(
         // Callers that gave up free their invoke id.
         let abandoned: Vec<_> = pending
             .iter()
-            .filter(|(_, reply)| reply.is_closed())
+            .filter(|(_, waiting)| waiting.reply.is_closed())
             .map(|(key, _)| *key)
             .collect();
         for key in abandoned {
@@ -614,9 +726,18 @@ async fn run<T: Transport>(
             core.cancel(key.0, key.1);
         }
         while let Some(transmit) = core.poll_transmit() {
+            let peer = || crate::driver::peer_log::destination_text(&transmit.destination);
+            if after_timeout {
+                let bytes = transmit.npdu.len();
+                tracing::debug!(peer = peer(), bytes, "no answer in time: sending again");
+            }
             // A failed send is a lost datagram: the TSM retries, then times out.
-            let _ = send(&transport, &transmit).await;
+            if let Err(error) = send(&transport, &transmit).await {
+                tracing::debug!(peer = peer(), %error, "send failed");
+            }
         }
+        after_timeout = false;
+        log_segments(&core, &mut segments, None);
         if !open && pending.is_empty() && collectors.is_empty() {
             break;
         }
@@ -691,7 +812,15 @@ async fn run<T: Transport>(
                     let now = std::time::Instant::now();
                     // Network-layer messages teach routes; everything else is the core's.
                     if !routes.handle_npdu(now, received.source, &received.npdu) {
+                        let malformed = core.malformed();
                         core.handle_npdu(now, received.source, &received.npdu);
+                        log_segments(&core, &mut segments, Some(&received.source));
+                        if core.malformed() > malformed
+                            && let Some(suppressed) = crate::driver::peer_log::admit()
+                        {
+                            let what = "malformed message from a peer: dropped";
+                            tracing::warn!(peer = ?received.source, suppressed, "{what}");
+                        }
                     }
                 }
                 Err(_) => tokio::time::sleep(Duration::from_millis(1)).await,
@@ -700,6 +829,7 @@ async fn run<T: Transport>(
                 let now = std::time::Instant::now();
                 core.handle_timeout(now);
                 routes.handle_timeout(now);
+                after_timeout = true;
             }
         }
     }

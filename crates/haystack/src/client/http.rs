@@ -1,7 +1,7 @@
 //! [`HaystackClient`]: the Haystack HTTP API from the client side (reqwest over rustls):
 //! SCRAM login, every standard op, content negotiation, watches as streams.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use reqwest::StatusCode;
 use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap, WWW_AUTHENTICATE};
@@ -136,7 +136,11 @@ impl HaystackClient {
         let mut scram = ScramClient::new(&user, &password)?;
         let url = format!("{}about", self.api);
         let mut authorization = scram.hello_header();
+        // The steps are logged by name and status only: the headers carry the SCRAM
+        // nonces, proofs and finally the bearer token.
+        let mut step = "hello";
         for _ in 0..MAX_LOGIN_ROUND_TRIPS {
+            tracing::debug!(user = %user, step, "login: sending");
             let response = self
                 .http
                 .get(&url)
@@ -144,20 +148,34 @@ impl HaystackClient {
                 .send()
                 .await
                 .map_err(|e| transport(&url, &e))?;
-            match response.status() {
+            let status = response.status();
+            tracing::debug!(user = %user, step, status = status.as_u16(), "login: answered");
+            match status {
                 StatusCode::UNAUTHORIZED => {
                     let Some(challenge) = header_text(response.headers(), WWW_AUTHENTICATE) else {
+                        tracing::info!(user = %user, step, status = 401, "login refused");
                         return Err(ClientError::LoginRefused { user, status: 401 });
                     };
-                    authorization = scram.on_challenge(&challenge)?;
+                    authorization = scram.on_challenge(&challenge).inspect_err(|e| {
+                        tracing::info!(user = %user, step, error = %e, "login refused");
+                    })?;
+                    step = if step == "hello" {
+                        "scram-first"
+                    } else {
+                        "scram-final"
+                    };
                 }
                 StatusCode::OK => {
                     let Some(info) = header_text(response.headers(), "authentication-info") else {
                         // A server without authentication answers `about` at once.
+                        tracing::debug!(user = %user, "login: the server wants none");
                         return Ok(());
                     };
-                    let token = scram.on_success(&info)?;
+                    let token = scram.on_success(&info).inspect_err(|e| {
+                        tracing::info!(user = %user, step, error = %e, "login refused");
+                    })?;
                     self.bearer = Some(format!("BEARER authToken={token}"));
+                    tracing::debug!(user = %user, "login: authenticated");
                     return Ok(());
                 }
                 // A wrong path is no refused login: say where to look.
@@ -167,6 +185,7 @@ impl HaystackClient {
                     });
                 }
                 status => {
+                    tracing::info!(user = %user, step, status = status.as_u16(), "login refused");
                     return Err(ClientError::LoginRefused {
                         user,
                         status: status.as_u16(),
@@ -174,6 +193,7 @@ impl HaystackClient {
                 }
             }
         }
+        tracing::info!(user = %user, step, status = 401, "login refused: too many challenges");
         Err(ClientError::LoginRefused { user, status: 401 })
     }
 
@@ -191,8 +211,7 @@ impl HaystackClient {
         if let Some(bearer) = &self.bearer {
             builder = builder.header(AUTHORIZATION, bearer);
         }
-        let response = builder.send().await.map_err(|e| transport(&url, &e))?;
-        self.read_grid(&url, response).await
+        self.send_logged("POST", op, &url, builder).await
     }
 
     /// GETs `op` with Zinc-encoded query parameters (ops without side effects).
@@ -210,8 +229,50 @@ impl HaystackClient {
         if let Some(bearer) = &self.bearer {
             builder = builder.header(AUTHORIZATION, bearer);
         }
-        let response = builder.send().await.map_err(|e| transport(&url, &e))?;
-        self.read_grid(&url, response).await
+        self.send_logged("GET", op, &url, builder).await
+    }
+
+    /// Sends one request and reads its grid, logging it: at debug level the `request` with
+    /// `method`, `op`, `status` and `duration_ms`; a failure at info level. Neither the
+    /// headers (the bearer token) nor the bodies are logged.
+    async fn send_logged(
+        &self,
+        method: &'static str,
+        op: &str,
+        url: &str,
+        builder: reqwest::RequestBuilder,
+    ) -> Result<Grid, ClientError> {
+        let started = Instant::now();
+        let duration_ms = || started.elapsed().as_secs_f64() * 1000.0;
+        let response = match builder.send().await {
+            Ok(response) => response,
+            Err(e) => {
+                let error = transport(url, &e);
+                let duration_ms = duration_ms();
+                tracing::info!(method, op, error = %error, duration_ms, "request failed");
+                return Err(error);
+            }
+        };
+        let status = response.status().as_u16();
+        let result = self.read_grid(url, response).await;
+        let duration_ms = duration_ms();
+        match &result {
+            Ok(_) => tracing::debug!(method, op, status, duration_ms, "request"),
+            // A 405 is answered by trying the other method (see `call`).
+            Err(ClientError::Http { status: 405, .. }) => {
+                tracing::debug!(
+                    method,
+                    op,
+                    status,
+                    duration_ms,
+                    "request: method not allowed"
+                );
+            }
+            Err(error) => {
+                tracing::info!(method, op, status, error = %error, duration_ms, "request failed");
+            }
+        }
+        result
     }
 
     async fn read_grid(&self, url: &str, response: reqwest::Response) -> Result<Grid, ClientError> {
@@ -310,6 +371,7 @@ impl HaystackApi for HaystackClient {
             Some(params) if NO_SIDE_EFFECTS.contains(&op) => {
                 let result = self.call_get(op, &params).await;
                 if is_method_not_allowed(&result) {
+                    tracing::info!(op, "GET not allowed: retrying with POST");
                     return self.post(op, request).await;
                 }
                 result
@@ -318,6 +380,7 @@ impl HaystackApi for HaystackClient {
                 let result = self.post(op, request).await;
                 match params {
                     Some(params) if is_method_not_allowed(&result) => {
+                        tracing::info!(op, "POST not allowed: retrying with GET");
                         self.call_get(op, &params).await
                     }
                     _ => result,

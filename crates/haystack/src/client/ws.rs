@@ -108,6 +108,11 @@ impl WsClient {
                 url: url.to_owned(),
                 message: e.to_string(),
             })?;
+        tracing::debug!(
+            url,
+            token_sent = auth_token.is_some(),
+            "websocket connected"
+        );
         if let Some(token) = auth_token {
             let hello = serde_json::json!({ "authToken": token }).to_string();
             socket
@@ -134,6 +139,20 @@ impl WsClient {
 
 impl HaystackApi for WsClient {
     async fn call(&self, op: &str, grid: &Grid) -> Result<Grid, ClientError> {
+        let started = std::time::Instant::now();
+        let result = self.call_unlogged(op, grid).await;
+        let duration_ms = started.elapsed().as_secs_f64() * 1000.0;
+        match &result {
+            Ok(_) => tracing::debug!(op, duration_ms, "websocket op"),
+            Err(error) => tracing::info!(op, error = %error, duration_ms, "websocket op failed"),
+        }
+        result
+    }
+}
+
+impl WsClient {
+    /// One op over the WebSocket, without its log line (see [`HaystackApi::call`]).
+    async fn call_unlogged(&self, op: &str, grid: &Grid) -> Result<Grid, ClientError> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed).to_string();
         let message = wire::encode_request(&id, op, grid);
         let (answer, receiver) = oneshot::channel();

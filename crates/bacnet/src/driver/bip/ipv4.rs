@@ -16,6 +16,7 @@ use std::time::Duration;
 use socket2::{Domain, Protocol, Socket, Type};
 use tokio::net::UdpSocket;
 
+use crate::driver::bip::table_log::{Tables, log_registration};
 use crate::driver::error::DriverError;
 use crate::driver::link_clock::LinkClock;
 use crate::driver::transport::{Delivery, Transport};
@@ -333,7 +334,17 @@ impl BipTransport {
         let (n, from) = tokio::select! {
             got = self.recv_raw(&mut buf) => got?,
             () = tokio::time::sleep_until(wake) => {
-                self.lock().handle_timeout(self.clock.now());
+                {
+                    let mut link = self.lock();
+                    let now = self.clock.now();
+                    // Just before the deadline, the entries expiring at it are still there.
+                    let just_before = deadline
+                        .and_then(|d| d.checked_sub(Duration::from_millis(1)))
+                        .map_or(now, |d| d.min(now));
+                    let tables = Tables::of(&link, just_before);
+                    link.handle_timeout(now);
+                    tables.log_changes(&Tables::of(&link, now), None);
+                }
                 self.flush().await;
                 return Ok(None);
             }
@@ -344,22 +355,23 @@ impl BipTransport {
         let datagram = buf.get(..n).unwrap_or_default();
         let (delivery, before, after) = {
             let mut link = self.lock();
+            let now = self.clock.now();
             let before = link.stats();
-            let delivery = link.handle_datagram(self.clock.now(), from, datagram);
+            let tables = Tables::before_datagram(&link, now, datagram);
+            let registration = link.registration().map(|r| r.state());
+            let delivery = link.handle_datagram(now, from, datagram);
+            if let Some(tables) = tables {
+                tables.log_changes(&Tables::of(&link, now), Some(from));
+            }
+            log_registration(registration, link.registration().map(|r| r.state()), from);
             (delivery, before, link.stats())
         };
-        if after.malformed > before.malformed
-            && let Some(suppressed) = crate::driver::peer_log::admit()
-        {
-            let what = "malformed BVLL datagram from a peer: dropped";
-            tracing::warn!(peer = %from, suppressed, "{what}");
-        }
-        if after.naks > before.naks
-            && let Some(suppressed) = crate::driver::peer_log::admit()
-        {
-            let what = "BVLL request from a peer answered with a NAK";
-            tracing::info!(peer = %from, suppressed, "{what}");
-        }
+        crate::driver::peer_log::bvll_datagram(
+            "bip",
+            &from,
+            after.malformed > before.malformed,
+            after.naks > before.naks,
+        );
         self.flush().await;
         Ok(delivery.map(|delivery| Delivery {
             source: delivery.source,

@@ -304,9 +304,18 @@ impl Bip6Transport {
             return Ok(None);
         };
         let datagram = buf.get(..n).unwrap_or_default();
-        let delivery = self
-            .lock()
-            .handle_datagram(std::time::Instant::now(), from, datagram);
+        let (delivery, before, after) = {
+            let mut link = self.lock();
+            let before = link.stats();
+            let delivery = link.handle_datagram(std::time::Instant::now(), from, datagram);
+            (delivery, before, link.stats())
+        };
+        crate::driver::peer_log::bvll_datagram(
+            "bip6",
+            &from,
+            after.malformed > before.malformed,
+            after.naks > before.naks,
+        );
         self.flush().await;
         Ok(delivery.map(|delivery| Delivery {
             source: delivery.source,

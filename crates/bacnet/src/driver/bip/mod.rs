@@ -7,6 +7,7 @@ pub mod bbmd;
 mod interfaces;
 mod ipv4;
 mod ipv6;
+mod table_log;
 
 pub use bbmd::BacnetBbmd;
 pub use ipv4::{BipConfig, BipTransport, MAX_BIP_DATAGRAM, MAX_BIP_NPDU, Received};

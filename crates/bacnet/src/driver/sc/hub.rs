@@ -10,6 +10,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
+use crate::driver::peer_log::{CONNECTION_LINES_PER_WINDOW, LineBudget};
+
 use tokio::net::TcpListener;
 use tokio::sync::{Notify, oneshot};
 use tokio::task::JoinHandle;
@@ -53,6 +55,8 @@ pub struct ScHubStats {
 struct State {
     core: Hub,
     links: HashMap<ConnectionId, LinkHandle>,
+    /// The TCP peer of each connection, for the log lines (removed when its task ends).
+    peers: HashMap<ConnectionId, SocketAddr>,
     /// The deadline the timer task sleeps until.
     timer_target: Option<Instant>,
 }
@@ -63,6 +67,8 @@ struct Shared {
     handshake_refused: AtomicU64,
     queue_full: AtomicU64,
     tls: bool,
+    /// The budget of this hub's connection lines.
+    log_budget: LineBudget,
 }
 
 fn lock(shared: &Shared) -> MutexGuard<'_, State> {
@@ -104,12 +110,14 @@ impl ScHub {
             state: Mutex::new(State {
                 core: Hub::new(config.hub, first_id),
                 links: HashMap::new(),
+                peers: HashMap::new(),
                 timer_target: None,
             }),
             timer: Notify::new(),
             handshake_refused: AtomicU64::new(0),
             queue_full: AtomicU64::new(0),
             tls: config.tls.is_some(),
+            log_budget: LineBudget::new(CONNECTION_LINES_PER_WINDOW),
         });
         let acceptor = config.tls.map(tokio_rustls::TlsAcceptor::from);
         let max_message = usize::from(config.hub.identity.max_bvlc_length);
@@ -233,7 +241,7 @@ fn pump(shared: &Shared, state: &mut State) {
         }
     }
     while let Some(event) = state.core.poll_event() {
-        log_event(&event);
+        log_event(&event, &state.peers, &shared.log_budget);
     }
     // Wake the timer task when a deadline moved earlier than the one it sleeps until.
     let due = state.core.poll_timeout();
@@ -243,34 +251,86 @@ fn pump(shared: &Shared, state: &mut State) {
     }
 }
 
-fn log_event(event: &HubEvent) {
+/// The log line of a hub event, with the node's `vmac`, its TCP `peer` and the `reason` as
+/// fields. Connection lines share a budget (see `peer_log`), so that a node connecting in a
+/// loop cannot flood the log; the next line written says how many were left out.
+fn log_event(event: &HubEvent, peers: &HashMap<ConnectionId, SocketAddr>, budget: &LineBudget) {
+    let peer_of = |connection: &ConnectionId| {
+        peers
+            .get(connection)
+            .map(ToString::to_string)
+            .unwrap_or_default()
+    };
+    let Some(suppressed) = budget.admit() else {
+        return;
+    };
     match event {
-        HubEvent::NodeConnected { vmac, uuid, .. } => {
-            tracing::info!("BACnet/SC hub: node {vmac} (device {uuid}) connected");
-        }
-        HubEvent::NodeDisconnected { vmac, reason, .. } => {
-            let who = vmac.map_or_else(|| "a connection".to_owned(), |v| format!("node {v}"));
+        HubEvent::NodeConnected {
+            connection,
+            vmac,
+            uuid,
+        } => tracing::info!(
+            vmac = %vmac,
+            device_uuid = %uuid,
+            peer = peer_of(connection),
+            suppressed,
+            "BACnet/SC hub: node connected"
+        ),
+        HubEvent::NodeDisconnected {
+            connection,
+            vmac,
+            reason,
+        } => {
+            let vmac = vmac.map(|v| v.to_string()).unwrap_or_default();
+            let peer = peer_of(connection);
+            let why = format!("{reason:?}");
             match reason {
-                CloseReason::HeartbeatTimeout | CloseReason::ConnectTimeout => {
-                    tracing::warn!("BACnet/SC hub: {who} closed: {reason:?}");
-                }
-                _ => tracing::info!("BACnet/SC hub: {who} disconnected ({reason:?})"),
+                CloseReason::HeartbeatTimeout | CloseReason::ConnectTimeout => tracing::warn!(
+                    vmac,
+                    peer,
+                    reason = why,
+                    suppressed,
+                    "BACnet/SC hub: connection closed"
+                ),
+                _ => tracing::info!(
+                    vmac,
+                    peer,
+                    reason = why,
+                    suppressed,
+                    "BACnet/SC hub: node disconnected"
+                ),
             }
         }
-        HubEvent::DuplicateVmacRefused { vmac, uuid, .. } => tracing::warn!(
-            "BACnet/SC hub: refused device {uuid}: VMAC {vmac} is in use (NODE_DUPLICATE_VMAC)"
+        HubEvent::DuplicateVmacRefused {
+            connection,
+            vmac,
+            uuid,
+        } => tracing::warn!(
+            vmac = %vmac,
+            device_uuid = %uuid,
+            peer = peer_of(connection),
+            reason = "NODE_DUPLICATE_VMAC",
+            suppressed,
+            "BACnet/SC hub: node refused: its VMAC is in use"
         ),
         HubEvent::OriginatingVmacReplaced {
+            connection,
             claimed,
             registered,
-            ..
         } => tracing::info!(
-            "BACnet/SC hub: node {registered} sends an Originating Virtual Address ({claimed}) \
-             to its hub, which Annex AB.5.3 forbids; relayed with {registered} as originator"
+            vmac = %registered,
+            claimed = %claimed,
+            peer = peer_of(connection),
+            suppressed,
+            "BACnet/SC hub: a node sent an Originating Virtual Address to its hub, which Annex \
+             AB.5.3 forbids; relayed with its own VMAC as originator"
         ),
-        HubEvent::Malformed { error, .. } => {
-            tracing::warn!("BACnet/SC hub: malformed message: {error}")
-        }
+        HubEvent::Malformed { connection, error } => tracing::warn!(
+            peer = peer_of(connection),
+            reason = %error,
+            suppressed,
+            "BACnet/SC hub: malformed message"
+        ),
     }
 }
 
@@ -340,7 +400,10 @@ async fn serve_connection(
         Ok((ws, _)) => ws,
         Err(error) => {
             shared.handshake_refused.fetch_add(1, Ordering::Relaxed);
-            tracing::warn!("BACnet/SC hub: refused connection from {peer}: {error}");
+            if let Some(suppressed) = shared.log_budget.admit() {
+                let reason = error.to_string();
+                tracing::warn!(peer = %peer, reason, suppressed, "BACnet/SC hub: connection refused");
+            }
             return;
         }
     };
@@ -348,11 +411,15 @@ async fn serve_connection(
     let id = {
         let mut state = lock(&shared);
         let Some(id) = state.core.open_connection(Instant::now()) else {
-            tracing::warn!("BACnet/SC hub: refused {peer}: the hub is full");
+            if let Some(suppressed) = shared.log_budget.admit() {
+                let reason = "the hub is full";
+                tracing::warn!(peer = %peer, reason, suppressed, "BACnet/SC hub: connection refused");
+            }
             link.close();
             return;
         };
         state.links.insert(id, link);
+        state.peers.insert(id, peer);
         pump(&shared, &mut state);
         id
     };
@@ -367,4 +434,5 @@ async fn serve_connection(
     if let Some(link) = state.links.remove(&id) {
         link.close();
     }
+    state.peers.remove(&id);
 }

@@ -11,6 +11,8 @@ use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
+use crate::driver::peer_log::{CONNECTION_LINES_PER_WINDOW, LineBudget};
+
 use tokio::net::TcpListener;
 use tokio::sync::{Notify, mpsc, watch};
 use tokio::task::JoinHandle;
@@ -75,6 +77,8 @@ struct Shared {
     deliveries: mpsc::Sender<Delivery<Vmac>>,
     tls: Option<Arc<rustls::ClientConfig>>,
     max_message: usize,
+    /// The budget of this node's connection lines.
+    log_budget: LineBudget,
 }
 
 fn lock(shared: &Shared) -> MutexGuard<'_, State> {
@@ -142,6 +146,7 @@ impl ScTransport {
             deliveries,
             tls: config.tls,
             max_message,
+            log_budget: LineBudget::new(CONNECTION_LINES_PER_WINDOW),
         });
         let mut tasks = vec![tokio::spawn(run_timer(Arc::clone(&shared)))];
         if let Some((listener, acceptor)) = listener {
@@ -342,7 +347,7 @@ fn pump(shared: &Arc<Shared>, state: &mut State) {
         });
     }
     while let Some(event) = state.core.poll_event() {
-        log_event(state.core.vmac(), &event);
+        log_event(state.core.vmac(), &event, &shared.log_budget);
         if let NodeEvent::HubStatus(status) = event {
             shared.status.send_replace(status);
         }
@@ -354,24 +359,62 @@ fn pump(shared: &Arc<Shared>, state: &mut State) {
     }
 }
 
-fn log_event(vmac: Vmac, event: &NodeEvent) {
+/// The log line of a node event, with the node's `vmac` and the `peer`, `uri` and `reason`
+/// as fields, within the budget of BACnet/SC connection lines (see `peer_log`), so that a
+/// hub that refuses in a loop cannot flood the log.
+fn log_event(vmac: Vmac, event: &NodeEvent, budget: &LineBudget) {
+    if matches!(event, NodeEvent::Advertisement { .. }) {
+        return;
+    }
+    let Some(suppressed) = budget.admit() else {
+        return;
+    };
+    let vmac = vmac.to_string();
     match event {
-        NodeEvent::HubStatus(status) => tracing::info!("BACnet/SC node {vmac}: {status}"),
-        NodeEvent::HubConnectFailed { role, uri, reason } => {
-            tracing::warn!("BACnet/SC node {vmac}: {role:?} hub {uri}: {reason}");
+        NodeEvent::HubStatus(status) => {
+            let status = status.to_string();
+            tracing::info!(vmac, status, suppressed, "BACnet/SC node: hub connection");
         }
-        NodeEvent::VmacChanged { old, new } => {
-            tracing::warn!("BACnet/SC node: the hub refused VMAC {old} (in use); now using {new}")
-        }
+        NodeEvent::HubConnectFailed { role, uri, reason } => tracing::warn!(
+            vmac,
+            hub = ?role,
+            uri = %uri,
+            reason = %reason,
+            suppressed,
+            "BACnet/SC node: hub connection failed"
+        ),
+        NodeEvent::VmacChanged { old, new } => tracing::warn!(
+            vmac = %new,
+            old_vmac = %old,
+            reason = "NODE_DUPLICATE_VMAC",
+            suppressed,
+            "BACnet/SC node: the hub refused its VMAC (in use); now using a new one"
+        ),
         NodeEvent::DirectConnected(peer) => {
-            tracing::info!("BACnet/SC node {vmac}: direct connection to {peer}");
+            let peer = peer.to_string();
+            tracing::info!(
+                vmac,
+                peer,
+                suppressed,
+                "BACnet/SC node: direct connection open"
+            );
         }
         NodeEvent::DirectDisconnected(peer) => {
-            tracing::info!("BACnet/SC node {vmac}: direct connection to {peer} closed");
+            let peer = peer.to_string();
+            tracing::info!(
+                vmac,
+                peer,
+                suppressed,
+                "BACnet/SC node: direct connection closed"
+            );
         }
-        NodeEvent::AddressResolved { vmac: peer, uris } => {
-            tracing::info!("BACnet/SC node {vmac}: {peer} accepts direct connections at {uris:?}");
-        }
+        NodeEvent::AddressResolved { vmac: peer, uris } => tracing::info!(
+            vmac,
+            peer = %peer,
+            uris = ?uris,
+            suppressed,
+            "BACnet/SC node: a peer accepts direct connections"
+        ),
         NodeEvent::Advertisement { .. } => {}
         NodeEvent::Nak {
             from,
@@ -379,10 +422,20 @@ fn log_event(vmac: Vmac, event: &NodeEvent) {
             code,
             details,
         } => tracing::warn!(
-            "BACnet/SC node {vmac}: {} refused {for_function}: {code} {details}",
-            from.map_or_else(|| "the hub".to_owned(), |v| v.to_string())
+            vmac,
+            peer = from.map_or_else(|| "hub".to_owned(), |v| v.to_string()),
+            function = %for_function,
+            reason = %code,
+            details = %details,
+            suppressed,
+            "BACnet/SC node: a request was refused (NAK)"
         ),
-        NodeEvent::Malformed(error) => tracing::warn!("BACnet/SC node {vmac}: {error}"),
+        NodeEvent::Malformed(error) => tracing::warn!(
+            vmac,
+            reason = %error,
+            suppressed,
+            "BACnet/SC node: malformed message"
+        ),
     }
 }
 
@@ -473,9 +526,11 @@ async fn accept_direct(
             {
                 Ok((ws, _)) => ws,
                 Err(error) => {
-                    tracing::warn!(
-                        "BACnet/SC node: refused direct connection from {peer}: {error}"
-                    );
+                    if let Some(suppressed) = shared.log_budget.admit() {
+                        let reason = error.to_string();
+                        let what = "BACnet/SC node: direct connection refused";
+                        tracing::warn!(peer = %peer, reason, suppressed, "{what}");
+                    }
                     return;
                 }
             };

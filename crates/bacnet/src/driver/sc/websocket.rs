@@ -349,10 +349,11 @@ impl LinkReader {
             match message {
                 Ok(Message::Binary(bytes)) => return Some(bytes),
                 Ok(Message::Text(_)) => {
-                    tracing::warn!(
-                        "BACnet/SC: {} sent a text WebSocket message; closing with 1003",
-                        self.peer_text()
-                    );
+                    if let Some(suppressed) = crate::driver::peer_log::admit_connection() {
+                        let peer = self.peer_text();
+                        let reason = "a text WebSocket message; closing with 1003";
+                        tracing::warn!(peer, reason, suppressed, "BACnet/SC: connection closed");
+                    }
                     let _ = self.tx.try_send(LinkOut::Close(
                         CloseCode::Unsupported,
                         "BACnet/SC accepts binary messages only",
@@ -362,10 +363,11 @@ impl LinkReader {
                 Ok(Message::Close(_)) => return None,
                 Ok(_) => {}
                 Err(WsError::Capacity(e)) => {
-                    tracing::warn!(
-                        "BACnet/SC: {} sent a message over the limit ({e}); closing with 1009",
-                        self.peer_text()
-                    );
+                    if let Some(suppressed) = crate::driver::peer_log::admit_connection() {
+                        let peer = self.peer_text();
+                        let reason = format!("a message over the limit ({e}); closing with 1009");
+                        tracing::warn!(peer, reason, suppressed, "BACnet/SC: connection closed");
+                    }
                     let _ = self.tx.try_send(LinkOut::Close(
                         CloseCode::Size,
                         "message longer than the maximum BVLC length",

@@ -32,7 +32,7 @@ use serde_json::{Value, json};
 use crate::commands::common::csv;
 use crate::commands::common::duration::parse_duration;
 use crate::commands::common::result::CommandResult;
-use crate::commands::common::service::ServiceArgs;
+use crate::commands::common::service::{ClientLogArgs, ServiceArgs};
 use crate::commands::common::signals::{Interrupted, StopSignals, stopped, wait_for_stop};
 use crate::commands::common::timestamp::utc_now;
 use crate::hex_input::read_hex_argument;
@@ -71,7 +71,8 @@ pub enum BacnetCommand {
     #[command(after_help = "Examples:\n  \
         buildwire bacnet read 192.168.1.20:47808 ai,1 pv\n  \
         buildwire bacnet read 192.168.1.20:47808 device,1234 object-list --index 0 \\\n      --json\n  \
-        buildwire bacnet read 192.168.1.20:47808 ai,1 pv --repeat 60 --interval 10s \\\n      --csv > ai1.csv                         # a trend, one row per read")]
+        buildwire bacnet read 192.168.1.20:47808 ai,1 pv --repeat 60 --interval 10s \\\n      --csv > ai1.csv                         # a trend, one row per read\n  \
+        buildwire bacnet read 192.168.1.20:47808 ai,1 pv --log-level debug \\\n      --log-format json                       # each request, retry and timeout")]
     Read(ReadArgs),
     /// Write one property (WriteProperty).
     #[command(after_help = "Examples:\n  \
@@ -311,6 +312,8 @@ pub struct WhoisArgs {
     foreign: network::ForeignArgs,
     #[command(flatten)]
     sc: sc::ScClientArgs,
+    #[command(flatten)]
+    logs: ClientLogArgs,
 }
 
 /// Options shared by the client commands.
@@ -332,6 +335,8 @@ pub struct ClientArgs {
     foreign: network::ForeignArgs,
     #[command(flatten)]
     sc: sc::ScClientArgs,
+    #[command(flatten)]
+    logs: ClientLogArgs,
 }
 
 #[derive(Debug, Args)]
@@ -553,6 +558,7 @@ async fn start_client(
     args: &ClientArgs,
     broadcast: Option<Ipv4Addr>,
 ) -> Result<BacnetClient, Box<dyn std::error::Error>> {
+    args.logs.start_logs()?;
     let bind = parse_address(&args.bind)?;
     let mut config = ClientConfig::new(bind, broadcast.or(args.foreign.discovery_broadcast(bind)));
     config.tsm = client_tsm(args)?;
@@ -664,6 +670,7 @@ fn serve(args: ServeArgs) -> CommandResult {
 }
 
 fn whois(args: WhoisArgs) -> CommandResult {
+    args.logs.start_logs()?;
     // Asking one device needs no broadcast: a free port leaves 47808 to the applications
     // that listen there.
     let bind_text = match (&args.bind, &args.to) {

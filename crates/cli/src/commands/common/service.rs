@@ -35,6 +35,33 @@ pub struct ServiceArgs {
     pub log_format: LogFormat,
 }
 
+/// The log options of the client commands (`bacnet read`, `whois`, `haystack client`,
+/// `opcua read` ...): the same `--log-level` and `--log-format` as a long-running command's,
+/// but quiet by default, so that a client command's stdout and stderr stay as they are
+/// unless logs are asked for (RUST_LOG alone is not read).
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Logs")]
+pub struct ClientLogArgs {
+    /// Write the client's logs on stderr at this level: error, warn, info, debug (each
+    /// request, retry and timeout) or trace, or filter directives as RUST_LOG takes them
+    /// (`info,buildwire_bacnet=debug`). Without this option nothing is logged.
+    #[arg(long, value_name = "LEVEL")]
+    pub log_level: Option<String>,
+    /// How log lines are written: text or json (one JSON object per line).
+    #[arg(long, value_enum, default_value_t = LogFormat::Text, value_name = "FORMAT")]
+    pub log_format: LogFormat,
+}
+
+impl ClientLogArgs {
+    /// Starts the logs on stderr when `--log-level` was given; does nothing otherwise.
+    pub fn start_logs(&self) -> CommandResult {
+        if let Some(level) = self.log_level.as_deref() {
+            start_logs(Some(level), self.log_format)?;
+        }
+        Ok(())
+    }
+}
+
 /// The format of log lines.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum LogFormat {

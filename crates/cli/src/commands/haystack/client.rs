@@ -11,6 +11,7 @@ use clap::Args;
 
 use crate::commands::common::duration::parse_duration;
 use crate::commands::common::result::CommandResult;
+use crate::commands::common::service::ClientLogArgs;
 
 /// Environment variable read for the password when `--password` is not given.
 const PASSWORD_VARIABLE: &str = "BUILDWIRE_HAYSTACK_PASSWORD";
@@ -69,6 +70,8 @@ pub struct ClientArgs {
     /// `read`, `his-read` (ts, val) and every op that answers a table.
     #[arg(long, conflicts_with = "json")]
     csv: bool,
+    #[command(flatten)]
+    logs: ClientLogArgs,
 }
 
 pub const AFTER_HELP: &str = "Ops and their arguments:\n  \
@@ -89,9 +92,12 @@ pub const AFTER_HELP: &str = "Ops and their arguments:\n  \
     buildwire haystack client http://127.0.0.1:8080/api read 'point and his' \\\n      --limit 5 --json\n  \
     buildwire haystack client http://127.0.0.1:8080/api his-read @p1 yesterday \\\n      -u admin\n  \
     buildwire haystack client http://127.0.0.1:8080/api his-read @p1 today \\\n      --csv > p1.csv\n  \
-    buildwire haystack client http://127.0.0.1:8080/api read site --ws -u admin";
+    buildwire haystack client http://127.0.0.1:8080/api read site --ws -u admin\n  \
+    buildwire haystack client http://127.0.0.1:8080/api about -u admin \\\n      \
+      --log-level debug                       # login steps, no secrets";
 
 pub fn client(args: ClientArgs) -> CommandResult {
+    args.logs.start_logs()?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;

@@ -6,6 +6,7 @@ use buildwire_opcua::driver::OpcuaClient;
 use buildwire_opcua::encoding::NodeId;
 use clap::Args;
 
+use crate::commands::common::service::ClientLogArgs;
 use crate::commands::opcua::security::ClientSecurityArgs;
 
 /// Options shared by the client commands.
@@ -22,6 +23,8 @@ pub struct ClientArgs {
     password: Option<String>,
     #[command(flatten)]
     security: ClientSecurityArgs,
+    #[command(flatten)]
+    logs: ClientLogArgs,
 }
 
 pub fn parse_node(text: &str) -> Result<NodeId, Box<dyn std::error::Error>> {
@@ -55,6 +58,7 @@ fn identity(args: &ClientArgs) -> Result<ClientIdentity, Box<dyn std::error::Err
 /// The client configuration the common options describe: endpoint, identity and security
 /// (which may fetch and check the server's certificate).
 pub async fn client_config(args: &ClientArgs) -> Result<ClientConfig, Box<dyn std::error::Error>> {
+    args.logs.start_logs()?;
     let mut config = ClientConfig::new(&args.endpoint);
     config.identity = identity(args)?;
     args.security.apply(&mut config).await?;
