@@ -271,9 +271,7 @@ async def test_values_cross_as_python_objects() -> None:
         levels = server.add_variable(
             obj, f"ns={ns};s=Codec.Levels", "Levels", (1.5, 2.5), data_type="Double"
         )
-        blob = server.add_variable(
-            obj, f"ns={ns};s=Codec.Blob", "Blob", b"\x00\xff", data_type="ByteString"
-        )
+        blob = server.add_variable(obj, f"ns={ns};s=Codec.Blob", "Blob", b"\x00\xff")
         async with opcua.Client.connect(server.endpoint) as client:
             outputs = await client.call(obj, method, ["bytestring:0x0102ff"])
             values = await client.read(levels, blob)

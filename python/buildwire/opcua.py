@@ -620,10 +620,11 @@ class Server(AsyncService):
 
         ``data_type`` is a built-in DataType name (``"Double"``, ``"Float"``, ``"Int32"``,
         ``"UInt16"``, ``"Boolean"``, ``"String"``, ``"LocalizedText"`` ...); without it a
-        bool is Boolean, an int Int32, a float Double and a str String (a list: an array of
-        that type). The value is converted to the DataType and refused (:class:`ValueError`)
-        when it does not fit (300 for a Byte). ``writable=True`` lets clients write it
-        (AccessLevel CurrentWrite); every write they make is in :meth:`writes`.
+        bool is Boolean, an int Int32, a float Double, a str String and bytes a ByteString
+        (a list: an array of that type). The value is converted to the DataType and refused
+        (:class:`ValueError`) when it does not fit (300 for a Byte). ``writable=True`` lets
+        clients write it (AccessLevel CurrentWrite); every write they make is in
+        :meth:`writes`.
 
         ``eu_range=(low, high)`` and ``units`` make it an AnalogItemType with EURange and
         EngineeringUnits properties. ``units`` is a display name (``"°C"``), or a tuple of
@@ -903,6 +904,8 @@ def _guess_type(value: Any) -> str:
         return "Double"
     if isinstance(first, str):
         return "String"
+    if isinstance(first, bytes):
+        return "ByteString"
     raise ValueError(
         f"cannot tell the DataType of {value!r}: pass data_type= (Double, Int32, String ...)"
     )
