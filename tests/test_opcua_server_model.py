@@ -10,6 +10,7 @@ own client. Everything on 127.0.0.1, port 0.
 from __future__ import annotations
 
 import asyncio
+import datetime
 import json
 import subprocess
 from pathlib import Path
@@ -251,3 +252,41 @@ async def test_writes_and_methods_know_the_user() -> None:
         writes = server.writes()
         write = await writes.__anext__()
     assert (write.node, write.value, write.user) == (sp, 7, "alice")
+
+
+async def test_values_cross_as_python_objects() -> None:
+    """Values reach Python as Python objects (bytes, lists, aware datetimes) and go back
+    from them: a ByteString method echoes bytes both ways, arrays are set from tuples."""
+    received: list[bytes] = []
+
+    async def reverse(data: bytes) -> bytes:
+        received.append(data)
+        return data[::-1]
+
+    byte_strings = {"inputs": [("data", "ByteString")], "outputs": [("reversed", "ByteString")]}
+    async with opcua.Server.start("127.0.0.1:0") as server:
+        ns = server.add_namespace(URI)
+        obj = server.add_object("i=85", f"ns={ns};s=Codec", "Codec")
+        method = server.add_method(obj, f"ns={ns};s=Reverse", "Reverse", reverse, **byte_strings)
+        levels = server.add_variable(
+            obj, f"ns={ns};s=Codec.Levels", "Levels", (1.5, 2.5), data_type="Double"
+        )
+        blob = server.add_variable(obj, f"ns={ns};s=Codec.Blob", "Blob", b"\x00\xff")
+        async with opcua.Client.connect(server.endpoint) as client:
+            outputs = await client.call(obj, method, ["bytestring:0x0102ff"])
+            values = await client.read(levels, blob)
+            async with client.subscribe(levels, interval=0.05) as changes:
+                first = await changes.next(timeout=5)
+                server.set_value(levels, [3, 4.25, 5])
+                second = await changes.next(timeout=5)
+        local = server.get_value(blob)
+    assert received == [b"\x01\x02\xff"]
+    assert outputs == [b"\xff\x02\x01"]
+    assert values == [[1.5, 2.5], {"length": 2, "hex": "00ff", "truncated": False}]
+    assert local == {"length": 2, "hex": "00ff", "truncated": False}
+    assert first is not None and first.value == [1.5, 2.5]
+    assert second is not None and second.value == [3.0, 4.25, 5.0]
+    assert second.source_timestamp is not None and second.server_timestamp is not None
+    assert second.source_timestamp.utcoffset() == datetime.timedelta(0)
+    now = datetime.datetime.now(datetime.timezone.utc)
+    assert abs(now - second.source_timestamp) < datetime.timedelta(seconds=60)

@@ -1,5 +1,6 @@
 """Type stubs of the Rust extension module ``buildwire._native``."""
 
+import datetime
 from typing import Any
 
 __version__: str
@@ -19,8 +20,8 @@ def bacnet_property(text: str) -> tuple[str, int]:
 def bacnet_enumerations() -> str:
     """Every BACnet enumeration the stack names; JSON ``{name: [[member, number], ...]}``."""
 
-def opcua_dissect(stream: bytes) -> str:
-    """Dissect UA TCP bytes; JSON text."""
+def opcua_dissect(stream: bytes) -> dict[str, Any]:
+    """Dissect UA TCP bytes into ``{"chunks": [...], "error": None | {...}}``."""
 
 def opcua_status_name(code: int) -> str | None:
     """Name of a StatusCode, or None."""
@@ -266,10 +267,15 @@ async def bacnet_foreign_client(
 class OpcuaClientHandle:
     """A connected OPC UA session (see :class:`buildwire.opcua.Client`)."""
 
-    async def browse(self, node_id: str) -> str: ...
-    async def read(self, node_ids: list[str], attribute: str | None = None) -> str: ...
+    async def browse(self, node_id: str) -> list[dict[str, str | None]]:
+        """Return rows of ``node_id``, ``browse_name``, ``display_name``, ``node_class``."""
+    async def read(
+        self, node_ids: list[str], attribute: str | None = None
+    ) -> list[tuple[Any, str, int]]:
+        """Return one (value, status name, status code) per node."""
     async def write(self, node_id: str, value: str, type_name: str | None = None) -> None: ...
-    async def call(self, object_id: str, method_id: str, args: list[str]) -> str: ...
+    async def call(self, object_id: str, method_id: str, args: list[str]) -> list[Any]:
+        """Return the output values (ByteStrings as ``bytes``)."""
     async def create_subscription(self, interval_ms: float) -> int: ...
     async def monitor(
         self,
@@ -278,10 +284,17 @@ class OpcuaClientHandle:
         sampling_ms: float,
         queue_size: int,
         deadband: tuple[str, float] | None = None,
-    ) -> str: ...
-    async def next_change(self, timeout: float) -> str | None: ...
+    ) -> list[tuple[str, int, str, int]]:
+        """Return one (node, client handle, status name, status code) per node."""
+    async def next_change(self, timeout: float) -> dict[str, Any] | None:
+        """Return the next change as a dict, or None after ``timeout`` seconds.
+
+        Keys: ``node``, ``value``, ``type``, ``status``, ``source_timestamp`` and
+        ``server_timestamp`` (aware ``datetime`` or None), ``handle``, ``subscription``.
+        """
     async def delete_subscriptions(self, subscription_ids: list[int]) -> None: ...
-    async def state(self) -> str: ...
+    async def state(self) -> tuple[list[int], int]:
+        """Return (subscription ids, reconnects so far)."""
     reconnects: int
     async def close(self) -> None: ...
 
@@ -297,7 +310,7 @@ class OpcuaServerHandle:
         parent: str,
         node_id: str,
         name: str,
-        value: str,
+        value: Any,
         data_type: str,
         writable: bool,
         description: str | None = None,
@@ -312,11 +325,13 @@ class OpcuaServerHandle:
         inputs: list[tuple[str, str, str]],
         outputs: list[tuple[str, str, str]],
     ) -> None: ...
-    def set_value(self, node_id: str, value: str) -> None: ...
-    def get_value(self, node_id: str) -> str: ...
-    async def next_write(self) -> str | None: ...
-    async def next_call(self) -> str | None: ...
-    def complete_call(self, id: int, method_id: str, outputs: str, status: int) -> None: ...
+    def set_value(self, node_id: str, value: Any) -> None: ...
+    def get_value(self, node_id: str) -> Any: ...
+    async def next_write(self) -> tuple[str, Any, datetime.datetime, str | None] | None:
+        """Return (node, value, source timestamp, user), or None once stopped."""
+    async def next_call(self) -> dict[str, Any] | None:
+        """Return a dict of ``id``, ``object``, ``method``, ``inputs``, ``user``, or None."""
+    def complete_call(self, id: int, method_id: str, outputs: list[Any], status: int) -> None: ...
     async def stop(self) -> None: ...
 
 async def opcua_connect(

@@ -45,7 +45,6 @@ from __future__ import annotations
 import asyncio
 import datetime as _dt
 import inspect
-import json
 import logging
 import math
 import random
@@ -55,7 +54,6 @@ from typing import Any
 
 from buildwire import _native
 from buildwire._lifecycle import AsyncClient, AsyncService, Opening, Subscribing
-from buildwire._time import parse_datetime
 
 __all__ = [
     "BadCommunicationError",
@@ -188,12 +186,12 @@ def _status_error(code: int, message: str | None = None) -> StatusError:
     return _family(name)(code, message)
 
 
-def _bad_rows(node_ids: tuple[str, ...] | list[str], rows: list[dict[str, Any]]) -> None:
+def _bad_rows(node_ids: tuple[str, ...] | list[str], rows: list[tuple[Any, str, int]]) -> None:
     """Raise the error of the first bad status among per-node results, naming them all."""
-    bad = [(n, r) for n, r in zip(node_ids, rows) if r["status"].startswith("Bad")]
+    bad = [(n, r) for n, r in zip(node_ids, rows) if r[1].startswith("Bad")]
     if bad:
-        message = "; ".join(f"{n}: {r['status']}" for n, r in bad)
-        raise _status_error(int(bad[0][1]["code"]), message)
+        message = "; ".join(f"{n}: {r[1]}" for n, r in bad)
+        raise _status_error(bad[0][1][2], message)
 
 
 def dissect(stream: bytes) -> dict[str, Any]:
@@ -202,8 +200,7 @@ def dissect(stream: bytes) -> dict[str, Any]:
     Returns ``{"chunks": [...], "error": None | {"offset", "status", "message"}}``.
     Malformed input never raises: the first problem is reported in ``error``.
     """
-    result: dict[str, Any] = json.loads(_native.opcua_dissect(stream))
-    return result
+    return _native.opcua_dissect(stream)
 
 
 def status_name(code: int) -> str | None:
@@ -235,8 +232,8 @@ class DataChange:
             value=row["value"],
             type=row.get("type"),
             status=row["status"],
-            source_timestamp=parse_datetime(row.get("source_timestamp")),
-            server_timestamp=parse_datetime(row.get("server_timestamp")),
+            source_timestamp=row["source_timestamp"],
+            server_timestamp=row["server_timestamp"],
         )
 
 
@@ -327,7 +324,7 @@ class Client(AsyncClient):
 
     async def browse(self, node_id: str = "i=85") -> list[dict[str, Any]]:
         """Forward hierarchical references of a node (default: the Objects folder)."""
-        result: list[dict[str, Any]] = json.loads(await self._handle.browse(node_id))
+        result: list[dict[str, Any]] = await self._handle.browse(node_id)
         return result
 
     async def read(self, *node_ids: str, attribute: str | None = None) -> list[Any]:
@@ -337,9 +334,9 @@ class Client(AsyncClient):
         ``"display-name"``, ``"data-type"``, ``"node-class"``, ``"access-level"`` ...
         (``BrowseName`` and ``browse_name`` work too).
         """
-        rows = json.loads(await self._handle.read(list(node_ids), attribute))
+        rows = await self._handle.read(list(node_ids), attribute)
         _bad_rows(node_ids, rows)
-        return [r["value"] for r in rows]
+        return [r[0] for r in rows]
 
     async def write(self, node_id: str, value: Any, type_name: str | None = None) -> None:
         """Write the Value attribute.
@@ -357,11 +354,8 @@ class Client(AsyncClient):
         A bare argument (``"1.5"``, ``"7"``, ``"abc"``) is read as the type the method
         declares in its InputArguments; ``"uint32:4"`` or ``"string:abc"`` forces a type.
         """
-        outputs = json.loads(await self._handle.call(object_id, method_id, args))
-        return [
-            bytes.fromhex(o["bytes_hex"]) if isinstance(o, dict) and "bytes_hex" in o else o
-            for o in outputs
-        ]
+        outputs: list[Any] = await self._handle.call(object_id, method_id, args)
+        return outputs
 
     def subscribe(
         self,
@@ -430,24 +424,22 @@ class Subscription(Subscribing):
             return self
         node_ids, interval_ms, sampling_ms, queue, deadband = self._request
         subscription = await self._handle.create_subscription(interval_ms)
-        rows = json.loads(
-            await self._handle.monitor(subscription, node_ids, sampling_ms, queue, deadband)
-        )
-        refused = [r for r in rows if not r["status"].startswith("Good")]
+        rows = await self._handle.monitor(subscription, node_ids, sampling_ms, queue, deadband)
+        refused = [r for r in rows if not r[2].startswith("Good")]
         if refused:
             await self._handle.delete_subscriptions([subscription])
-            message = "; ".join(f"{r['node']}: {r['status']}" for r in refused)
-            raise _status_error(int(refused[0]["code"]), "not monitored: " + message)
+            message = "; ".join(f"{node}: {status}" for node, _, status, _ in refused)
+            raise _status_error(refused[0][3], "not monitored: " + message)
         self._id = subscription
         return self
 
     async def next(self, timeout: float = 60.0) -> DataChange | None:
         """Wait for the next change of any subscription of the client (None after ``timeout``)."""
         await self.start()
-        text = await self._handle.next_change(timeout)
-        if text is None:
+        row = await self._handle.next_change(timeout)
+        if row is None:
             return None
-        return DataChange._from_row(json.loads(text))
+        return DataChange._from_row(row)
 
     def __aiter__(self) -> AsyncIterator[DataChange]:
         return self._changes()
@@ -464,8 +456,8 @@ class Subscription(Subscribing):
         By its id now: the id changes when the client had to create the subscription again
         after a server restart.
         """
-        state = json.loads(await self._handle.state())
-        await self._handle.delete_subscriptions(state["subscriptions"])
+        subscriptions, _reconnects = await self._handle.state()
+        await self._handle.delete_subscriptions(subscriptions)
 
     async def _end(self) -> None:
         await self.delete()
@@ -628,10 +620,11 @@ class Server(AsyncService):
 
         ``data_type`` is a built-in DataType name (``"Double"``, ``"Float"``, ``"Int32"``,
         ``"UInt16"``, ``"Boolean"``, ``"String"``, ``"LocalizedText"`` ...); without it a
-        bool is Boolean, an int Int32, a float Double and a str String (a list: an array of
-        that type). The value is converted to the DataType and refused (:class:`ValueError`)
-        when it does not fit (300 for a Byte). ``writable=True`` lets clients write it
-        (AccessLevel CurrentWrite); every write they make is in :meth:`writes`.
+        bool is Boolean, an int Int32, a float Double, a str String and bytes a ByteString
+        (a list: an array of that type). The value is converted to the DataType and refused
+        (:class:`ValueError`) when it does not fit (300 for a Byte). ``writable=True`` lets
+        clients write it (AccessLevel CurrentWrite); every write they make is in
+        :meth:`writes`.
 
         ``eu_range=(low, high)`` and ``units`` make it an AnalogItemType with EURange and
         EngineeringUnits properties. ``units`` is a display name (``"°C"``), or a tuple of
@@ -665,7 +658,7 @@ class Server(AsyncService):
             parent,
             node_id,
             name,
-            json.dumps(value),
+            value,
             kind,
             writable,
             description,
@@ -732,11 +725,11 @@ class Server(AsyncService):
         The value is converted to the Variable's DataType (:class:`ValueError` when it does
         not fit); clients subscribed to it get the change right away.
         """
-        self._handle.set_value(node, json.dumps(value))
+        self._handle.set_value(node, value)
 
     def get_value(self, node: str) -> Any:
         """Return a Variable's current value, as a client's read would give it."""
-        return json.loads(self._handle.get_value(node))["value"]
+        return self._handle.get_value(node)
 
     async def writes(self) -> AsyncIterator[ValueWrite]:
         """Every value a client writes, as it happens, until the server stops.
@@ -761,10 +754,8 @@ class Server(AsyncService):
             event = await self._handle.next_write()
             if event is None:
                 return
-            data = json.loads(event)
-            timestamp = parse_datetime(data["timestamp"])
-            assert timestamp is not None
-            yield ValueWrite(data["node"], data["value"], timestamp, data.get("user"))
+            node, value, timestamp, user = event
+            yield ValueWrite(node, value, timestamp, user)
 
     def simulate(
         self,
@@ -849,29 +840,29 @@ class Server(AsyncService):
             event = await self._handle.next_call()
             if event is None:
                 return
-            self._keep(asyncio.get_running_loop().create_task(self._answer(json.loads(event))))
+            self._keep(asyncio.get_running_loop().create_task(self._answer(event)))
 
     async def _answer(self, call: dict[str, Any]) -> None:
         callback = self._methods.get(call["method"])
         if callback is None:
-            self._handle.complete_call(call["id"], call["method"], "[]", _BAD_NOT_IMPLEMENTED)
+            self._handle.complete_call(call["id"], call["method"], [], _BAD_NOT_IMPLEMENTED)
             return
-        inputs = [_input_value(v) for v in call["inputs"]]
+        inputs = call["inputs"]
         try:
             if "user" in inspect.signature(callback).parameters:
                 result = await callback(*inputs, user=call.get("user"))
             else:
                 result = await callback(*inputs)
         except StatusError as e:
-            self._handle.complete_call(call["id"], call["method"], "[]", e.code)
+            self._handle.complete_call(call["id"], call["method"], [], e.code)
             return
         except ValueError as e:
             _log.warning("method %s: %s", call["method"], e)
-            self._handle.complete_call(call["id"], call["method"], "[]", _BAD_INVALID_ARGUMENT)
+            self._handle.complete_call(call["id"], call["method"], [], _BAD_INVALID_ARGUMENT)
             return
         except Exception:
             _log.exception("method %s failed", call["method"])
-            self._handle.complete_call(call["id"], call["method"], "[]", _BAD_INTERNAL_ERROR)
+            self._handle.complete_call(call["id"], call["method"], [], _BAD_INTERNAL_ERROR)
             return
         if result is None:
             outputs: list[Any] = []
@@ -880,7 +871,7 @@ class Server(AsyncService):
         else:
             outputs = [result]
         try:
-            self._handle.complete_call(call["id"], call["method"], json.dumps(outputs), 0)
+            self._handle.complete_call(call["id"], call["method"], outputs, 0)
         except (TypeError, ValueError):
             _log.exception(
                 "method %s returned outputs that do not fit its OutputArguments", call["method"]
@@ -913,13 +904,8 @@ def _guess_type(value: Any) -> str:
         return "Double"
     if isinstance(first, str):
         return "String"
+    if isinstance(first, bytes):
+        return "ByteString"
     raise ValueError(
         f"cannot tell the DataType of {value!r}: pass data_type= (Double, Int32, String ...)"
     )
-
-
-def _input_value(value: Any) -> Any:
-    """Turn a method input into the Python value the callback gets (ByteStrings as bytes)."""
-    if isinstance(value, dict) and "bytes_hex" in value:
-        return bytes.fromhex(value["bytes_hex"])
-    return value

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use crate::bacnet_names::described;
-use crate::bacnet_values::json_py;
+use crate::py_json::json_py;
 use buildwire_bacnet::app::{Destination, ValueType, parse_value_text};
 use buildwire_bacnet::driver::{
     BacnetClient, BacnetServer, BacnetServerConfig, BipConfig, ClientConfig, STANDARD_PORT,

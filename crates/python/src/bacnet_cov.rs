@@ -20,7 +20,7 @@ use tokio::sync::{Mutex, watch};
 
 use crate::bacnet::{client_error, object, property, timed};
 use crate::bacnet_names::described;
-use crate::bacnet_values::json_py;
+use crate::py_json::json_py;
 
 /// Most references one `read_many` call takes (each becomes a read of the device).
 const MAX_READ_MANY: usize = 100_000;

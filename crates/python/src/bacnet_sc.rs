@@ -261,7 +261,7 @@ impl BacnetScClientHandle {
                 .read_named(to, obj, prop, index)
                 .await
                 .map_err(crate::bacnet::client_error)?;
-            Python::attach(|py| crate::bacnet_values::json_py(py, &value))
+            Python::attach(|py| crate::py_json::json_py(py, &value))
         })
     }
 

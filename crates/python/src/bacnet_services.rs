@@ -27,7 +27,8 @@ use pyo3::types::{PyDict, PyList};
 use pyo3_async_runtimes::tokio::future_into_py;
 
 use crate::bacnet::{BacnetClientHandle, client_error, object, property, timed, typed_value};
-use crate::bacnet_values::{bit_text, element_py, json_of};
+use crate::bacnet_values::{bit_text, element_py};
+use crate::py_json::json_of;
 
 /// Most properties one `write_multiple` call takes.
 const MAX_WRITES: usize = 10_000;

@@ -112,53 +112,6 @@ pub(crate) fn value_text(value: &Bound<'_, PyAny>) -> PyResult<(String, Option<&
     )))
 }
 
-/// A Python object (dict, list, str, number, bool, None) as a JSON value, for the items of
-/// lists whose JSON form the device profiles define (calendar entries, destinations,
-/// references). Nothing is serialized: the tree is walked.
-pub(crate) fn json_of(value: &Bound<'_, PyAny>) -> PyResult<serde_json::Value> {
-    use serde_json::Value;
-    if value.is_none() {
-        return Ok(Value::Null);
-    }
-    if let Ok(flag) = value.cast::<PyBool>() {
-        return Ok(Value::Bool(flag.is_true()));
-    }
-    if value.is_instance_of::<PyInt>() {
-        if let Ok(n) = value.extract::<i64>() {
-            return Ok(Value::from(n));
-        }
-        return Ok(Value::from(value.extract::<u64>()?));
-    }
-    if let Ok(number) = value.cast::<PyFloat>() {
-        return serde_json::Number::from_f64(number.value())
-            .map(Value::Number)
-            .ok_or_else(|| PyValueError::new_err("list items take finite numbers"));
-    }
-    if let Ok(text) = value.cast::<PyString>() {
-        return Ok(Value::String(text.extract::<String>()?));
-    }
-    if let Ok(dict) = value.cast::<PyDict>() {
-        let mut map = serde_json::Map::new();
-        for (key, item) in dict.iter() {
-            let key = key
-                .cast::<PyString>()
-                .map_err(|_| PyValueError::new_err("dict keys of list items must be str"))?;
-            map.insert(key.extract::<String>()?, json_of(&item)?);
-        }
-        return Ok(Value::Object(map));
-    }
-    if let Ok(items) = value.try_iter() {
-        return items
-            .map(|item| json_of(&item?))
-            .collect::<PyResult<Vec<_>>>()
-            .map(Value::Array);
-    }
-    Err(PyValueError::new_err(format!(
-        "a {} cannot be a list item; give dicts, lists, str, numbers, bools or None",
-        value.get_type().name()?
-    )))
-}
-
 /// A client failure as the `buildwire.bacnet` exception of its kind (`ValueError` for an
 /// argument this client could not use).
 pub(crate) fn client_error(error: ClientError) -> PyErr {
@@ -247,39 +200,4 @@ fn error_details(
     details.set_item("error_code", error.code.to_string())?;
     details.set_item("error_code_number", error.code.to_u32())?;
     Ok(())
-}
-
-/// A described value (the JSON shape of `buildwire_bacnet::app::value_names`, with names)
-/// as Python dicts, lists and scalars, built directly: `buildwire.bacnet` turns it into
-/// enumeration members, `State`s and datetimes. No JSON text crosses the boundary.
-pub(crate) fn json_py(py: Python<'_>, value: &serde_json::Value) -> PyResult<Py<PyAny>> {
-    use serde_json::Value;
-    match value {
-        Value::Null => Ok(py.None()),
-        Value::Bool(b) => b.into_py_any(py),
-        Value::Number(n) => {
-            if let Some(i) = n.as_i64() {
-                i.into_py_any(py)
-            } else if let Some(u) = n.as_u64() {
-                u.into_py_any(py)
-            } else {
-                n.as_f64().unwrap_or(f64::NAN).into_py_any(py)
-            }
-        }
-        Value::String(s) => s.into_py_any(py),
-        Value::Array(items) => {
-            let items = items
-                .iter()
-                .map(|item| json_py(py, item))
-                .collect::<PyResult<Vec<_>>>()?;
-            PyList::new(py, items)?.into_py_any(py)
-        }
-        Value::Object(map) => {
-            let dict = PyDict::new(py);
-            for (key, item) in map {
-                dict.set_item(key, json_py(py, item)?)?;
-            }
-            dict.into_py_any(py)
-        }
-    }
 }

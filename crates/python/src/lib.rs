@@ -2,9 +2,11 @@
 //!
 //! Protocol logic never lives here; each function converts arguments, calls the Rust API
 //! one to one and converts the result. The Pythonic layer (names, docstrings, type stubs) is
-//! in `python/buildwire/`. Structured results cross as JSON text, decoded by the Python layer,
-//! except Haystack values and grids, which `haystack_values` converts to and from Python
-//! objects directly.
+//! in `python/buildwire/`. Structured results cross as Python objects built here, never as
+//! JSON text: Haystack values and grids (`haystack_values`), BACnet values (`bacnet_values`),
+//! OPC UA values (`opcua_values`), and generic documents through `py_json`, the one
+//! converter between `serde_json::Value` and Python dicts, lists and scalars. (BACnet
+//! dissection, `bacnet_dissect`, still returns JSON text.)
 
 mod bacnet;
 mod bacnet_cov;
@@ -19,6 +21,8 @@ mod haystack_values;
 mod logs;
 mod opcua;
 mod opcua_server;
+mod opcua_values;
+mod py_json;
 
 /// Rust allocations of the extension go through mimalloc, as in the `buildwire` binary
 /// (see its `main.rs`): lock-free per-thread free lists instead of glibc's locked arenas.
@@ -66,11 +70,15 @@ fn bacnet_property(text: &str) -> PyResult<(String, u32)> {
     Ok((p.to_string(), p.to_u32()))
 }
 
-/// UA TCP stream dissection as JSON text: `{"chunks": [...], "error": ...}`.
+/// UA TCP stream dissection as a dict `{"chunks": [...], "error": ...}` (made by the generic
+/// converter of `py_json` from the dissection's document).
 #[pyfunction]
-fn opcua_dissect(stream: &[u8]) -> String {
+fn opcua_dissect(py: Python<'_>, stream: &[u8]) -> PyResult<Py<PyAny>> {
     let d = buildwire_opcua::inspect::dissect_stream(stream);
-    serde_json::json!({"chunks": d.chunks, "error": d.error}).to_string()
+    py_json::json_py(
+        py,
+        &serde_json::json!({"chunks": d.chunks, "error": d.error}),
+    )
 }
 
 /// The name of a StatusCode (None when the table has no such code).

@@ -1,5 +1,5 @@
 //! OPC UA client and server for Python: awaitables over the tokio drivers of buildwire-opcua.
-//! Structured results cross as JSON text (decoded in `python/buildwire/opcua.py`).
+//! Results cross as Python objects built here (`opcua_values`), never as JSON text.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -9,18 +9,21 @@ use buildwire_opcua::client::subscriptions::{
     MonitoredItemSpec, SubscriptionEvent, SubscriptionSettings,
 };
 use buildwire_opcua::client::value_text::{
-    data_value_json, is_typed_argument, parse_argument_as, parse_typed, parse_value, value_to_json,
+    is_typed_argument, parse_argument_as, parse_typed, parse_value,
 };
 use buildwire_opcua::driver::{ClientError, ReconnectPolicy, ReconnectingClient};
 use buildwire_opcua::encoding::NodeId;
 use buildwire_opcua::services::AttributeId;
 use buildwire_opcua::services::{DataChangeFilter, DataChangeTrigger, deadband_type};
 use buildwire_opcua::types::StatusCode;
+use pyo3::IntoPyObjectExt;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
 use pyo3_async_runtimes::tokio::future_into_py;
-use serde_json::json;
 use tokio::sync::Mutex;
+
+use crate::opcua_values::{argument_py, data_value_py, variant_py};
 
 pub(crate) fn node(text: &str) -> PyResult<NodeId> {
     text.parse::<NodeId>()
@@ -56,17 +59,6 @@ fn client_failed(e: ClientError) -> PyErr {
 /// The client was closed by `close()`.
 fn closed() -> PyErr {
     status_failed(StatusCode::BAD_CONNECTION_CLOSED, CLOSED)
-}
-
-/// A method output as JSON; unlike the display form, ByteStrings come whole (as hex).
-pub(crate) fn output_json(value: &buildwire_opcua::encoding::Variant) -> serde_json::Value {
-    match value {
-        buildwire_opcua::encoding::Variant::ByteString(b) => b.as_bytes().map_or(
-            serde_json::Value::Null,
-            |bytes| json!({"bytes_hex": bytes.iter().map(|x| format!("{x:02x}")).collect::<String>()}),
-        ),
-        other => value_to_json(other),
-    }
 }
 
 const CLOSED: &str = "the client is closed: connect again";
@@ -177,7 +169,8 @@ pub fn opcua_connect(
 
 #[pymethods]
 impl OpcuaClientHandle {
-    /// Forward hierarchical references of `node`; JSON list.
+    /// Forward hierarchical references of `node`: a list of dicts (node_id, browse_name,
+    /// display_name, node_class).
     fn browse<'py>(&self, py: Python<'py>, node_id: String) -> PyResult<Bound<'py, PyAny>> {
         let node = node(&node_id)?;
         let inner = Arc::clone(&self.inner);
@@ -185,20 +178,24 @@ impl OpcuaClientHandle {
             let mut guard = inner.lock().await;
             let client = guard.as_mut().ok_or_else(closed)?;
             let refs = client.browse(&node).await.map_err(client_failed)?;
-            let rows: Vec<_> = refs
-                .iter()
-                .map(|r| {
-                    json!({"node_id": r.node_id.node_id.to_string(),
-                           "browse_name": r.browse_name.to_string(),
-                           "display_name": r.display_name.text.as_str(),
-                           "node_class": format!("{:?}", r.node_class)})
-                })
-                .collect();
-            Ok(serde_json::Value::Array(rows).to_string())
+            drop(guard);
+            Python::attach(|py| {
+                let rows = PyList::empty(py);
+                for r in &refs {
+                    let row = PyDict::new(py);
+                    row.set_item("node_id", r.node_id.node_id.to_string())?;
+                    row.set_item("browse_name", r.browse_name.to_string())?;
+                    row.set_item("display_name", r.display_name.text.as_str())?;
+                    row.set_item("node_class", format!("{:?}", r.node_class))?;
+                    rows.append(row)?;
+                }
+                rows.into_py_any(py)
+            })
         })
     }
 
-    /// One attribute (by name; default Value) of each node; JSON list of {value, status}.
+    /// One attribute (by name; default Value) of each node: a list of (value, status name,
+    /// status code) tuples.
     #[pyo3(signature = (node_ids, attribute=None))]
     fn read<'py>(
         &self,
@@ -227,15 +224,21 @@ impl OpcuaClientHandle {
                 .read(&nodes, attribute)
                 .await
                 .map_err(client_failed)?;
-            let rows: Vec<_> = values
-                .iter()
-                .map(|dv| {
-                    json!({"value": dv.value.as_ref().map_or(serde_json::Value::Null, value_to_json),
-                           "status": dv.status.unwrap_or_default().to_string(),
-                           "code": dv.status.unwrap_or_default().bits()})
-                })
-                .collect();
-            Ok(serde_json::Value::Array(rows).to_string())
+            drop(guard);
+            Python::attach(|py| {
+                let rows = values
+                    .iter()
+                    .map(|dv| {
+                        let status = dv.status.unwrap_or_default();
+                        let value = match &dv.value {
+                            Some(value) => variant_py(py, value)?,
+                            None => py.None(),
+                        };
+                        (value, status.to_string(), status.bits()).into_py_any(py)
+                    })
+                    .collect::<PyResult<Vec<_>>>()?;
+                PyList::new(py, rows)?.into_py_any(py)
+            })
         })
     }
 
@@ -278,7 +281,7 @@ impl OpcuaClientHandle {
     }
 
     /// Calls `method` on `object` with text arguments: `uint32:4`, or bare values read as
-    /// the method's declared InputArguments; JSON list of outputs.
+    /// the method's declared InputArguments; the list of outputs (ByteStrings as bytes).
     fn call<'py>(
         &self,
         py: Python<'py>,
@@ -309,7 +312,14 @@ impl OpcuaClientHandle {
                 .call(&object, &method, args)
                 .await
                 .map_err(client_failed)?;
-            Ok(serde_json::Value::Array(outputs.iter().map(output_json).collect()).to_string())
+            drop(guard);
+            Python::attach(|py| {
+                let outputs = outputs
+                    .iter()
+                    .map(|o| argument_py(py, o))
+                    .collect::<PyResult<Vec<_>>>()?;
+                PyList::new(py, outputs)?.into_py_any(py)
+            })
         })
     }
 
@@ -340,7 +350,7 @@ impl OpcuaClientHandle {
     }
 
     /// Monitors the Value of each node in `subscription_id`; `deadband` is ("abs"|"pct", X).
-    /// JSON list of {node, handle, status}.
+    /// A list of (node, handle, status name, status code) tuples.
     #[pyo3(signature = (subscription_id, node_ids, sampling_ms, queue_size, deadband=None))]
     fn monitor<'py>(
         &self,
@@ -399,16 +409,20 @@ impl OpcuaClientHandle {
                 if result.status_code.is_good() {
                     names.insert(*handle, text.clone());
                 }
-                rows.push(json!({"node": text, "handle": handle,
-                                 "status": result.status_code.to_string(),
-                                 "code": result.status_code.bits()}));
+                rows.push((
+                    text.clone(),
+                    *handle,
+                    result.status_code.to_string(),
+                    result.status_code.bits(),
+                ));
             }
-            Ok(serde_json::Value::Array(rows).to_string())
+            Ok(rows)
         })
     }
 
-    /// The next data change of any subscription (JSON: node, value, type, status,
-    /// timestamps, handle, subscription), waiting at most `timeout` seconds (then None).
+    /// The next data change of any subscription (a dict: node, value, type, status,
+    /// timestamps as datetimes, handle, subscription), waiting at most `timeout` seconds
+    /// (then None).
     /// Keeps Publish requests going, reconnects and restores subscriptions when the
     /// connection is lost; other calls on the client run in between.
     fn next_change<'py>(&self, py: Python<'py>, timeout: f64) -> PyResult<Bound<'py, PyAny>> {
@@ -421,7 +435,7 @@ impl OpcuaClientHandle {
             loop {
                 let now = tokio::time::Instant::now();
                 if now >= deadline {
-                    return Ok(None);
+                    return Ok(None::<Py<PyAny>>);
                 }
                 let slice = CHANGE_POLL.min(deadline - now);
                 let event = {
@@ -446,10 +460,12 @@ impl OpcuaClientHandle {
                             .get(&client_handle)
                             .cloned()
                             .unwrap_or_default();
-                        let mut row = data_value_json(&node, &value);
-                        row["handle"] = json!(client_handle);
-                        row["subscription"] = json!(subscription_id);
-                        return Ok(Some(row.to_string()));
+                        return Python::attach(|py| {
+                            let row = data_value_py(py, &node, &value)?;
+                            row.set_item("handle", client_handle)?;
+                            row.set_item("subscription", subscription_id)?;
+                            Ok(Some(row.into_any().unbind()))
+                        });
                     }
                     Some(SubscriptionEvent::StatusChange { status, .. }) if status.is_bad() => {
                         return Err(status_failed(
@@ -484,14 +500,14 @@ impl OpcuaClientHandle {
     }
 
     /// The ids of the client's subscriptions (they change when a server restart made the
-    /// client create them again) and the reconnects so far: JSON {subscriptions, reconnects}.
+    /// client create them again) and the reconnects so far: (subscription ids, reconnects).
     fn state<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let inner = Arc::clone(&self.inner);
         future_into_py(py, async move {
             let guard = inner.lock().await;
             let client = guard.as_ref().ok_or_else(closed)?;
             let ids = client.subscription_ids();
-            Ok(json!({"subscriptions": ids, "reconnects": client.reconnects()}).to_string())
+            Ok((ids, client.reconnects()))
         })
     }
 

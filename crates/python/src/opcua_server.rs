@@ -1,16 +1,14 @@
 //! The OPC UA server for Python: start it, model its address space (folders, objects,
 //! variables with DataType, access level and AnalogItemType properties, methods answered by
 //! async Python callbacks), set values locally, and read the stream of client writes.
-//! Structured values cross as JSON text (decoded in `python/buildwire/opcua.py`).
+//! Values cross as Python objects (`opcua_values`, `py_json`), never as JSON text.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use buildwire_opcua::client::value_text::{
-    data_value_json, date_time_to_iso, json_to_variant, value_to_json, variant_type_named,
-};
+use buildwire_opcua::client::value_text::variant_type_named;
 use buildwire_opcua::driver::{OpcuaServer, OpcuaServerConfig};
-use buildwire_opcua::encoding::{DataValue, NodeId, QualifiedName, Variant, VariantType};
+use buildwire_opcua::encoding::{DateTime, NodeId, QualifiedName, Variant, VariantType};
 use buildwire_opcua::server::address_space::{
     ACCESS_LEVEL_CURRENT_READ, ACCESS_LEVEL_CURRENT_WRITE, AddNodeError, DataVariableSpec,
     EngineeringUnits, NodeAttributes,
@@ -20,13 +18,32 @@ use buildwire_opcua::server::{
 };
 use buildwire_opcua::services::attribute::builtin_type_of;
 use buildwire_opcua::types::StatusCode;
+use pyo3::IntoPyObjectExt;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
 use pyo3_async_runtimes::tokio::future_into_py;
-use serde_json::json;
 use tokio::sync::{Mutex, mpsc};
 
-use crate::opcua::{failed, node, output_json};
+use crate::opcua::{failed, node};
+use crate::opcua_values::{argument_py, datetime_py, variant_of, variant_py};
+
+/// A client write, kept as Rust values until Python takes it (`next_write`).
+struct WriteEvent {
+    node: NodeId,
+    value: Variant,
+    timestamp: DateTime,
+    user: Option<String>,
+}
+
+/// A call of a Python method, kept as Rust values until Python takes it (`next_call`).
+struct CallEvent {
+    id: u64,
+    object: NodeId,
+    method: NodeId,
+    inputs: Vec<Variant>,
+    user: Option<String>,
+}
 
 /// Client writes and method calls buffered for Python before new ones are dropped
 /// (writes) or refused with Bad_ResourceUnavailable (calls).
@@ -41,19 +58,15 @@ pub struct OpcuaServerHandle {
     inner: Shared,
     #[pyo3(get)]
     endpoint: String,
-    /// Client writes as JSON `{node, value, type, timestamp, user}`.
-    writes: Arc<Mutex<mpsc::Receiver<String>>>,
-    /// Calls of Python methods as JSON `{id, object, method, inputs, user}`.
-    calls: Arc<Mutex<mpsc::Receiver<String>>>,
+    /// Client writes, for `next_write`.
+    writes: Arc<Mutex<mpsc::Receiver<WriteEvent>>>,
+    /// Calls of Python methods, for `next_call`.
+    calls: Arc<Mutex<mpsc::Receiver<CallEvent>>>,
     dropped_writes: Arc<AtomicU64>,
 }
 
 fn added(e: AddNodeError) -> PyErr {
     PyValueError::new_err(format!("cannot add the node: {e}"))
-}
-
-fn value_error(e: impl std::fmt::Display) -> PyErr {
-    PyValueError::new_err(e.to_string())
 }
 
 /// The built-in type named `name` (`Double`, `int32`, ...), or a ValueError that lists them.
@@ -187,8 +200,8 @@ pub fn opcua_serve(
             allow_cleartext_passwords,
             ..defaults
         };
-        let (write_sender, writes) = mpsc::channel::<String>(EVENT_QUEUE);
-        let (call_sender, calls) = mpsc::channel::<String>(EVENT_QUEUE);
+        let (write_sender, writes) = mpsc::channel::<WriteEvent>(EVENT_QUEUE);
+        let (call_sender, calls) = mpsc::channel::<CallEvent>(EVENT_QUEUE);
         let dropped_writes = Arc::new(AtomicU64::new(0));
         let dropped = Arc::clone(&dropped_writes);
         let server = OpcuaServer::start(
@@ -196,14 +209,13 @@ pub fn opcua_serve(
                 .with_setup(bench_methods::install)
                 .with_setup(move |server| {
                     server.on_write(move |written| {
-                        let event = json!({
-                            "node": written.node_id.to_string(),
-                            "value": value_to_json(&written.value),
-                            "type": written.value.scalar_type().map(VariantType::name),
-                            "timestamp": date_time_to_iso(written.source_timestamp),
-                            "user": written.user,
-                        });
-                        if write_sender.try_send(event.to_string()).is_err() {
+                        let event = WriteEvent {
+                            node: written.node_id.clone(),
+                            value: written.value.clone(),
+                            timestamp: written.source_timestamp,
+                            user: written.user.clone(),
+                        };
+                        if write_sender.try_send(event).is_err() {
                             dropped.fetch_add(1, Ordering::Relaxed);
                         }
                     });
@@ -218,14 +230,14 @@ pub fn opcua_serve(
         let refuser = Arc::downgrade(&inner);
         server.with_server(move |core| {
             core.on_method_call(move |invocation| {
-                let event = json!({
-                    "id": invocation.id,
-                    "object": invocation.object_id.to_string(),
-                    "method": invocation.method_id.to_string(),
-                    "inputs": invocation.input_arguments.iter().map(output_json).collect::<Vec<_>>(),
-                    "user": invocation.user,
-                });
-                if call_sender.try_send(event.to_string()).is_err() {
+                let event = CallEvent {
+                    id: invocation.id,
+                    object: invocation.object_id.clone(),
+                    method: invocation.method_id.clone(),
+                    inputs: invocation.input_arguments.clone(),
+                    user: invocation.user.clone(),
+                };
+                if call_sender.try_send(event).is_err() {
                     let (refuser, id) = (refuser.clone(), invocation.id);
                     // Not under the server's lock (held here): from a task of its own.
                     tokio::spawn(async move {
@@ -296,7 +308,7 @@ impl OpcuaServerHandle {
         })
     }
 
-    /// Adds a Variable: `value` is JSON converted to `data_type`; `eu_range` (low, high)
+    /// Adds a Variable: `value` (a Python value) is converted to `data_type`; `eu_range` (low, high)
     /// or `units` (display name, UNECE code, description) make it an AnalogItemType.
     #[pyo3(signature = (parent, node_id, name, value, data_type, writable, description=None, eu_range=None, units=None))]
     #[allow(clippy::too_many_arguments)]
@@ -305,7 +317,7 @@ impl OpcuaServerHandle {
         parent: String,
         node_id: String,
         name: String,
-        value: String,
+        value: &Bound<'_, PyAny>,
         data_type: String,
         writable: bool,
         description: Option<String>,
@@ -314,9 +326,8 @@ impl OpcuaServerHandle {
     ) -> PyResult<()> {
         let (parent, id) = (node(&parent)?, node(&node_id)?);
         let kind = self::data_type(&data_type)?;
-        let json: serde_json::Value = serde_json::from_str(&value).map_err(value_error)?;
-        let value = json_to_variant(&json, kind)
-            .map_err(|e| PyValueError::new_err(format!("{name}: {e}")))?;
+        let value =
+            variant_of(value, kind).map_err(|e| PyValueError::new_err(format!("{name}: {e}")))?;
         if let Some((low, high)) = eu_range
             && !(low.is_finite() && high.is_finite() && low <= high)
         {
@@ -393,14 +404,13 @@ impl OpcuaServerHandle {
         })
     }
 
-    /// Sets a Variable's value (JSON, converted to its DataType) as the application's own
-    /// change: subscribed clients get it at once.
-    fn set_value(&self, node_id: String, value: String) -> PyResult<()> {
+    /// Sets a Variable's value (a Python value, converted to its DataType) as the
+    /// application's own change: subscribed clients get it at once.
+    fn set_value(&self, node_id: String, value: &Bound<'_, PyAny>) -> PyResult<()> {
         let id = node(&node_id)?;
-        let json: serde_json::Value = serde_json::from_str(&value).map_err(value_error)?;
         self.running(|server| {
             let kind = server.with_server(|core| variable_type(core, &id))?;
-            let value = json_to_variant(&json, kind)
+            let value = variant_of(value, kind)
                 .map_err(|e| PyValueError::new_err(format!("{node_id}: {e}")))?;
             server
                 .set_value(&id, value)
@@ -408,52 +418,75 @@ impl OpcuaServerHandle {
         })
     }
 
-    /// A Variable's current value as JSON `{node, value, type, status, source_timestamp,
-    /// server_timestamp}`.
-    fn get_value(&self, node_id: String) -> PyResult<String> {
+    /// A Variable's current value, as a client's read would give it.
+    fn get_value(&self, py: Python<'_>, node_id: String) -> PyResult<Py<PyAny>> {
         let id = node(&node_id)?;
-        self.with_server(|server| {
+        let value = self.with_server(|server| {
             variable_type(server, &id)?;
-            let now = std::time::Instant::now();
-            let wall = server.wall_clock(now);
-            let Some(NodeAttributes::Variable(variable)) =
-                server.address_space.node(&id).map(|n| &n.attributes)
-            else {
-                return Err(PyValueError::new_err(format!("no Variable {id}")));
+            match server.address_space.node(&id).map(|n| &n.attributes) {
+                Some(NodeAttributes::Variable(variable)) => Ok(variable.value.clone()),
+                _ => Err(PyValueError::new_err(format!("no Variable {id}"))),
+            }
+        })?;
+        variant_py(py, &value)
+    }
+
+    /// The next client write as (node, value, source timestamp, user), or None once the
+    /// server has stopped.
+    fn next_write<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let writes = Arc::clone(&self.writes);
+        future_into_py(py, async move {
+            let Some(event) = writes.lock().await.recv().await else {
+                return Ok(None);
             };
-            let value = DataValue {
-                value: Some(variable.value.clone()),
-                source_timestamp: Some(variable.source_timestamp),
-                server_timestamp: Some(wall),
-                ..DataValue::default()
-            };
-            Ok(data_value_json(&node_id, &value).to_string())
+            Python::attach(|py| {
+                let row = (
+                    event.node.to_string(),
+                    variant_py(py, &event.value)?,
+                    datetime_py(py, event.timestamp)?,
+                    event.user,
+                );
+                row.into_py_any(py).map(Some)
+            })
         })
     }
 
-    /// The next client write as JSON, or None once the server has stopped.
-    fn next_write<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let writes = Arc::clone(&self.writes);
-        future_into_py(py, async move { Ok(writes.lock().await.recv().await) })
-    }
-
-    /// The next call of a Python method as JSON, or None once the server has stopped.
+    /// The next call of a Python method as a dict (id, object, method, inputs, user), or
+    /// None once the server has stopped.
     fn next_call<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let calls = Arc::clone(&self.calls);
-        future_into_py(py, async move { Ok(calls.lock().await.recv().await) })
+        future_into_py(py, async move {
+            let Some(event) = calls.lock().await.recv().await else {
+                return Ok(None);
+            };
+            Python::attach(|py| {
+                let row = PyDict::new(py);
+                row.set_item("id", event.id)?;
+                row.set_item("object", event.object.to_string())?;
+                row.set_item("method", event.method.to_string())?;
+                let inputs = event
+                    .inputs
+                    .iter()
+                    .map(|v| argument_py(py, v))
+                    .collect::<PyResult<Vec<_>>>()?;
+                row.set_item("inputs", PyList::new(py, inputs)?)?;
+                row.set_item("user", event.user)?;
+                Ok(Some(row.into_any().unbind()))
+            })
+        })
     }
 
-    /// Answers call `id` of `method_id`: with `outputs` (JSON list, converted to the
+    /// Answers call `id` of `method_id`: with `outputs` (a list of Python values, converted to the
     /// declared OutputArguments) when `status` is Good, else with `status`. Outputs that do
     /// not fit their declaration answer Bad_InternalError and raise ValueError here.
     fn complete_call(
         &self,
         id: u64,
         method_id: String,
-        outputs: String,
+        outputs: &Bound<'_, PyAny>,
         status: u32,
     ) -> PyResult<()> {
-        self.running(|server| complete(server, id, &method_id, &outputs, status))
+        self.running(|server| complete(server, id, &method_id, outputs, status))
     }
 
     /// Client writes lost because nobody read `writes()`.
@@ -481,7 +514,7 @@ fn complete(
     server: &OpcuaServer,
     id: u64,
     method_id: &str,
-    outputs: &str,
+    outputs: &Bound<'_, PyAny>,
     status: u32,
 ) -> PyResult<()> {
     let status = StatusCode::from_u32(status);
@@ -499,21 +532,19 @@ fn complete(
                 _ => Vec::new(),
             },
         );
-    let converted = serde_json::from_str::<serde_json::Value>(outputs)
-        .map_err(|e| e.to_string())
-        .and_then(|json| match json {
-            serde_json::Value::Array(items) if items.len() == declared.len() => items
-                .iter()
-                .zip(&declared)
-                .map(|(item, kind)| json_to_variant(item, *kind).map_err(|e| e.to_string()))
-                .collect::<Result<Vec<_>, _>>(),
-            serde_json::Value::Array(items) => Err(format!(
-                "{} outputs returned, {} declared",
-                items.len(),
-                declared.len()
-            )),
-            _ => Err("outputs must be a list".to_owned()),
-        });
+    let converted = match outputs.cast::<PyList>() {
+        Ok(items) if items.len() == declared.len() => items
+            .iter()
+            .zip(&declared)
+            .map(|(item, kind)| variant_of(&item, *kind))
+            .collect::<Result<Vec<_>, _>>(),
+        Ok(items) => Err(format!(
+            "{} outputs returned, {} declared",
+            items.len(),
+            declared.len()
+        )),
+        Err(_) => Err("outputs must be a list".to_owned()),
+    };
     match converted {
         Ok(values) => {
             server.complete_method_call(id, Ok(values));
