@@ -37,6 +37,7 @@ use pyo3::prelude::*;
 /// status. The GIL is released while the command runs.
 #[pyfunction]
 fn run_cli(py: Python<'_>, argv: Vec<String>) -> i32 {
+    logs::stop_forwarding();
     py.detach(|| buildwire_cli::run(argv))
 }
 

@@ -190,6 +190,16 @@ fn install_cli_layer(layer: LogLayer) {
     }
 }
 
+/// Stops forwarding to Python, for the command line run inside Python (`buildwire` as a
+/// console script, `python -m buildwire`): its commands write their own logs on stderr when
+/// asked (`start_logs` swaps that layer in), and a thread calling into Python while the
+/// interpreter finalizes at the command's exit can abort the process
+/// ("PyGILState_Release: thread state ... must be current"). Dropping the Python layer
+/// closes the queue, so the forwarding thread ends.
+pub fn stop_forwarding() {
+    install_cli_layer(Box::new(tracing_subscriber::filter::LevelFilter::OFF));
+}
+
 /// Routes the drivers' events to Python's `logging`, once per process (at import).
 pub fn route_to_python() {
     if RELOAD.get().is_some() {

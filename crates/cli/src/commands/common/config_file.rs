@@ -73,11 +73,6 @@ pub fn apply(
     args: &[String],
 ) -> Result<Applied, ConfigError> {
     let (leaf, leaf_matches, name) = leaf_command(command, matches);
-    // Only the commands with the shared service options (`ServiceArgs`): `gateway` has a
-    // `--config` of its own, a structured file its command reads itself.
-    if !leaf.get_arguments().any(|a| a.get_id() == "log_format") {
-        return Ok(Applied::Unchanged);
-    }
     let Ok(Some(path)) = leaf_matches.try_get_one::<std::path::PathBuf>("config") else {
         return Ok(Applied::Unchanged);
     };

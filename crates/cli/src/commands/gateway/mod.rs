@@ -55,7 +55,9 @@ const RUN_AFTER_HELP: &str = "The configuration file (--config) holds every sett
 #[derive(Debug, Args)]
 pub struct SiteArgs {
     /// The configuration file (TOML; see the user's guide). Options below override it.
-    #[arg(long, value_name = "FILE")]
+    // Its own id: the shared `--config` reader (common/config_file.rs, for the flat files of
+    // the servers) looks for the id `config` and leaves this structured file alone.
+    #[arg(long = "config", id = "gateway_config", value_name = "FILE")]
     config: Option<PathBuf>,
     /// The gateway's own BACnet/IP address (port 0 picks one).
     #[arg(long, value_name = "ADDR:PORT")]
