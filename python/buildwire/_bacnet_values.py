@@ -72,3 +72,14 @@ def element_value(element: dict[str, Any]) -> Any:
             for n in value
         ]
     return value
+
+
+def property_value(elements: list[dict[str, Any]]) -> Any:
+    """Turn a property's described elements into one value, or a list when there are several.
+
+    Enumerations become :mod:`buildwire.bacnet_enums` members (``units == 62``,
+    ``str(units) == "degrees-celsius"``), multi-state values :class:`State`, status flags
+    and other constructed values dicts, date-times :class:`datetime.datetime`.
+    """
+    values = [element_value(e) for e in elements]
+    return values[0] if len(values) == 1 else values

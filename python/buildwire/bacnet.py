@@ -131,20 +131,8 @@ def dissect(datagram: bytes) -> dict[str, Any]:
     return result
 
 
-def _element_value(element: dict[str, Any]) -> Any:
-    """Turn one described element into a Python value.
-
-    Enumerations become :mod:`buildwire.bacnet_enums` members (``units == 62``,
-    ``str(units) == "degrees-celsius"``), multi-state values :class:`State`, status flags
-    and other constructed values dicts, date-times :class:`datetime.datetime`.
-    """
-    return _bacnet_values.element_value(element)
-
-
-def _value(elements: list[dict[str, Any]]) -> Any:
-    """Turn a property's elements into one value, or a list when there are several."""
-    values = [_element_value(e) for e in elements]
-    return values[0] if len(values) == 1 else values
+_element_value = _bacnet_values.element_value
+_value = _bacnet_values.property_value
 
 
 def _result_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:

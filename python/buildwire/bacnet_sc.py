@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from buildwire import _native
-from buildwire._bacnet_values import element_value
+from buildwire._bacnet_values import property_value
 from buildwire._lifecycle import AsyncClient, AsyncService, Opening
 
 __all__ = ["Client", "Device", "Hub", "make_certificates", "tls_files"]
@@ -168,8 +168,7 @@ class Client(AsyncClient):
 
     async def read(self, device: str, object_id: str, property_id: str) -> Any:
         """ReadProperty from the device at VMAC ``device``, e.g. ``read(v, "av,1", "pv")``."""
-        values = [element_value(e) for e in await self._handle.read(device, object_id, property_id)]
-        return values[0] if len(values) == 1 else values
+        return property_value(await self._handle.read(device, object_id, property_id))
 
     async def write(
         self,

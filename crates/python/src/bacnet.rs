@@ -185,23 +185,37 @@ fn spec_rows(py: Python<'_>, results: &[ReadAccessResult]) -> PyResult<Py<PyAny>
     let rows = PyList::empty(py);
     for r in results {
         for p in &r.results {
-            let row = PyDict::new(py);
-            row.set_item("object", r.object.to_string())?;
-            row.set_item("property", p.property.to_string())?;
-            row.set_item("index", p.array_index)?;
-            match &p.result {
-                ReadResult::Value(v) => {
-                    let value = described(r.object, p.property, p.array_index, v);
-                    row.set_item("value", json_py(py, &value)?)?;
-                }
-                ReadResult::Error(e) => {
-                    row.set_item("error", format!("{}: {}", e.class, e.code))?
-                }
-            }
-            rows.append(row)?;
+            let outcome = match &p.result {
+                ReadResult::Value(v) => Ok(v.as_slice()),
+                ReadResult::Error(e) => Err(format!("{}: {}", e.class, e.code)),
+            };
+            rows.append(read_row(py, r.object, p.property, p.array_index, outcome)?)?;
         }
     }
     rows.into_py_any(py)
+}
+
+/// One row of a multiple read: `object`, `property`, `index` and either the named `value`
+/// or the `error` text (`class: code` for a BACnet error).
+pub(crate) fn read_row<'py>(
+    py: Python<'py>,
+    object: ObjectIdentifier,
+    property: PropertyIdentifier,
+    index: Option<u32>,
+    outcome: Result<&[Element], String>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let row = PyDict::new(py);
+    row.set_item("object", object.to_string())?;
+    row.set_item("property", property.to_string())?;
+    row.set_item("index", index)?;
+    match outcome {
+        Ok(value) => row.set_item(
+            "value",
+            json_py(py, &described(object, property, index, value))?,
+        )?,
+        Err(error) => row.set_item("error", error)?,
+    }
+    Ok(row)
 }
 
 #[pymethods]

@@ -14,12 +14,11 @@ use buildwire_bacnet::services::PropertyReference;
 use pyo3::IntoPyObjectExt;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList};
+use pyo3::types::PyList;
 use pyo3_async_runtimes::tokio::future_into_py;
 use tokio::sync::{Mutex, watch};
 
-use crate::bacnet::{client_error, object, property, timed};
-use crate::bacnet_names::described;
+use crate::bacnet::{client_error, object, property, read_row, timed};
 use crate::py_json::json_py;
 
 /// Most references one `read_many` call takes (each becomes a read of the device).
@@ -174,26 +173,16 @@ pub(crate) fn read_many<'py>(
         Python::attach(|py| {
             let rows = PyList::empty(py);
             for (reference, result) in references.iter().zip(&results) {
-                let row = PyDict::new(py);
-                row.set_item("object", reference.object.to_string())?;
-                row.set_item("property", reference.property.to_string())?;
-                row.set_item("index", reference.array_index)?;
-                match result {
-                    Ok(value) => {
-                        let value = described(
-                            reference.object,
-                            reference.property,
-                            reference.array_index,
-                            value,
-                        );
-                        row.set_item("value", json_py(py, &value)?)?;
-                    }
+                let outcome = match result {
+                    Ok(value) => Ok(value.as_slice()),
                     Err(ClientError::Error { error, .. }) => {
-                        row.set_item("error", format!("{}: {}", error.class, error.code))?;
+                        Err(format!("{}: {}", error.class, error.code))
                     }
-                    Err(other) => row.set_item("error", other.to_string())?,
-                }
-                rows.append(row)?;
+                    Err(other) => Err(other.to_string()),
+                };
+                let (object, property, index) =
+                    (reference.object, reference.property, reference.array_index);
+                rows.append(read_row(py, object, property, index, outcome)?)?;
             }
             rows.into_py_any(py)
         })
